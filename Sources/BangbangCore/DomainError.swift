@@ -1,0 +1,35 @@
+// Typed domain failures: a stable machine code the app can switch on, plus a human message.
+// The wire layer sends both as `{"code": …, "message": …}`; the codes are listed in protocol/.
+
+public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+    /// The request field at fault, for validation errors ("tip", "items[2].qty"), else nil.
+    public var field: String?
+
+    public init(_ code: ErrorCode, _ message: String, field: String? = nil) {
+        self.code = code
+        self.message = message
+        self.field = field
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+extension ErrorCode {
+    /// A field is missing, of the wrong type, out of range or too long; `field` names it.
+    public static let invalidField = ErrorCode("invalid_field")
+    /// The caller may not do this (not their order, not an administrator, not verified…).
+    public static let forbidden = ErrorCode("forbidden")
+    /// The thing named does not exist (or is not visible to the caller).
+    public static let notFound = ErrorCode("not_found")
+    /// Too many attempts; retry later.
+    public static let rateLimited = ErrorCode("rate_limited")
+}

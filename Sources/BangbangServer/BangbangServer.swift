@@ -1,0 +1,1 @@
+// BangbangServer: the composition root.

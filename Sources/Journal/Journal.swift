@@ -1,0 +1,1 @@
+// Journal: journal segments, group commit, snapshots, recovery. Opaque bytes, no domain types.

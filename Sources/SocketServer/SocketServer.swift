@@ -1,0 +1,1 @@
+// SocketServer: Dispatch-driven listener and connections, write queues, TLS. Bytes only.
