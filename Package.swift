@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // Bangbang: a real-time dispatch server for campus errand apps.
 // Imports point one way, downward:
-//   bangbang → BangbangServer → {SocketServer, WebSocketProtocol, BangbangCore, Journal} → Crypto → C shims
+//   bangbang → BangbangServer → {SocketServer, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal}
+//            → Crypto → C shims (CZlib, COpenSSL)
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -22,8 +23,9 @@ let package = Package(
         .target(name: "SocketServer", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
         .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
+        .target(name: "BangbangProtocol", dependencies: ["BangbangCore"], swiftSettings: strict),
         .target(name: "BangbangServer",
-                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "Journal", "Crypto"],
+                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto"],
                 swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "Crypto"],
@@ -33,6 +35,7 @@ let package = Package(
         .testTarget(name: "WebSocketProtocolTests", dependencies: ["WebSocketProtocol"], swiftSettings: strict),
         .testTarget(name: "SocketServerTests", dependencies: ["SocketServer"], swiftSettings: strict),
         .testTarget(name: "BangbangCoreTests", dependencies: ["BangbangCore"], swiftSettings: strict),
+        .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer"],

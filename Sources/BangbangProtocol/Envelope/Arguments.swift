@@ -1,0 +1,131 @@
+// Typed access to a request's `data` object, so each operation reads its fields in one line and
+// every missing field, wrong type or out-of-range value becomes the same clear `invalid_field`
+// error naming the field. Unknown fields are refused too: a typo in a field name must not be
+// silently ignored (a client that sends `tips` instead of `tip` would publish a free order).
+import BangbangCore
+
+public struct Arguments: Sendable {
+    public let members: [String: JSONValue]
+    private let prefix: String
+
+    public init(_ value: JSONValue?, prefix: String = "") throws(DomainError) {
+        switch value {
+        case nil, .null?: members = [:]
+        case .object(let members)?: self.members = members
+        case let other?:
+            throw DomainError(.invalidField, "\(prefix.isEmpty ? "data" : prefix) must be an object, got \(other.typeName)",
+                              field: prefix.isEmpty ? "data" : prefix)
+        }
+        self.prefix = prefix
+    }
+
+    private func path(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
+
+    private func invalid(_ key: String, _ message: String) -> DomainError {
+        DomainError(.invalidField, "\(path(key)) \(message)", field: path(key))
+    }
+
+    /// Refuses any member not in `allowed`.
+    public func allowOnly(_ allowed: Set<String>) throws(DomainError) {
+        if let unknown = members.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw DomainError(.invalidField, "unknown field \(path(unknown))", field: path(unknown))
+        }
+    }
+
+    public func has(_ key: String) -> Bool {
+        if let value = members[key], value != .null { return true }
+        return false
+    }
+
+    public func string(_ key: String, maxLength: Int = 1000) throws(DomainError) -> String {
+        guard let value = members[key], value != .null else { throw invalid(key, "is required") }
+        guard case .string(let text) = value else { throw invalid(key, "must be a string, got \(value.typeName)") }
+        guard text.count <= maxLength else { throw invalid(key, "is longer than \(maxLength) characters") }
+        return text
+    }
+
+    public func optionalString(_ key: String, maxLength: Int = 1000) throws(DomainError) -> String? {
+        has(key) ? try string(key, maxLength: maxLength) : nil
+    }
+
+    public func integer(_ key: String, in range: ClosedRange<Int64> = Int64.min...Int64.max) throws(DomainError) -> Int64 {
+        guard let value = members[key], value != .null else { throw invalid(key, "is required") }
+        guard case .integer(let number) = value else {
+            throw invalid(key, "must be an integer, got \(value.typeName)")
+        }
+        guard range.contains(number) else {
+            throw invalid(key, "must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return number
+    }
+
+    public func optionalInteger(_ key: String, in range: ClosedRange<Int64> = Int64.min...Int64.max) throws(DomainError) -> Int64? {
+        has(key) ? try integer(key, in: range) : nil
+    }
+
+    public func bool(_ key: String) throws(DomainError) -> Bool {
+        guard let value = members[key], value != .null else { throw invalid(key, "is required") }
+        guard case .bool(let flag) = value else { throw invalid(key, "must be a boolean, got \(value.typeName)") }
+        return flag
+    }
+
+    public func optionalBool(_ key: String) throws(DomainError) -> Bool? {
+        has(key) ? try bool(key) : nil
+    }
+
+    /// A string that must be one of the raw values of `T` (an enum on the wire).
+    public func choice<T: RawRepresentable & CaseIterable>(_ key: String, as type: T.Type) throws(DomainError) -> T
+    where T.RawValue == String {
+        let text = try string(key, maxLength: 64)
+        guard let value = T(rawValue: text) else {
+            let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
+            throw invalid(key, "must be one of: \(allowed)")
+        }
+        return value
+    }
+
+    public func optionalChoice<T: RawRepresentable & CaseIterable>(_ key: String, as type: T.Type) throws(DomainError) -> T?
+    where T.RawValue == String {
+        has(key) ? try choice(key, as: type) : nil
+    }
+
+    public func object(_ key: String) throws(DomainError) -> Arguments {
+        guard has(key) else { throw invalid(key, "is required") }
+        return try Arguments(members[key], prefix: path(key))
+    }
+
+    public func optionalObject(_ key: String) throws(DomainError) -> Arguments? {
+        has(key) ? try object(key) : nil
+    }
+
+    public func array(_ key: String, maxCount: Int) throws(DomainError) -> [JSONValue] {
+        guard let value = members[key], value != .null else { throw invalid(key, "is required") }
+        guard case .array(let elements) = value else { throw invalid(key, "must be an array, got \(value.typeName)") }
+        guard elements.count <= maxCount else { throw invalid(key, "has more than \(maxCount) elements") }
+        return elements
+    }
+
+    /// The elements of an array of objects, each wrapped so its errors name `key[index].field`.
+    public func objects(_ key: String, maxCount: Int) throws(DomainError) -> [Arguments] {
+        var result: [Arguments] = []
+        for (index, element) in try array(key, maxCount: maxCount).enumerated() {
+            result.append(try Arguments(element, prefix: "\(path(key))[\(index)]"))
+        }
+        return result
+    }
+
+    public func strings(_ key: String, maxCount: Int, maxLength: Int = 64) throws(DomainError) -> [String] {
+        var result: [String] = []
+        for (index, element) in try array(key, maxCount: maxCount).enumerated() {
+            let field = "\(path(key))[\(index)]"
+            guard case .string(let text) = element else {
+                throw DomainError(.invalidField, "\(field) must be a string, got \(element.typeName)", field: field)
+            }
+            guard text.count <= maxLength else {
+                throw DomainError(.invalidField, "\(field) is longer than \(maxLength) characters", field: field)
+            }
+            result.append(text)
+        }
+        return result
+    }
+}

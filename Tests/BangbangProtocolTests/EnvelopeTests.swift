@@ -1,0 +1,74 @@
+import Testing
+import BangbangCore
+@testable import BangbangProtocol
+
+@Suite struct EnvelopeTests {
+    private func decode(_ text: String) -> Result<Request, RequestDecodeFailure> {
+        Array(text.utf8).withUnsafeBytes { Request.decode($0) }
+    }
+
+    @Test func decodesAWellFormedRequest() throws {
+        let request = try decode(#"{"id": 7, "op": "order.accept", "data": {"orderId": 5}}"#).get()
+        #expect(request.id == 7)
+        #expect(request.operation == "order.accept")
+        #expect(request.data == ["orderId": 5])
+    }
+
+    @Test(arguments: [
+        ("not json", JSONValue.null, "bad_request"),
+        ("[1]", .null, "bad_request"),
+        (#"{"op": "x"}"#, .null, "bad_request"),
+        (#"{"id": 1.5, "op": "x"}"#, .null, "bad_request"),
+        (#"{"id": 3}"#, 3, "bad_request"),
+        (#"{"id": "a", "op": ""}"#, "a", "bad_request"),
+        (#"{"id": 4, "op": "x", "tip": 1}"#, 4, "bad_request"),
+    ])
+    func refusesMalformedEnvelopesKeepingTheId(text: String, id: JSONValue, code: String) {
+        guard case .failure(let failure) = decode(text) else { Issue.record("expected failure"); return }
+        #expect(failure.id == id)
+        #expect(failure.error.code.rawValue == code)
+    }
+
+    @Test func repliesCarryTheIdAndTypedErrors() throws {
+        let reply = try JSONParser.parse(Reply.failure(id: "r1", error: DomainError(.invalidField, "tip must be ≥ 0", field: "tip")))
+        #expect(reply == ["id": "r1", "ok": false, "error": ["code": "invalid_field", "message": "tip must be ≥ 0", "field": "tip"]])
+        #expect(try JSONParser.parse(Reply.success(id: 2, data: ["x": 1])) == ["id": 2, "ok": true, "data": ["x": 1]])
+    }
+}
+
+@Suite struct ArgumentsTests {
+    private func arguments(_ text: String) throws -> Arguments { try Arguments(try JSONParser.parse(text)) }
+
+    @Test func readsTypedFields() throws {
+        let args = try arguments(#"{"name": "a", "n": 3, "flag": true, "items": [{"qty": 2}], "tags": ["x"]}"#)
+        #expect(try args.string("name") == "a")
+        #expect(try args.integer("n", in: 1...5) == 3)
+        #expect(try args.bool("flag"))
+        #expect(try args.objects("items", maxCount: 5)[0].integer("qty") == 2)
+        #expect(try args.strings("tags", maxCount: 2) == ["x"])
+        #expect(try args.optionalString("missing") == nil)
+    }
+
+    @Test func namesTheFieldInEveryError() throws {
+        let args = try arguments(#"{"name": 5, "n": 9, "items": [{"qty": "two"}], "long": "abcdef"}"#)
+        func field(_ body: () throws -> Void) -> String? {
+            do { try body(); return nil } catch let error as DomainError { return error.field } catch { return "unexpected \(error)" }
+        }
+        #expect(field { _ = try args.string("name") } == "name")
+        #expect(field { _ = try args.integer("n", in: 1...5) } == "n")
+        #expect(field { _ = try args.integer("absent") } == "absent")
+        #expect(field { _ = try args.objects("items", maxCount: 5)[0].integer("qty") } == "items[0].qty")
+        #expect(field { _ = try args.string("long", maxLength: 3) } == "long")
+        #expect(field { try args.allowOnly(["name", "n", "items"]) } == "long")
+    }
+
+    @Test func choiceListsTheAllowedValues() throws {
+        let args = try arguments(#"{"type": "taxi"}"#)
+        do {
+            _ = try args.choice("type", as: OrderType.self)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.message.contains("express, purchase, bounty, group"))
+        }
+    }
+}
