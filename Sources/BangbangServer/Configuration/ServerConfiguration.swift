@@ -1,0 +1,57 @@
+// Everything an operator can set, in one `Sendable` value with a documented default for each.
+// The defaults are the embedded default: a development server on 127.0.0.1:8080 with its data
+// in ./data, no TLS, SMS codes logged. `SettingsTable` maps each field to its flag, environment
+// variable and config-file key; `ConfigurationLoader` applies them in order of precedence.
+
+public enum FsyncPolicy: Sendable, Hashable {
+    /// Acknowledged means on disk: every batch of records is fdatasync'ed before any reply.
+    case always
+    /// Records are written before the reply and fsynced every N milliseconds: a crash of the
+    /// machine (not of the process) may lose up to that window.
+    case interval(milliseconds: Int)
+    /// No fsync at all; the OS flushes when it likes. For tests and benchmarks only.
+    case never
+}
+
+public struct ServerConfiguration: Sendable {
+    /// Loopback by default so a development server is not exposed by accident.
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Relative to the working directory, so `swift run` keeps its data next to the checkout.
+    public var dataDirectory = "./data"
+    /// `/echo` is for conformance suites and monitoring; off unless asked for.
+    public var enablesEcho = false
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    /// Development mode: the SMS provider returns the code in the reply (`devCode`).
+    public var isDevelopment = false
+    /// Phones whose users are administrators (E.164 or bare mainland numbers).
+    public var adminPhones: [String] = []
+    /// Served to clients by `info.get` for the "call support" button.
+    public var supportPhone: String?
+    /// The campuses this deployment serves; empty means any campus name is accepted.
+    public var campuses: [String] = []
+    /// Event loops for connections; one per core keeps every core busy without contention.
+    public var eventLoops = 0
+    /// `always` by default: an acknowledged change survives power loss.
+    public var fsyncPolicy = FsyncPolicy.always
+    /// A snapshot every 5 minutes bounds recovery time without costing much I/O.
+    public var snapshotIntervalSeconds = 300
+    /// …or sooner once the journal has grown by 64 MiB since the last snapshot.
+    public var snapshotJournalBytes = 64 * 1024 * 1024
+    /// Board shards per order type; each is a serial executor of its own.
+    public var shardsPerType = 4
+    /// Above the file limit here (20,000) so that the limit, not this, is what binds by default.
+    public var maxConnections = 100_000
+    /// Largest WebSocket message on `/ws`: protocol messages are small; 64 KiB is generous.
+    public var maxMessageBytes = 64 * 1024
+    /// Output queued for a client above this is a slow consumer: it is closed with 1008.
+    public var maxOutputBytes = 4 * 1024 * 1024
+    /// A connection that has not completed its handshake by then is closed.
+    public var handshakeTimeoutSeconds = 10
+    /// Seconds without traffic before the server pings; a missing pong closes the connection.
+    public var pingIntervalSeconds = 30
+    public var logLevel = "info"
+
+    public init() {}
+}

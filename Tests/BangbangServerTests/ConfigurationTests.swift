@@ -1,0 +1,90 @@
+import Testing
+@testable import BangbangServer
+
+@Suite struct ConfigurationTests {
+    private func load(_ arguments: [String], environment: [String: String] = [:], file: String? = nil)
+        throws(ConfigurationError) -> LoadedConfiguration {
+        try ConfigurationLoader.load(arguments: arguments, environment: environment, readFile: { path in
+            guard let file else { throw ConfigurationError("no such file \(path)") }
+            return file
+        })
+    }
+
+    @Test func defaultsAreTheEmbeddedDevelopmentServer() throws {
+        let loaded = try load([])
+        #expect(loaded.command == .serve)
+        #expect(loaded.configuration.host == "127.0.0.1")
+        #expect(loaded.configuration.port == 8080)
+        #expect(loaded.configuration.dataDirectory == "./data")
+        #expect(!loaded.configuration.enablesEcho)
+        #expect(loaded.configuration.fsyncPolicy == .always)
+    }
+
+    @Test func flagsOverrideEnvironmentOverrideFile() throws {
+        let file = "port = 7000\nhost = ::1\ncampus = North  # comment\ncampus = South\n"
+        let environment = ["BANGBANG_CONFIG": "/etc/bangbang.conf", "BANGBANG_PORT": "7001", "BANGBANG_DEV": "true"]
+        let loaded = try load(["--port", "7002", "--echo", "--admin-phone", "13800138000", "--fsync=interval:5"],
+                              environment: environment, file: file)
+        #expect(loaded.configuration.port == 7002)
+        #expect(loaded.configuration.host == "::1")
+        #expect(loaded.configuration.campuses == ["North", "South"])
+        #expect(loaded.configuration.isDevelopment)
+        #expect(loaded.configuration.enablesEcho)
+        #expect(loaded.configuration.adminPhones == ["13800138000"])
+        #expect(loaded.configuration.fsyncPolicy == .interval(milliseconds: 5))
+    }
+
+    @Test func aHigherSourceReplacesAList() throws {
+        let loaded = try load(["--campus", "East"], environment: ["BANGBANG_CAMPUS": "North, South"])
+        #expect(loaded.configuration.campuses == ["East"])
+        #expect(try load([], environment: ["BANGBANG_CAMPUS": "North, South"]).configuration.campuses == ["North", "South"])
+    }
+
+    @Test(arguments: [
+        (["--port", "70000"], "--port"),
+        (["--port", "abc"], "--port"),
+        (["--port"], "--port"),
+        (["--bogus"], "--bogus"),
+        (["--fsync", "sometimes"], "--fsync"),
+        (["--log-level", "loud"], "--log-level"),
+        (["--tls-cert", "a.pem"], "--tls-key"),
+        (["--data-dir="], "--data-dir"),
+        (["frobnicate"], "frobnicate"),
+        (["--host", "h", "stray"], "stray"),
+    ])
+    func refusesBadInputNamingIt(arguments: [String], mentioned: String) {
+        do {
+            _ = try load(arguments)
+            Issue.record("expected \(arguments) to be refused")
+        } catch {
+            #expect(error.message.contains(mentioned), "\(error.message)")
+        }
+    }
+
+    @Test func badEnvironmentAndFileValuesNameTheirSource() {
+        #expect(throws: ConfigurationError.self) { try load([], environment: ["BANGBANG_PORT": "-1"]) }
+        do {
+            _ = try load([], environment: ["BANGBANG_PORT": "-1"])
+        } catch {
+            #expect(error.message.contains("BANGBANG_PORT"))
+        }
+        do {
+            _ = try load(["--config", "x.conf"], file: "port = 1\nnonsense here\n")
+            Issue.record("expected refusal")
+        } catch {
+            #expect(error.message.contains("x.conf:2"))
+        }
+    }
+
+    @Test func commandsAndHelp() throws {
+        #expect(try load(["check-config", "--port", "1"]).command == .checkConfig)
+        #expect(try load(["--help"]).command == .help)
+        #expect(try load(["--version"]).command == .version)
+        let help = ConfigurationLoader.helpText()
+        for setting in SettingsTable.all {
+            #expect(help.contains("--\(setting.name)"))
+            #expect(help.contains(setting.environmentVariable))
+        }
+        #expect(help.contains("(default: 8080)"))
+    }
+}
