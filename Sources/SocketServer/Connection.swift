@@ -60,7 +60,9 @@ public final class Connection: @unchecked Sendable {
     /// A slot for the upper layer (e.g. the session object). Loop-confined.
     public var userData: AnyObject?
     /// Monotonic time in ms (`EventLoop.now`) at which `connectionDeadlineReached` fires, or nil.
-    /// Checked every loop tick, so it fires up to one tick late. Loop-confined.
+    /// Checked every loop tick, so it fires up to one tick late. It also fires while a client is
+    /// still connecting or in its TLS handshake (a connect timeout), but not once a close has
+    /// been requested. Loop-confined.
     public var deadline: Int64?
 
     let descriptor: Int32
@@ -105,7 +107,9 @@ public final class Connection: @unchecked Sendable {
 
     /// Queues `bytes` for the peer, writing at once if nothing is queued. The array is kept,
     /// not copied (except through TLS encryption). Call on the loop.
+    @discardableResult
     public func send(_ bytes: [UInt8]) -> SendResult {
+        assert(loop.isCurrent, "Connection.send called off its loop")
         guard state == .open else { return .dropped }
         if bytes.isEmpty { return isAboveHighWater ? .backpressure : .enqueued }
         if let tls {
@@ -123,6 +127,7 @@ public final class Connection: @unchecked Sendable {
     /// linger time) and the peer sees an orderly end of stream; otherwise the socket is closed
     /// at once. `connectionDidClose` follows on a later turn. Call on the loop.
     public func close(flushFirst: Bool = true) {
+        assert(loop.isCurrent, "Connection.close called off its loop")
         switch state {
         case .closed:
             return
@@ -393,7 +398,8 @@ public final class Connection: @unchecked Sendable {
             case .connecting, .open, .closed: break
             }
         }
-        if state == .open, let deadline, now >= deadline {
+        let isDeadlineLive = state == .open || state == .connecting || state == .handshaking
+        if isDeadlineLive, let deadline, now >= deadline {
             self.deadline = nil
             handler?.connectionDeadlineReached(self)
         }

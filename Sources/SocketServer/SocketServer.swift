@@ -60,7 +60,8 @@ public final class SocketServer: @unchecked Sendable {
                     address = address.withPort(first.port)
                     addresses[index] = address
                 }
-                let listener = try Listener(address: address, backlog: configuration.backlog)
+                let listener = try Listener(address: address, backlog: configuration.backlog,
+                                            isIPv6Only: addresses.count > 1)
                 opened.append(listener)
                 bound.append(listener.address)
             }
@@ -177,7 +178,10 @@ final class Listener: @unchecked Sendable {
     private var isSuspended = false
     private var isCancelled = false
 
-    init(address: SocketAddress, backlog: Int32) throws(SocketError) {
+    /// `isIPv6Only` is set when the host resolved to several addresses (`localhost`), so the
+    /// IPv4 and IPv6 sockets do not collide; a lone `::` stays dual-stack and also serves IPv4
+    /// clients (seen as `::ffff:a.b.c.d`).
+    init(address: SocketAddress, backlog: Int32, isIPv6Only: Bool) throws(SocketError) {
         let descriptor: Int32
         do {
             descriptor = try Syscalls.socket(family: address.family)
@@ -187,8 +191,8 @@ final class Listener: @unchecked Sendable {
         do {
             try Syscalls.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
             if address.family == AF_INET6 {
-                // `::` then serves IPv6 only; `0.0.0.0` and `localhost` bind IPv4 separately.
-                try Syscalls.setOption(descriptor, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY, value: 1)
+                try Syscalls.setOption(descriptor, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY,
+                                       value: isIPv6Only ? 1 : 0)
             }
             try Syscalls.bind(descriptor, to: address)
             try Syscalls.listen(descriptor, backlog: backlog)

@@ -71,6 +71,20 @@ extension SocketServerTests {
             #expect(collector.handlers.first?.remoteAddress?.host == "::1")
         }
 
+        @Test func wildcardIPv6ListenerAlsoServesIPv4() async throws {
+            let collector = HandlerCollector(echoes: true)
+            let (server, port) = try startServer(host: "::", collector: collector)
+            defer { server.stop() }
+            let loop = EventLoop()
+            let overIPv4 = RecordingHandler()
+            let overIPv6 = RecordingHandler()
+            overIPv4.onOpen = { _ = $0.send([4]) }
+            overIPv6.onOpen = { _ = $0.send([6]) }
+            try SocketClient.connect(host: "127.0.0.1", port: port, loop: loop, handler: overIPv4)
+            try SocketClient.connect(host: "::1", port: port, loop: loop, handler: overIPv6)
+            #expect(await eventually { overIPv4.received == [4] && overIPv6.received == [6] })
+        }
+
         @Test func localhostBindsEveryFamilyOnOnePort() async throws {
             let collector = HandlerCollector(echoes: true)
             var configuration = SocketServerConfiguration(host: "localhost", port: 0)
