@@ -109,6 +109,15 @@ extension SocketServerTests {
             #expect(collector.handlers.first?.remoteAddress?.host == "127.0.0.2")
         }
 
+        @Test func bindingToAForeignSourceAddressThrows() throws {
+            let loop = EventLoop()
+            // TEST-NET-1 (RFC 5737) is never assigned to this host.
+            #expect(throws: SocketError.self) {
+                try SocketClient.connect(host: "127.0.0.1", port: 9, sourceAddress: "192.0.2.1", loop: loop,
+                                         handler: RecordingHandler())
+            }
+        }
+
         @Test func refusedConnectIsReportedToTheHandler() async throws {
             // Bind and close a listener to find a port nobody listens on.
             let collector = HandlerCollector()
