@@ -1,1 +1,240 @@
-// SocketServer: Dispatch-driven listener and connections, write queues, TLS. Bytes only.
+// SocketServer: listeners plus a group of event loops. Bytes only: it knows nothing about
+// WebSocket or the application.
+//
+// Accepting runs on its own serial queue, one DispatchSourceRead per listening socket. Each
+// readiness event accepts up to `acceptBatchSize` connections, hands each to the next loop
+// (round robin) and lets the loop set it up. When the process or system is out of descriptors
+// (EMFILE/ENFILE) the accept source is suspended for `acceptBackoffMilliseconds` instead of
+// spinning on a readiness that cannot be served; existing connections are untouched.
+import Dispatch
+import Glibc
+
+/// A TCP/TLS server whose connections are served by `ConnectionHandler`s.
+///
+/// Confinement: `@unchecked Sendable`; listener state is confined to `acceptQueue`, the
+/// connection count is guarded by a mutex, and `start`/`stop` may be called from any thread.
+public final class SocketServer: @unchecked Sendable {
+    public typealias HandlerFactory = @Sendable (Connection) -> ConnectionHandler
+
+    public let configuration: SocketServerConfiguration
+    /// The loops connections are spread over.
+    public let group: EventLoopGroup
+    private let makeHandler: HandlerFactory
+    private let acceptQueue = DispatchQueue(label: "bangbang.accept")
+    private var listeners: [Listener] = []
+    private let counterLock = Mutex()
+    private var openConnections = 0
+    private var rejectedConnections = 0
+    private var tlsContext: TLSContext?
+
+    /// Creates a server; `makeHandler` is called on the new connection's loop for every accepted
+    /// connection.
+    public init(configuration: SocketServerConfiguration, group: EventLoopGroup? = nil,
+                makeHandler: @escaping HandlerFactory) {
+        precondition(configuration.maxConnections > 0 && configuration.acceptBatchSize > 0,
+                     "maxConnections and acceptBatchSize must be positive")
+        self.configuration = configuration
+        self.group = group ?? EventLoopGroup(count: max(1, configuration.eventLoopCount),
+                                             readBufferSize: configuration.readBufferSize,
+                                             tickMilliseconds: configuration.tickMilliseconds)
+        self.makeHandler = makeHandler
+    }
+
+    /// Binds, listens and starts accepting; returns the bound addresses (with the real port
+    /// when `port` was 0). Call once.
+    @discardableResult
+    public func start() throws(SocketError) -> [SocketAddress] {
+        if let tls = configuration.tls {
+            precondition(tls.isServer, "a server needs a server TLS configuration")
+            tlsContext = try TLSContext(configuration: tls)
+        }
+        var addresses = try SocketAddress.resolve(host: configuration.host, port: configuration.port)
+        var bound: [SocketAddress] = []
+        var opened: [Listener] = []
+        do throws(SocketError) {
+            for index in addresses.indices {
+                var address = addresses[index]
+                // `localhost` resolves to both families; with port 0 the second must reuse the
+                // first one's port so clients find the server on either.
+                if configuration.port == 0, let first = bound.first {
+                    address = address.withPort(first.port)
+                    addresses[index] = address
+                }
+                let listener = try Listener(address: address, backlog: configuration.backlog,
+                                            isIPv6Only: addresses.count > 1)
+                opened.append(listener)
+                bound.append(listener.address)
+            }
+        } catch {
+            for listener in opened { Syscalls.close(listener.descriptor) }
+            throw error
+        }
+        acceptQueue.sync {
+            listeners = opened
+            for listener in opened { startAccepting(listener) }
+        }
+        return bound
+    }
+
+    /// Stops accepting. With `closeConnections`, every open connection is closed (flushing
+    /// queued output first when `flushFirst`). Safe from any thread.
+    public func stop(closeConnections: Bool = true, flushFirst: Bool = true) {
+        acceptQueue.sync {
+            for listener in listeners { listener.cancel() }
+            listeners = []
+        }
+        guard closeConnections else { return }
+        for loop in group.loops {
+            loop.execute {
+                loop.forEachConnection { $0.close(flushFirst: flushFirst) }
+            }
+        }
+    }
+
+    /// Open connections across all loops (including ones still in TLS handshake or closing).
+    /// Safe from any thread.
+    public var connectionCount: Int { counterLock.withLock { openConnections } }
+
+    /// Connections refused because `maxConnections` was reached. Safe from any thread.
+    public var rejectedConnectionCount: Int { counterLock.withLock { rejectedConnections } }
+
+    private func startAccepting(_ listener: Listener) {
+        let source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: acceptQueue)
+        source.setEventHandler { [unowned listener] in self.acceptBatch(listener) }
+        source.setCancelHandler { Syscalls.close(listener.descriptor) }
+        listener.source = source
+        source.activate()
+    }
+
+    private func acceptBatch(_ listener: Listener) {
+        for _ in 0..<configuration.acceptBatchSize {
+            let accepted: (Int32, SocketAddress)?
+            do {
+                accepted = try Syscalls.accept(listener.descriptor)
+            } catch {
+                switch error {
+                case .tooManyOpenFiles, .tooManyOpenFilesInSystem, Errno(ENOBUFS), Errno(ENOMEM):
+                    listener.backOff(milliseconds: configuration.acceptBackoffMilliseconds, queue: acceptQueue)
+                    return
+                default:
+                    // ECONNABORTED and friends concern one peer only; keep accepting.
+                    continue
+                }
+            }
+            guard let (descriptor, address) = accepted else { return }
+            adopt(descriptor: descriptor, address: address)
+        }
+    }
+
+    private func adopt(descriptor: Int32, address: SocketAddress) {
+        let admitted = counterLock.withLock {
+            if openConnections >= configuration.maxConnections {
+                rejectedConnections += 1
+                return false
+            }
+            openConnections += 1
+            return true
+        }
+        guard admitted else {
+            Syscalls.close(descriptor)
+            return
+        }
+        // Small frames (WebSocket pushes) must leave at once rather than wait for Nagle.
+        try? Syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+        let loop = group.next()
+        let options = configuration.connection
+        let tlsContext = self.tlsContext
+        loop.execute {
+            var session: TLSSession?
+            if let tlsContext {
+                session = try? TLSSession(context: tlsContext, serverName: nil)
+                if session == nil {
+                    Syscalls.close(descriptor)
+                    self.connectionReleased()
+                    return
+                }
+            }
+            let connection = Connection(descriptor: descriptor, remoteAddress: address, loop: loop,
+                                        options: options, tls: session, handler: nil, state: .connecting)
+            connection.onRelease = { self.connectionReleased() }
+            connection.handler = self.makeHandler(connection)
+            connection.start()
+        }
+    }
+
+    private func connectionReleased() {
+        counterLock.withLock { openConnections -= 1 }
+    }
+}
+
+/// One listening socket.
+///
+/// Confinement: `@unchecked Sendable` because its source's handlers capture it; all mutable
+/// state is touched only on the server's accept queue.
+final class Listener: @unchecked Sendable {
+    let descriptor: Int32
+    let address: SocketAddress
+    var source: DispatchSourceRead?
+    private var isSuspended = false
+    private var isCancelled = false
+
+    /// `isIPv6Only` is set when the host resolved to several addresses (`localhost`), so the
+    /// IPv4 and IPv6 sockets do not collide; a lone `::` stays dual-stack and also serves IPv4
+    /// clients (seen as `::ffff:a.b.c.d`).
+    init(address: SocketAddress, backlog: Int32, isIPv6Only: Bool) throws(SocketError) {
+        let descriptor: Int32
+        do {
+            descriptor = try Syscalls.socket(family: address.family)
+        } catch {
+            throw .system(call: "socket", error)
+        }
+        do {
+            try Syscalls.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
+            if address.family == AF_INET6 {
+                try Syscalls.setOption(descriptor, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY,
+                                       value: isIPv6Only ? 1 : 0)
+            }
+            try Syscalls.bind(descriptor, to: address)
+            try Syscalls.listen(descriptor, backlog: backlog)
+            self.address = try Syscalls.localAddress(descriptor)
+        } catch {
+            Syscalls.close(descriptor)
+            throw .system(call: "listen on \(address)", error)
+        }
+        self.descriptor = descriptor
+    }
+
+    func backOff(milliseconds: Int, queue: DispatchQueue) {
+        guard !isSuspended, !isCancelled, let source else { return }
+        isSuspended = true
+        source.suspend()
+        queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+            guard self.isSuspended, !self.isCancelled else { return }
+            self.isSuspended = false
+            self.source?.resume()
+        }
+    }
+
+    func cancel() {
+        guard !isCancelled, let source else { return }
+        isCancelled = true
+        source.cancel()
+        if isSuspended {
+            isSuspended = false
+            source.resume()
+        }
+    }
+}
+
+extension SocketAddress {
+    func withPort(_ port: Int) -> SocketAddress {
+        switch self {
+        case .v4(var address):
+            address.sin_port = UInt16(port).bigEndian
+            return .v4(address)
+        case .v6(var address):
+            address.sin6_port = UInt16(port).bigEndian
+            return .v6(address)
+        }
+    }
+}

@@ -1,0 +1,458 @@
+// Connection: one TCP (optionally TLS) stream, confined to one event loop.
+//
+// Theory of operation
+// -------------------
+// A connection belongs to exactly one EventLoop for life and all of its state is touched only
+// on that loop's serial queue, so it needs no locks. Its descriptor is non-blocking.
+//
+// Reading. One DispatchSourceRead per connection fires when the socket is readable. The
+// handler reads into the loop's shared 64 KiB buffer (connections own no read buffer, which
+// keeps an idle connection small), hands the bytes to the ConnectionHandler (after TLS
+// decryption, which reuses the same buffer once the ciphertext is inside OpenSSL), and stops
+// after `maxBytesReadPerEvent` so one busy peer cannot starve the others; Dispatch calls again
+// on a later turn if more is pending.
+//
+// Writing. `send` appends the caller's array to the WriteQueue without copying and, if the
+// queue was empty, writes at once with `writev`. Only when the kernel answers EAGAIN (or the
+// per-event write cap is hit) is a DispatchSourceWrite created or resumed; it is suspended
+// again as soon as the queue is empty, so idle connections cost no write-readiness wakeups.
+// Queue size drives backpressure: above the high-water mark `send` says `.backpressure`, and
+// `connectionDidDrain` follows once the queue falls to the low-water mark; a send that would
+// pass the hard limit closes the connection with `.outputLimitExceeded`.
+//
+// Closing. `close(flushFirst: true)` stops delivering input, lets the queue drain (adding a TLS
+// close_notify), shuts down the write side and waits for the peer's end of stream, all bounded
+// by the linger time; `close(flushFirst: false)` tears down at once. Teardown cancels the
+// Dispatch sources; the descriptor is closed only when the last cancel handler runs (closing
+// earlier could let the kernel reuse the number under a live source). The handler then gets
+// `connectionDidClose`, always on a later queue turn than the call that caused it, so a
+// connection is never freed inside one of its own callbacks.
+//
+// Deadlines. The loop's coarse timer calls `checkDeadlines` on every connection; the upper
+// layer's `deadline` and the transport's own (TLS handshake, linger) are plain millisecond
+// values on the monotonic clock.
+import Dispatch
+import Glibc
+
+/// A TCP connection, accepted by a `SocketServer` or made by `SocketClient`.
+///
+/// Confinement: `@unchecked Sendable` so it can be handed to other loops (for example to hop
+/// onto its own loop with `connection.loop.execute`), but every property and method except
+/// `loop`, `id` and `remoteAddress` must be used on `loop.queue` only.
+public final class Connection: @unchecked Sendable {
+    enum State {
+        case connecting
+        case handshaking
+        case open
+        /// Graceful close requested; waiting for the queue to drain.
+        case flushing
+        /// Output shut down; waiting for the peer's end of stream.
+        case halfClosed
+        case closed
+    }
+
+    /// The loop this connection is confined to.
+    public let loop: EventLoop
+    /// Unique within the process while the loop group lives.
+    public let id: UInt64
+    /// The peer's address.
+    public let remoteAddress: SocketAddress
+    /// A slot for the upper layer (e.g. the session object). Loop-confined.
+    public var userData: AnyObject?
+    /// Monotonic time in ms (`EventLoop.now`) at which `connectionDeadlineReached` fires, or nil.
+    /// Checked every loop tick, so it fires up to one tick late. It also fires while a client is
+    /// still connecting or in its TLS handshake (a connect timeout), but not once a close has
+    /// been requested. Loop-confined.
+    public var deadline: Int64?
+
+    let descriptor: Int32
+    let options: ConnectionOptions
+    var handler: ConnectionHandler?
+    var registryIndex = -1
+    private(set) var state: State
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var isWriteSourceResumed = false
+    private var output = WriteQueue()
+    private var isAboveHighWater = false
+    private var tls: TLSSession?
+    private var transportDeadline: Int64?
+    private var closeReason: ConnectionCloseReason?
+    private var pendingCancellations = 0
+    private var isCloseRequested = false
+    var onRelease: (@Sendable () -> Void)?
+
+    init(descriptor: Int32, remoteAddress: SocketAddress, loop: EventLoop, options: ConnectionOptions,
+         tls: TLSSession?, handler: ConnectionHandler?, state: State) {
+        self.descriptor = descriptor
+        self.remoteAddress = remoteAddress
+        self.loop = loop
+        self.id = loop.makeConnectionID()
+        self.options = options
+        self.tls = tls
+        self.handler = handler
+        self.state = state
+    }
+
+    // MARK: Public API (loop-confined)
+
+    /// True until teardown starts.
+    public var isActive: Bool { state != .closed }
+
+    /// True once the connection can carry application bytes and until a close is requested.
+    public var isOpen: Bool { state == .open }
+
+    /// Bytes queued and not yet accepted by the kernel.
+    public var queuedByteCount: Int { output.byteCount }
+
+    /// Queues `bytes` for the peer, writing at once if nothing is queued. The array is kept,
+    /// not copied (except through TLS encryption). Call on the loop.
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> SendResult {
+        assert(loop.isCurrent, "Connection.send called off its loop")
+        guard state == .open else { return .dropped }
+        if bytes.isEmpty { return isAboveHighWater ? .backpressure : .enqueued }
+        if let tls {
+            guard tls.send(plaintext: bytes) else {
+                tearDown(.tlsFailure("encryption failed: \(TLSContext.drainErrors())"))
+                return .dropped
+            }
+            guard let ciphertext = tls.takeCiphertext() else { return .enqueued }
+            return enqueue(ciphertext)
+        }
+        return enqueue(bytes)
+    }
+
+    /// Closes the connection. With `flushFirst`, queued bytes are sent first (bounded by the
+    /// linger time) and the peer sees an orderly end of stream; otherwise the socket is closed
+    /// at once. `connectionDidClose` follows on a later turn. Call on the loop.
+    public func close(flushFirst: Bool = true) {
+        assert(loop.isCurrent, "Connection.close called off its loop")
+        switch state {
+        case .closed:
+            return
+        case .flushing, .halfClosed:
+            if !flushFirst { tearDown(.localClose) }
+            return
+        case .connecting, .handshaking:
+            tearDown(.localClose)
+            return
+        case .open:
+            break
+        }
+        isCloseRequested = true
+        guard flushFirst else {
+            tearDown(.localClose)
+            return
+        }
+        if let tls {
+            tls.shutdown()
+            if let alert = tls.takeCiphertext() { appendOutput(alert) }
+        }
+        state = .flushing
+        transportDeadline = loop.now + options.lingerMilliseconds
+        if output.isEmpty {
+            shutDownOutput()
+        } else if !isWriteSourceResumed {
+            flush(isWritableEvent: false)
+        }
+    }
+
+    // MARK: Start-up
+
+    /// Registers the connection and starts reading. Runs on the loop.
+    func start() {
+        loop.register(self)
+        startReading()
+        if tls != nil {
+            state = .handshaking
+            transportDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
+        } else {
+            state = .open
+            handler?.connectionDidOpen(self)
+        }
+    }
+
+    /// Starts a non-blocking connect (client side). Runs on the loop.
+    func startConnecting(to address: SocketAddress) {
+        loop.register(self)
+        do {
+            if try Syscalls.connect(descriptor, to: address) {
+                connectionEstablished()
+            } else {
+                armWriteSource()
+            }
+        } catch {
+            tearDown(.connectFailed(error))
+        }
+    }
+
+    private func connectionEstablished() {
+        if let error = Syscalls.pendingSocketError(descriptor) {
+            tearDown(.connectFailed(error))
+            return
+        }
+        if isWriteSourceResumed { disarmWriteSource() }
+        startReading()
+        guard let tls else {
+            state = .open
+            handler?.connectionDidOpen(self)
+            return
+        }
+        state = .handshaking
+        transportDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
+        advanceHandshake(tls)
+    }
+
+    private func startReading() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
+        source.setEventHandler { self.readable() }
+        source.setCancelHandler { self.sourceCancelled() }
+        readSource = source
+        source.activate()
+    }
+
+    // MARK: Reading
+
+    private func readable() {
+        let buffer = loop.readBuffer
+        var total = 0
+        while total < options.maxBytesReadPerEvent, state != .closed {
+            let count: Int
+            do {
+                guard let read = try Syscalls.read(descriptor, into: buffer) else { return }
+                count = read
+            } catch {
+                tearDown(isCloseRequested ? .localClose : .ioError(error))
+                return
+            }
+            if count == 0 {
+                endOfStream()
+                return
+            }
+            total += count
+            deliver(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            // A short read almost always means the socket is empty; skip the EAGAIN round trip.
+            if count < buffer.count { return }
+        }
+    }
+
+    private func endOfStream() {
+        tearDown(isCloseRequested ? .localClose : .peerClosed)
+    }
+
+    private func deliver(_ bytes: UnsafeRawBufferPointer) {
+        // After a close request input is discarded: we only wait for the peer's end of stream.
+        guard !isCloseRequested else { return }
+        guard let tls else {
+            handler?.connection(self, didReceive: bytes)
+            return
+        }
+        tls.receive(ciphertext: bytes)
+        if state == .handshaking {
+            advanceHandshake(tls)
+            guard state == .open else { return }
+        }
+        // The ciphertext now lives inside OpenSSL, so the loop buffer can take the plaintext.
+        let buffer = loop.readBuffer
+        while state == .open {
+            switch tls.readPlaintext(into: buffer) {
+            case .plaintext(let count):
+                handler?.connection(self, didReceive: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            case .needsMoreInput:
+                flushTLSOutput()
+                return
+            case .closedByPeer:
+                tearDown(.peerClosed)
+                return
+            case .failed(let message):
+                tearDown(.tlsFailure(message))
+                return
+            }
+        }
+    }
+
+    private func advanceHandshake(_ tls: TLSSession) {
+        switch tls.advanceHandshake() {
+        case .complete:
+            flushTLSOutput()
+            guard state == .handshaking else { return }
+            state = .open
+            transportDeadline = nil
+            handler?.connectionDidOpen(self)
+        case .needsMoreInput:
+            flushTLSOutput()
+        case .failed(let message):
+            tearDown(.tlsFailure(message))
+        }
+    }
+
+    /// Queues whatever OpenSSL produced on its own (handshake records, tickets, alerts).
+    private func flushTLSOutput() {
+        guard let tls, state != .closed, let ciphertext = tls.takeCiphertext() else { return }
+        _ = enqueue(ciphertext)
+    }
+
+    // MARK: Writing
+
+    private func enqueue(_ chunk: [UInt8]) -> SendResult {
+        if output.byteCount + chunk.count > options.outputLimit {
+            tearDown(.outputLimitExceeded)
+            return .dropped
+        }
+        appendOutput(chunk)
+        if !isWriteSourceResumed { flush(isWritableEvent: false) }
+        if state == .closed { return .dropped }
+        if output.byteCount > options.highWaterMark {
+            isAboveHighWater = true
+            return .backpressure
+        }
+        return isAboveHighWater ? .backpressure : .enqueued
+    }
+
+    private func appendOutput(_ chunk: [UInt8]) {
+        output.append(chunk)
+    }
+
+    /// Writes as much as the kernel takes, up to the per-event cap.
+    private func flush(isWritableEvent: Bool) {
+        var written = 0
+        while !output.isEmpty {
+            if written >= options.maxBytesWrittenPerEvent {
+                armWriteSource()  // the socket is still writable, so this fires on the next turn
+                return
+            }
+            let vectorCount = output.fillVectors(loop.vectors, capacity: EventLoop.maxVectors,
+                                                 byteLimit: options.maxBytesWrittenPerEvent - written)
+            do {
+                guard let count = try Syscalls.writev(descriptor, loop.vectors, count: vectorCount) else {
+                    armWriteSource()
+                    return
+                }
+                output.consume(count)
+                written += count
+            } catch {
+                tearDown(isCloseRequested ? .localClose : .ioError(error))
+                return
+            }
+        }
+        if isWriteSourceResumed { disarmWriteSource() }
+        if state == .flushing {
+            shutDownOutput()
+            return
+        }
+        // Drain is reported only from a writability event, never from inside `send`.
+        if isWritableEvent { reportDrainIfNeeded() }
+    }
+
+    private func reportDrainIfNeeded() {
+        if isAboveHighWater, state == .open, output.byteCount <= options.lowWaterMark {
+            isAboveHighWater = false
+            handler?.connectionDidDrain(self)
+        }
+    }
+
+    private func writable() {
+        if state == .connecting {
+            connectionEstablished()
+            return
+        }
+        flush(isWritableEvent: true)
+        if state == .open, isWriteSourceResumed { reportDrainIfNeeded() }
+    }
+
+    private func armWriteSource() {
+        guard !isWriteSourceResumed, state != .closed else { return }
+        isWriteSourceResumed = true
+        if let writeSource {
+            writeSource.resume()
+            return
+        }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
+        source.setEventHandler { self.writable() }
+        source.setCancelHandler { self.sourceCancelled() }
+        writeSource = source
+        source.activate()
+    }
+
+    private func disarmWriteSource() {
+        guard isWriteSourceResumed, let writeSource else { return }
+        isWriteSourceResumed = false
+        writeSource.suspend()
+    }
+
+    private func shutDownOutput() {
+        Syscalls.shutdownOutput(descriptor)
+        state = .halfClosed
+    }
+
+    // MARK: Deadlines
+
+    func checkDeadlines(now: Int64) {
+        if let transportDeadline, now >= transportDeadline {
+            self.transportDeadline = nil
+            switch state {
+            case .handshaking: tearDown(.tlsFailure("handshake timed out"))
+            case .flushing: tearDown(.lingerExpired)
+            case .halfClosed: tearDown(.localClose)
+            case .connecting, .open, .closed: break
+            }
+        }
+        let isDeadlineLive = state == .open || state == .connecting || state == .handshaking
+        if isDeadlineLive, let deadline, now >= deadline {
+            self.deadline = nil
+            handler?.connectionDeadlineReached(self)
+        }
+    }
+
+    // MARK: Teardown
+
+    /// Cancels the sources; the descriptor is closed and the handler told once both cancel
+    /// handlers have run.
+    private func tearDown(_ reason: ConnectionCloseReason) {
+        guard state != .closed else { return }
+        state = .closed
+        closeReason = reason
+        output.removeAll()
+        transportDeadline = nil
+        deadline = nil
+        var sources = 0
+        if let writeSource {
+            sources += 1
+            writeSource.cancel()
+            // A suspended source never runs its cancel handler.
+            if !isWriteSourceResumed {
+                isWriteSourceResumed = true
+                writeSource.resume()
+            }
+        }
+        if let readSource {
+            sources += 1
+            readSource.cancel()
+        }
+        pendingCancellations = sources
+        if sources == 0 {
+            loop.execute { self.release() }
+        }
+    }
+
+    private func sourceCancelled() {
+        pendingCancellations -= 1
+        if pendingCancellations == 0 { release() }
+        if pendingCancellations < 0 { fatalError("internal inconsistency in Connection teardown") }
+    }
+
+    private func release() {
+        guard let reason = closeReason else { fatalError("internal inconsistency in Connection release") }
+        Syscalls.close(descriptor)
+        readSource = nil
+        writeSource = nil
+        tls = nil
+        loop.unregister(self)
+        onRelease?()
+        onRelease = nil
+        let handler = self.handler
+        self.handler = nil
+        handler?.connectionDidClose(self, reason: reason)
+    }
+}

@@ -1,0 +1,171 @@
+// Event loops: serial Dispatch queues that own connections, a shared read buffer and a
+// coarse deadline timer.
+import Dispatch
+import Glibc
+
+/// A serial queue that every connection assigned to it is confined to for life.
+///
+/// Confinement: `@unchecked Sendable` because the loop is shared across threads, but all of its
+/// mutable state (the connection registry, the read buffer, the vector scratch space, the
+/// serial counter) is touched only on `queue`. `execute` and `schedule` are the only entry
+/// points safe from any thread.
+public final class EventLoop: @unchecked Sendable {
+    /// Vectors per `writev`, the Linux IOV_MAX.
+    static let maxVectors = 1024
+
+    /// The loop's serial queue; every handler callback of its connections runs here.
+    public let queue: DispatchQueue
+    /// Position of this loop in its group.
+    public let index: Int
+
+    /// Read buffer shared by every connection on the loop; valid for one delivery at a time.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    /// Scratch `iovec` array for `writev`, shared for the same reason.
+    let vectors: UnsafeMutablePointer<iovec>
+
+    private let idStride: UInt64
+    private var serial: UInt64 = 0
+    private(set) var connections: [Connection] = []
+    private var timer: DispatchSourceTimer?
+    private let queueKey = DispatchSpecificKey<Int>()
+
+    /// Creates a loop. `readBufferSize` is paid once per loop; `tickMilliseconds` is the period
+    /// of the deadline sweep.
+    public init(index: Int = 0, loopCount: Int = 1, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250) {
+        precondition(readBufferSize >= 16 * 1024, "the read buffer must hold a full TLS record")
+        precondition(tickMilliseconds > 0, "the tick period must be positive")
+        self.index = index
+        self.idStride = UInt64(max(1, loopCount))
+        queue = DispatchQueue(label: "bangbang.loop.\(index)")
+        queue.setSpecific(key: queueKey, value: index)
+        readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readBufferSize, alignment: 16)
+        vectors = UnsafeMutablePointer<iovec>.allocate(capacity: EventLoop.maxVectors)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .milliseconds(tickMilliseconds),
+                       repeating: .milliseconds(tickMilliseconds), leeway: .milliseconds(tickMilliseconds / 4))
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.activate()
+        self.timer = timer
+    }
+
+    deinit {
+        timer?.cancel()
+        readBuffer.deallocate()
+        vectors.deallocate()
+    }
+
+    /// Monotonic time in milliseconds, the unit of `Connection.deadline`.
+    public static var now: Int64 { Syscalls.monotonicMilliseconds() }
+
+    /// Monotonic time in milliseconds.
+    public var now: Int64 { Syscalls.monotonicMilliseconds() }
+
+    /// True when called on this loop's queue.
+    public var isCurrent: Bool { DispatchQueue.getSpecific(key: queueKey) == index }
+
+    /// Runs `work` on the loop. Safe from any thread.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
+    /// Runs `work` on the loop after `milliseconds`. Safe from any thread.
+    public func schedule(afterMilliseconds milliseconds: Int, _ work: @escaping @Sendable () -> Void) {
+        queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds), execute: work)
+    }
+
+    /// Number of connections registered on this loop. Call on the loop.
+    public var connectionCount: Int {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return connections.count
+    }
+
+    /// Calls `body` for each connection of the loop (open, opening or closing). Call on the loop.
+    /// Connections closed by `body` stay in the registry until their descriptor is released.
+    public func forEachConnection(_ body: (Connection) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        // Removal happens only in cancel handlers (later turns), so indices are stable here;
+        // connections added by `body` are skipped.
+        let count = connections.count
+        var position = 0
+        while position < count {
+            body(connections[position])
+            position += 1
+        }
+    }
+
+    func makeConnectionID() -> UInt64 {
+        serial += 1
+        return serial * idStride + UInt64(index)
+    }
+
+    func register(_ connection: Connection) {
+        connection.registryIndex = connections.count
+        connections.append(connection)
+    }
+
+    func unregister(_ connection: Connection) {
+        let position = connection.registryIndex
+        guard position >= 0, position < connections.count, connections[position] === connection else {
+            fatalError("internal inconsistency in EventLoop registry")
+        }
+        let last = connections.removeLast()
+        if position < connections.count {
+            connections[position] = last
+            last.registryIndex = position
+        }
+        connection.registryIndex = -1
+    }
+
+    private func tick() {
+        let now = self.now
+        forEachConnection { $0.checkDeadlines(now: now) }
+    }
+
+    func stopTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+}
+
+/// A fixed set of event loops with round-robin assignment.
+public final class EventLoopGroup: @unchecked Sendable {
+    // Confinement: `loops` is immutable; `cursor` is guarded by `lock`.
+    public let loops: [EventLoop]
+    private var cursor = 0
+    private let lock = Mutex()
+
+    /// Creates `count` loops (one per core by default).
+    public init(count: Int, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250) {
+        precondition(count > 0, "an event loop group needs at least one loop")
+        loops = (0..<count).map {
+            EventLoop(index: $0, loopCount: count, readBufferSize: readBufferSize, tickMilliseconds: tickMilliseconds)
+        }
+    }
+
+    /// The next loop in round-robin order. Safe from any thread.
+    public func next() -> EventLoop {
+        lock.withLock {
+            let loop = loops[cursor]
+            cursor = (cursor + 1) % loops.count
+            return loop
+        }
+    }
+}
+
+/// A pthread mutex for the few counters shared across loops.
+final class Mutex: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() { pthread_mutex_init(mutex, nil) }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
