@@ -118,8 +118,9 @@ public struct FrameDecoder: Sendable {
                 let header = FrameHeader(isFinal: isFinal, isCompressed: isCompressed, opcode: opcode,
                                          maskingKey: byte & 0x80 != 0 ? MaskingKey(rawValue: 0) : nil,
                                          payloadLength: 0)
-                if let complete = try acceptLengthByte(byte & 0x7F, header: header) {
-                    return completeHeader(complete)
+                if let complete = try acceptLengthByte(byte & 0x7F, header: header),
+                   let event = completeHeader(complete) {
+                    return event
                 }
 
             case .awaitingExtendedLength(var header, let bytesLeft, let accumulated):
