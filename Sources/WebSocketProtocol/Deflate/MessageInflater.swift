@@ -32,11 +32,9 @@ public final class MessageInflater {
     public func inflate(_ piece: UnsafeRawBufferPointer, appendingTo output: inout [UInt8],
                         limit: Int) throws(ProtocolViolation) {
         let stream = acquireStream()
-        if reachedStreamEnd {
-            // Bytes after BFINAL in the same message have no meaning.
-            if piece.isEmpty { return }
-            throw .invalidCompressedData
-        }
+        // A peer may end a message with a BFINAL block (RFC 7692 §7.2.3.4); whatever follows
+        // it in the same message (padding, the flush tail) carries nothing and is skipped.
+        if reachedStreamEnd { return }
         var remaining = piece
         repeat {
             let chunk = min(remaining.count, Int(UInt32.max))
@@ -65,7 +63,6 @@ public final class MessageInflater {
                     break
                 case Z_STREAM_END:
                     reachedStreamEnd = true
-                    if stream.pointee.avail_in > 0 || chunk < remaining.count { throw .invalidCompressedData }
                     return
                 default:
                     throw .invalidCompressedData
