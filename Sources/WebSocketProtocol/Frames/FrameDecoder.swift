@@ -1,0 +1,237 @@
+/// What the decoder found next in the input.
+public enum FrameDecoderEvent {
+    /// A complete, validated header. Every limit that depends on the header has been checked.
+    case header(FrameHeader)
+    /// The next piece of the current frame's payload, still masked if the frame is masked.
+    /// `maskPhase` is the payload offset of `bytes.first` modulo 4, ready for
+    /// `MaskingKey.apply(to:phase:)`. The pointer borrows the caller's input: use it before
+    /// calling the decoder again.
+    case payload(UnsafeRawBufferPointer, maskPhase: Int)
+    /// The current frame's payload is complete.
+    case frameEnd
+}
+
+/// An incremental RFC 6455 §5.2 frame parser: a state enum plus a step function.
+///
+/// Input arrives in arbitrary pieces; `next(in:at:)` consumes from `index` onward and returns one
+/// event at a time, or `nil` when it needs more bytes. Header bytes are folded into the state
+/// one at a time (a header is at most 14 bytes), so nothing consumed is ever looked at again;
+/// payload is handed out as slices of the caller's input without copying.
+///
+/// Every rule that can be decided from a header is decided as soon as the deciding byte
+/// arrives: opcode, RSV bits, FIN on control frames and fragmentation order on the first byte;
+/// the mask bit and the 125-byte control limit on the second; frame size, message size and
+/// fragment count when the length is complete, before a single payload byte is buffered.
+/// The decoder tracks which message is open so it can police continuation frames; it does not
+/// look inside payloads (UTF-8 and close payloads are the connection's job).
+///
+/// After a violation is thrown the decoder is spent: every later call throws it again.
+public struct FrameDecoder: Sendable {
+    @usableFromInline
+    enum State: Sendable {
+        case awaitingFirstByte
+        case awaitingLengthByte(isFinal: Bool, isCompressed: Bool, opcode: Opcode)
+        case awaitingExtendedLength(FrameHeader, bytesLeft: Int, accumulated: UInt64)
+        case awaitingMaskingKey(FrameHeader, bytesLeft: Int, accumulated: UInt32)
+        case payload(remaining: Int, phase: Int)
+        case failed(ProtocolViolation)
+    }
+
+    /// Which side we are: a server expects masked frames, a client unmasked ones.
+    public let role: Role
+    /// Largest payload accepted in one frame.
+    public let maxFrameSize: Int
+    /// Largest total payload of one message, summed over its frames on the wire.
+    public let maxMessageSize: Int
+    /// Largest number of frames one message may be split into.
+    public let maxFragmentsPerMessage: Int
+    /// RSV1 is legal on the first frame of a data message only if permessage-deflate was agreed.
+    public let allowsCompression: Bool
+
+    @usableFromInline var state: State = .awaitingFirstByte
+    /// Wire bytes of the data message in progress, or nil between messages.
+    @usableFromInline var openMessageLength: Int?
+    @usableFromInline var openMessageFragments = 0
+
+    public init(role: Role, maxFrameSize: Int, maxMessageSize: Int, maxFragmentsPerMessage: Int,
+                allowsCompression: Bool) {
+        precondition(maxFrameSize >= 125, "a decoder must accept full-size control frames")
+        precondition(maxMessageSize >= 0 && maxFragmentsPerMessage >= 1, "limits must be positive")
+        self.role = role
+        self.maxFrameSize = maxFrameSize
+        self.maxMessageSize = maxMessageSize
+        self.maxFragmentsPerMessage = maxFragmentsPerMessage
+        self.allowsCompression = allowsCompression
+    }
+
+    /// Whether the decoder sits between frames (useful to tell a clean EOF from a torn frame).
+    public var isAtFrameBoundary: Bool {
+        if case .awaitingFirstByte = state { return true }
+        return false
+    }
+
+    /// Consumes bytes of `input` from `index` and returns the next event, or `nil` once all of
+    /// `input` has been consumed without completing one.
+    public mutating func next(in input: UnsafeRawBufferPointer, at index: inout Int)
+        throws(ProtocolViolation) -> FrameDecoderEvent?
+    {
+        if case .failed(let violation) = state { throw violation }
+        do {
+            return try step(in: input, at: &index)
+        } catch {
+            state = .failed(error)
+            throw error
+        }
+    }
+
+    mutating func step(in input: UnsafeRawBufferPointer, at index: inout Int)
+        throws(ProtocolViolation) -> FrameDecoderEvent?
+    {
+        while true {
+            switch state {
+            case .failed(let violation):
+                throw violation
+
+            case .payload(let remaining, let phase):
+                if remaining == 0 {
+                    state = .awaitingFirstByte
+                    return .frameEnd
+                }
+                let available = input.count - index
+                guard available > 0 else { return nil }
+                let take = min(available, remaining)
+                let slice = UnsafeRawBufferPointer(rebasing: input[index..<(index + take)])
+                index += take
+                state = .payload(remaining: remaining - take, phase: (phase + take) & 3)
+                return .payload(slice, maskPhase: phase)
+
+            case .awaitingFirstByte:
+                guard index < input.count else { return nil }
+                let byte = input[index]
+                index += 1
+                try acceptFirstByte(byte)
+
+            case .awaitingLengthByte(let isFinal, let isCompressed, let opcode):
+                guard index < input.count else { return nil }
+                let byte = input[index]
+                index += 1
+                let header = FrameHeader(isFinal: isFinal, isCompressed: isCompressed, opcode: opcode,
+                                         maskingKey: byte & 0x80 != 0 ? MaskingKey(rawValue: 0) : nil,
+                                         payloadLength: 0)
+                if let complete = try acceptLengthByte(byte & 0x7F, header: header),
+                   let event = completeHeader(complete) {
+                    return event
+                }
+
+            case .awaitingExtendedLength(var header, let bytesLeft, let accumulated):
+                guard index < input.count else { return nil }
+                let value = accumulated << 8 | UInt64(input[index])
+                index += 1
+                if bytesLeft > 1 {
+                    state = .awaitingExtendedLength(header, bytesLeft: bytesLeft - 1, accumulated: value)
+                    continue
+                }
+                // RFC 6455 §5.2: "the most significant bit MUST be 0". Non-minimal encodings are
+                // tolerated; accepting them costs nothing.
+                if value & (1 << 63) != 0 { throw .payloadLengthHighBitSet }
+                try checkLimits(opcode: header.opcode, length: value)
+                header.payloadLength = Int(value)
+                if let event = completeHeader(header) { return event }
+
+            case .awaitingMaskingKey(var header, let bytesLeft, let accumulated):
+                guard index < input.count else { return nil }
+                let value = accumulated | UInt32(input[index]) << (8 * UInt32(4 - bytesLeft))
+                index += 1
+                if bytesLeft > 1 {
+                    state = .awaitingMaskingKey(header, bytesLeft: bytesLeft - 1, accumulated: value)
+                    continue
+                }
+                header.maskingKey = MaskingKey(rawValue: value)
+                state = beginPayload(header)
+                return .header(header)
+            }
+        }
+    }
+
+    mutating func acceptFirstByte(_ byte: UInt8) throws(ProtocolViolation) {
+        let isFinal = byte & 0x80 != 0
+        let rsv1 = byte & 0x40 != 0
+        if byte & 0x30 != 0 { throw .reservedBitsSet }
+        guard let opcode = Opcode(rawValue: byte & 0x0F) else { throw .unknownOpcode(byte & 0x0F) }
+        if opcode.isControl {
+            if !isFinal { throw .fragmentedControlFrame }
+            if rsv1 { throw .reservedBitsSet }
+        } else if opcode == .continuation {
+            if openMessageLength == nil { throw .unexpectedContinuation }
+            if rsv1 { throw .reservedBitsSet }
+            if openMessageFragments >= maxFragmentsPerMessage {
+                throw .tooManyFragments(limit: maxFragmentsPerMessage)
+            }
+        } else {
+            if openMessageLength != nil { throw .unfinishedFragmentedMessage }
+            if rsv1 && !allowsCompression { throw .reservedBitsSet }
+        }
+        state = .awaitingLengthByte(isFinal: isFinal, isCompressed: rsv1, opcode: opcode)
+    }
+
+    /// Checks the mask bit and the 7-bit length. Returns the header when the 7-bit length is the
+    /// final length; otherwise moves on to the extended length and returns nil.
+    mutating func acceptLengthByte(_ length7: UInt8, header: FrameHeader)
+        throws(ProtocolViolation) -> FrameHeader?
+    {
+        switch role {
+        case .server where header.maskingKey == nil: throw .unmaskedClientFrame
+        case .client where header.maskingKey != nil: throw .maskedServerFrame
+        default: break
+        }
+        if header.opcode.isControl && length7 > 125 { throw .oversizedControlFrame }
+        switch length7 {
+        case 126:
+            state = .awaitingExtendedLength(header, bytesLeft: 2, accumulated: 0)
+            return nil
+        case 127:
+            state = .awaitingExtendedLength(header, bytesLeft: 8, accumulated: 0)
+            return nil
+        default:
+            try checkLimits(opcode: header.opcode, length: UInt64(length7))
+            var complete = header
+            complete.payloadLength = Int(length7)
+            return complete
+        }
+    }
+
+    /// The length is known: either wait for the masking key or start the payload.
+    mutating func completeHeader(_ header: FrameHeader) -> FrameDecoderEvent? {
+        if header.maskingKey != nil {
+            state = .awaitingMaskingKey(header, bytesLeft: 4, accumulated: 0)
+            return nil
+        }
+        state = beginPayload(header)
+        return .header(header)
+    }
+
+    func checkLimits(opcode: Opcode, length: UInt64) throws(ProtocolViolation) {
+        if length > UInt64(maxFrameSize) { throw .frameTooLarge(length: length, limit: maxFrameSize) }
+        if opcode.isControl { return }
+        let soFar = opcode == .continuation ? (openMessageLength ?? 0) : 0
+        if Int(length) > maxMessageSize - soFar { throw .messageTooLarge(limit: maxMessageSize) }
+    }
+
+    /// Records the frame against the open message and moves to its payload.
+    mutating func beginPayload(_ header: FrameHeader) -> State {
+        switch header.opcode {
+        case .text, .binary:
+            openMessageLength = header.isFinal ? nil : header.payloadLength
+            openMessageFragments = 1
+        case .continuation:
+            guard let soFar = openMessageLength else {
+                fatalError("internal inconsistency in FrameDecoder: continuation without a message")
+            }
+            openMessageLength = header.isFinal ? nil : soFar + header.payloadLength
+            openMessageFragments += 1
+        case .close, .ping, .pong:
+            break
+        }
+        return .payload(remaining: header.payloadLength, phase: 0)
+    }
+}
