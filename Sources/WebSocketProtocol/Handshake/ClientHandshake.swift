@@ -87,7 +87,8 @@ public struct ClientHandshake: Sendable {
     }
 
     /// Feeds response bytes in any pieces. On completion the head is validated and the bytes
-    /// after it are returned in the result.
+    /// after it are returned in the result. Call it until it establishes or throws; calling it
+    /// after `.established` is a programming error.
     public mutating func receive(_ bytes: some Collection<UInt8>) throws(ClientHandshakeError) -> Progress {
         let progress: HTTPParseProgress<HTTPResponseHead>
         do {

@@ -17,12 +17,21 @@ public struct HTTPField: Sendable, Hashable {
 public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     public private(set) var fields: [HTTPField]
 
+    /// Fields with the same checks as `append(name:value:)`.
     public init(_ fields: [HTTPField] = []) {
-        self.fields = fields
+        self.fields = []
+        self.fields.reserveCapacity(fields.count)
+        for field in fields { append(name: field.name, value: field.value) }
     }
 
     public init(dictionaryLiteral elements: (String, String)...) {
-        self.fields = elements.map { HTTPField(name: $0.0, value: $0.1) }
+        self.fields = []
+        for (name, value) in elements { append(name: name, value: value) }
+    }
+
+    /// For the parsers, whose grammar already guarantees what `append` checks.
+    init(validated fields: [HTTPField]) {
+        self.fields = fields
     }
 
     public var count: Int { fields.count }

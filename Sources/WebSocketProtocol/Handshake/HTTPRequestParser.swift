@@ -61,6 +61,6 @@ public struct HTTPRequestParser: Sendable {
         return HTTPRequestHead(method: String(decoding: line.method, as: UTF8.self),
                                target: String(decoding: line.target, as: UTF8.self),
                                version: line.version,
-                               headers: HTTPHeaders(head.fields))
+                               headers: HTTPHeaders(validated: head.fields))
     }
 }

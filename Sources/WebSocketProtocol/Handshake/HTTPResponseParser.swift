@@ -26,7 +26,7 @@ public struct HTTPResponseParser: Sendable {
                     let line = head.startLine
                     let response = HTTPResponseHead(version: line.version, status: line.status,
                                                     reasonPhrase: String(decoding: line.reason, as: UTF8.self),
-                                                    headers: HTTPHeaders(head.fields))
+                                                    headers: HTTPHeaders(validated: head.fields))
                     return .complete(response, consumedBytes: consumed)
                 }
             }

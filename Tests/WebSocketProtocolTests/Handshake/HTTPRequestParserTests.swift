@@ -268,3 +268,25 @@ import Testing
         #expect(String(decoding: response.body, as: UTF8.self) == "obsolete line folding is not accepted\n")
     }
 }
+
+@Suite struct HTTPRequestParserMutationTests {
+    /// Every single-byte corruption of a small valid request must give one outcome however the
+    /// input is split, and every completed head must still be well-formed.
+    @Test func everyCorruptionParsesTheSameInEverySplit() {
+        let original = bytes("GET /a?b HTTP/1.1\r\nHost: h\r\nX-Y: 1 2\r\n\r\n")
+        let replacements: [UInt8] = [0x00, 0x09, 0x0A, 0x0D, 0x20, 0x3A, 0x7F, 0xFF, UInt8(ascii: "a")]
+        var completed = 0
+        for index in original.indices {
+            for replacement in replacements where replacement != original[index] {
+                var input = original
+                input[index] = replacement
+                if let head = DripFeedVerifier.verify(HTTPRequestParser.self, input).head {
+                    completed += 1
+                    #expect(head.headers.allSatisfy { HTTPSyntax.isToken($0.name) })
+                    #expect(HTTPSyntax.isToken(head.method))
+                }
+            }
+        }
+        #expect(completed > 0)
+    }
+}
