@@ -29,25 +29,26 @@ struct TemporaryDirectory {
 /// holds the next sync until the test opens it.
 final class FaultScript: Sendable {
     private struct State {
-        var planned: [SyscallOperation: [InjectedFault]] = [:]
-        var heldSync: DispatchSemaphore?
+        var planned: [SyscallOperation: [InjectedFault?]] = [:]
+        var heldSync: (gate: DispatchSemaphore, arrived: DispatchSemaphore?)?
         var syncsHeld = 0
     }
     private let state = Mutex(State())
 
-    func inject(_ faults: [InjectedFault], into operation: SyscallOperation) {
+    /// `nil` entries let a call through, so a script can fail, say, the second sync.
+    func inject(_ faults: [InjectedFault?], into operation: SyscallOperation) {
         state.withLock { $0.planned[operation, default: []].append(contentsOf: faults) }
     }
 
-    /// The next sync blocks until `gate` is signalled.
-    func holdNextSync(until gate: DispatchSemaphore) {
-        state.withLock { $0.heldSync = gate }
+    /// The next sync signals `arrived`, then blocks until `gate` is signalled.
+    func holdNextSync(until gate: DispatchSemaphore, arrived: DispatchSemaphore? = nil) {
+        state.withLock { $0.heldSync = (gate, arrived) }
     }
 
     var syscalls: Syscalls {
         Syscalls { [self] operation in
-            let (fault, gate): (InjectedFault?, DispatchSemaphore?) = state.withLock { state in
-                var gate: DispatchSemaphore?
+            let (fault, gate): (InjectedFault??, (gate: DispatchSemaphore, arrived: DispatchSemaphore?)?) = state.withLock { state in
+                var gate: (gate: DispatchSemaphore, arrived: DispatchSemaphore?)?
                 if operation == .sync, let held = state.heldSync {
                     gate = held
                     state.heldSync = nil
@@ -57,8 +58,11 @@ final class FaultScript: Sendable {
                 state.planned[operation] = faults
                 return (fault, gate)
             }
-            gate?.wait()
-            return fault
+            if let gate {
+                gate.arrived?.signal()
+                gate.gate.wait()
+            }
+            return fault ?? nil
         }
     }
 }
