@@ -160,6 +160,19 @@ public final class Journal: Sendable {
         self.counters = Mutex(JournalStatistics())
     }
 
+    /// A journal dropped without `close()` (a test, a failed startup) still releases its
+    /// descriptors and the directory lock; nothing is flushed, as after a crash. Pending work keeps
+    /// the journal alive, so this never runs with a batch in flight.
+    deinit {
+        writer.withLock { state in
+            if !state.isClosed {
+                syscalls.closeFile(state.descriptor)
+                state.isClosed = true
+                syscalls.closeFile(lockDescriptor)
+            }
+        }
+    }
+
     // MARK: Appending
 
     /// Appends a record and returns its sequence at once; `completion` follows, on the journal's

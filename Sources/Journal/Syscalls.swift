@@ -63,6 +63,8 @@ final class Syscalls: Sendable {
 
     // MARK: Descriptors
 
+    /// `mode` applies only when `flags` creates the file. Default 0o644: the journal's files are
+    /// the server's to write, and readable for backups and inspection.
     func openFile(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(SystemCallError) -> Int32 {
         try failIfInjected(.open, path: path)
         while true {
