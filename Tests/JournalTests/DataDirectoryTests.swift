@@ -56,4 +56,17 @@ import Testing
         #expect(DataDirectory.sequence(in: "journal-42.log", prefix: "journal-", suffix: ".log") == nil)
         #expect(DataDirectory.sequence(in: "snapshot-00000000000000000042.snap.corrupt", prefix: "snapshot-", suffix: ".snap") == nil)
     }
+
+    @Test func permissionErrorsNameThePath() throws {
+        let root = TemporaryDirectory()
+        defer { root.remove() }
+        let faults = FaultScript()
+        faults.inject([.fail(EACCES)], into: .makeDirectory)
+        let missing = errorOf { try openJournal(root, configuration(faults: faults)) }
+        #expect(missing == .permissionDenied(path: root.path))
+        #expect(missing?.description.contains("permission denied on \(root.path)") == true)
+
+        faults.inject([.fail(EACCES)], into: .open)
+        #expect(errorOf { try openJournal(root, configuration(faults: faults)) } == .permissionDenied(path: root.file("LOCK")))
+    }
 }
