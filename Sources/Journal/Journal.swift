@@ -105,7 +105,7 @@ public final class Journal: Sendable {
         var isDirty = false
         var isSyncScheduled = false
         /// Set when a failed batch could not be truncated away; the journal is then read-only.
-        var fatalError: JournalError?
+        var stuckError: JournalError?
         var isClosed = false
     }
 
@@ -242,7 +242,7 @@ public final class Journal: Sendable {
     /// cut back to the previous good offset before the batch's appends are failed.
     private func commit(_ bytes: [UInt8], firstSequence: UInt64) -> Result<Void, JournalError> {
         let result: Result<Void, JournalError> = writer.withLock { state in
-            if let failure = state.fatalError { return .failure(failure) }
+            if let failure = state.stuckError { return .failure(failure) }
             if state.isClosed { return .failure(.closed) }
             if state.offset >= configuration.segmentSize && state.offset > SegmentHeader.size {
                 if case .failure(let error) = roll(&state, base: firstSequence) { return .failure(error) }
@@ -258,7 +258,7 @@ public final class Journal: Sendable {
                 do throws(SystemCallError) {
                     try syscalls.truncate(state.descriptor, toLength: start)
                 } catch {
-                    state.fatalError = JournalError(error)
+                    state.stuckError = JournalError(error)
                 }
                 return .failure(failure)
             }
