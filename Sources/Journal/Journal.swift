@@ -1,1 +1,390 @@
-// Journal: journal segments, group commit, snapshots, recovery. Opaque bytes, no domain types.
+// Journal: a write-ahead log of opaque byte records, group commit, snapshots, crash recovery.
+//
+// THEORY OF OPERATION
+//
+// The journal knows nothing about the application: a record is a payload of bytes plus a sequence
+// number the journal assigns. The server encodes its events into payloads, appends them, and acts
+// on an event (acks a user, broadcasts) only from the append's completion: durability before
+// visibility.
+//
+// Appending and group commit. `append` may be called from any thread. Under one short lock it takes
+// the next sequence, encodes the record into the pending buffer and queues the completion, so the
+// order of the buffer is the order of the sequences, and a caller that appends from its own serial
+// queue gets its own order. The first append into an empty buffer schedules the writer on the
+// journal's serial queue. The writer takes *everything* pending, does one pwrite and (under
+// `.always`) one fdatasync for it, then calls the completions in sequence order on the journal's
+// queue. While it waits on the disk, new appends pile up and become the next batch: the busier the
+// server, the bigger the batches, and fsyncs stay far fewer than appends.
+//
+// What is durable when:
+//   .always          completion(.success) after fdatasync returned: survives power loss.
+//   .interval(ms)    completion after the write: survives a process crash (the page cache holds
+//                    the bytes); an fdatasync follows within `ms`, so a power cut loses at most the
+//                    acknowledged records of about that window.
+//   .never           completion after the write; fdatasync only at close. Tests and benchmarks.
+// A failed write or fsync fails every append of the batch with `.noSpace` or `.io(errno)`, and the
+// segment is truncated back to the end of the last good batch, so a failed record never reappears
+// after a crash; the sequences of a failed batch are skipped, not reused. The next batch starts from
+// the good offset: once space returns, appends succeed again. If even the truncation fails the
+// journal stops accepting appends (every later one fails with `.io`), because the file would hold
+// bytes that were reported as not written.
+//
+// Files (all integers little-endian; see DataDirectory for names):
+//   segment   "BBJL" | version u32 | base sequence u64 | records...
+//   record    length u32 | crc32(sequence + payload) u32 | sequence u64 | payload
+//   snapshot  "BBSN" | version u16 | flags u16 | covered u64 | stored length u64 |
+//             original length u64 | crc32 u32 | stored bytes (zlib when flag bit 0)
+// A segment is rolled (new file named by the next sequence, its header fsynced, the directory
+// fsynced) before a batch when the current one has reached `segmentSize`; the old segment is synced
+// first, so only the last segment can ever have a torn tail.
+//
+// Snapshots (Journal+Snapshot.swift): the caller builds the bytes from a consistent cut and names
+// the last sequence they include. They are written to a temp file, fsynced, renamed into place and
+// the directory fsynced. The two newest snapshots are kept, and the segments needed to replay after
+// the *older* of the two, so a damaged newest snapshot can fall back to the previous one. Segments
+// wholly covered by the previous snapshot are deleted; the active segment never is.
+//
+// Recovery (Recovery.swift) runs in `open`: newest usable snapshot (damaged ones are renamed
+// `.corrupt` with a warning), then the records after it. Damage at the very end of the last
+// segment is a torn write: truncated, reported. Damage anywhere else, or damage followed by an
+// intact record, means acknowledged data may be behind it: the journal refuses to open and says how
+// to proceed. Other format versions are refused.
+//
+// Threads: `append` from anywhere; completions on the journal's queue (keep them short, and never
+// call `close()` from one); `writeSnapshot` from any thread except the journal's queue; `close()`
+// once, from any thread except the journal's queue. The data directory's `LOCK` (flock) keeps a
+// second server out.
+import Crypto
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public final class Journal: Sendable {
+    /// The directory holding segments, snapshots and the lock.
+    public let directory: String
+    public let configuration: JournalConfiguration
+
+    let dataDirectory: DataDirectory
+    var syscalls: Syscalls { dataDirectory.syscalls }
+    /// Serial: the writer, the interval syncs and the completions run here.
+    let queue: DispatchQueue
+    let intake: Mutex<Intake>
+    let writer: Mutex<WriterState>
+    let snapshotCatalog: Mutex<[UInt64]>
+    let counters: Mutex<JournalStatistics>
+    private let lockDescriptor: Int32
+
+    /// Appends not yet taken by the writer. Locked by every `append`, so it only holds what must be
+    /// ordered with the sequence; checksumming the payload happens before the lock.
+    struct Intake {
+        var nextSequence: UInt64
+        var buffer: [UInt8] = []
+        var waiters: [Waiter] = []
+        var spareBuffer: [UInt8] = []
+        var spareWaiters: [Waiter] = []
+        var isDrainScheduled = false
+        var isClosed = false
+    }
+
+    struct Waiter {
+        var sequence: UInt64
+        var completion: @Sendable (Result<UInt64, JournalError>) -> Void
+    }
+
+    /// The active segment and the files on disk. Used by the writer on `queue`, and briefly by
+    /// snapshots when they delete covered segments.
+    struct WriterState {
+        var descriptor: Int32
+        var segments: [SegmentFile]
+        /// End of the last good batch in the active segment: the next write goes here, and a failed
+        /// batch is truncated back to it.
+        var offset: Int
+        /// Written but not yet fdatasync'ed (`.interval` and `.never`).
+        var isDirty = false
+        var isSyncScheduled = false
+        /// Set when a failed batch could not be truncated away; the journal is then read-only.
+        var stuckError: JournalError?
+        var isClosed = false
+    }
+
+    // MARK: Opening
+
+    /// Opens (creating if needed) the journal in `directory`, locks it and recovers its contents.
+    /// Call the server's replay with `recovery.snapshot` and then `recovery.records`, log
+    /// `recovery.report.warnings`, and only then start appending.
+    public static func open(directory: String, configuration: JournalConfiguration = JournalConfiguration())
+        throws(JournalError) -> (journal: Journal, recovery: Recovery)
+    {
+        let dataDirectory = DataDirectory(path: directory, syscalls: configuration.syscalls)
+        try dataDirectory.prepare()
+        let lockDescriptor = try dataDirectory.lock()
+        do throws(JournalError) {
+            let outcome = try RecoveryProcedure(directory: dataDirectory, configuration: configuration).run()
+            var segments = outcome.segments
+            let descriptor: Int32
+            let offset: Int
+            if let active = segments.last, let length = outcome.activeLength {
+                do {
+                    descriptor = try configuration.syscalls.openFile(dataDirectory.file(active.name), flags: O_WRONLY)
+                } catch {
+                    throw JournalError(error)
+                }
+                offset = length
+            } else {
+                descriptor = try dataDirectory.createSegment(base: outcome.nextSequence)
+                segments = [SegmentFile(base: outcome.nextSequence, name: DataDirectory.segmentName(base: outcome.nextSequence))]
+                offset = SegmentHeader.size
+            }
+            let journal = Journal(dataDirectory: dataDirectory, configuration: configuration, lockDescriptor: lockDescriptor,
+                                  writer: WriterState(descriptor: descriptor, segments: segments, offset: offset),
+                                  nextSequence: outcome.nextSequence, snapshots: outcome.snapshots)
+            return (journal, outcome.recovery)
+        } catch {
+            configuration.syscalls.closeFile(lockDescriptor)
+            throw error
+        }
+    }
+
+    private init(dataDirectory: DataDirectory, configuration: JournalConfiguration, lockDescriptor: Int32,
+                 writer: WriterState, nextSequence: UInt64, snapshots: [UInt64]) {
+        self.directory = dataDirectory.path
+        self.dataDirectory = dataDirectory
+        self.configuration = configuration
+        self.lockDescriptor = lockDescriptor
+        self.queue = DispatchQueue(label: "bangbang.journal.writer")
+        self.intake = Mutex(Intake(nextSequence: nextSequence))
+        self.writer = Mutex(writer)
+        self.snapshotCatalog = Mutex(snapshots)
+        self.counters = Mutex(JournalStatistics())
+    }
+
+    /// A journal dropped without `close()` (a test, a failed startup) still releases its
+    /// descriptors and the directory lock; nothing is flushed, as after a crash. Pending work keeps
+    /// the journal alive, so this never runs with a batch in flight.
+    deinit {
+        writer.withLock { state in
+            if !state.isClosed {
+                syscalls.closeFile(state.descriptor)
+                state.isClosed = true
+                syscalls.closeFile(lockDescriptor)
+            }
+        }
+    }
+
+    // MARK: Appending
+
+    /// Appends a record and returns its sequence at once; `completion` follows, on the journal's
+    /// queue, once the record is durable under the sync policy (`.success(sequence)`) or its batch
+    /// failed (`.failure`, and the record is not in the journal). Sequences are strictly increasing
+    /// in call order: a caller that appends from one serial context decides the order itself.
+    /// After `close()` the completion gets `.failure(.closed)` immediately and 0 is returned (no
+    /// record ever has sequence 0).
+    @discardableResult
+    public func append(_ payload: [UInt8],
+                       completion: @escaping @Sendable (Result<UInt64, JournalError>) -> Void) -> UInt64 {
+        precondition(payload.count <= configuration.maximumRecordSize,
+                     "journal record of \(payload.count) bytes exceeds maximumRecordSize \(configuration.maximumRecordSize)")
+        let payloadChecksum = payload.withUnsafeBytes { Digest.crc32($0) }
+        let accepted: (sequence: UInt64, schedulesDrain: Bool)? = intake.withLock { intake in
+            guard !intake.isClosed else { return nil }
+            let sequence = intake.nextSequence
+            intake.nextSequence += 1
+            let checksum = RecordFormat.checksum(sequence: sequence, payloadChecksum: payloadChecksum, payloadLength: payload.count)
+            RecordFormat.append(sequence: sequence, payload: payload, checksum: checksum, to: &intake.buffer)
+            intake.waiters.append(Waiter(sequence: sequence, completion: completion))
+            let schedulesDrain = !intake.isDrainScheduled
+            intake.isDrainScheduled = true
+            return (sequence, schedulesDrain)
+        }
+        guard let accepted else {
+            completion(.failure(.closed))
+            return 0
+        }
+        if accepted.schedulesDrain {
+            queue.async { self.drain() }
+        }
+        return accepted.sequence
+    }
+
+    /// Writes batches until nothing is pending. Runs on `queue`.
+    func drain() {
+        while true {
+            let batch: (bytes: [UInt8], waiters: [Waiter])? = intake.withLock { intake in
+                guard !intake.waiters.isEmpty else {
+                    intake.isDrainScheduled = false
+                    return nil
+                }
+                var bytes = intake.spareBuffer
+                var waiters = intake.spareWaiters
+                intake.spareBuffer = []
+                intake.spareWaiters = []
+                swap(&bytes, &intake.buffer)
+                swap(&waiters, &intake.waiters)
+                return (bytes, waiters)
+            }
+            guard var batch else { return }
+            let result = commit(batch.bytes, firstSequence: batch.waiters[0].sequence)
+            for waiter in batch.waiters {
+                waiter.completion(result.map { waiter.sequence })
+            }
+            batch.bytes.removeAll(keepingCapacity: true)
+            batch.waiters.removeAll(keepingCapacity: true)
+            intake.withLock { intake in
+                intake.spareBuffer = batch.bytes
+                intake.spareWaiters = batch.waiters
+            }
+        }
+    }
+
+    /// One batch: roll if due, one write, one fdatasync under `.always`. On failure the segment is
+    /// cut back to the previous good offset before the batch's appends are failed.
+    private func commit(_ bytes: [UInt8], firstSequence: UInt64) -> Result<Void, JournalError> {
+        let result: Result<Void, JournalError> = writer.withLock { state in
+            if let failure = state.stuckError { return .failure(failure) }
+            if state.isClosed { return .failure(.closed) }
+            if state.offset >= configuration.segmentSize && state.offset > SegmentHeader.size {
+                if case .failure(let error) = roll(&state, base: firstSequence) { return .failure(error) }
+            }
+            let start = state.offset
+            do throws(SystemCallError) {
+                try syscalls.writeAll(state.descriptor, bytes, at: start)
+                if configuration.syncPolicy == .always {
+                    try syscalls.dataSync(state.descriptor)
+                }
+            } catch {
+                let failure = JournalError(error)
+                do throws(SystemCallError) {
+                    try syscalls.truncate(state.descriptor, toLength: start)
+                } catch {
+                    state.stuckError = JournalError(error)
+                }
+                return .failure(failure)
+            }
+            state.offset = start + bytes.count
+            switch configuration.syncPolicy {
+            case .always:
+                break
+            case .interval(let milliseconds):
+                state.isDirty = true
+                if !state.isSyncScheduled {
+                    state.isSyncScheduled = true
+                    queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { self.backgroundSync() }
+                }
+            case .never:
+                state.isDirty = true
+            }
+            return .success(())
+        }
+        counters.withLock { counters in
+            counters.batches += 1
+            switch result {
+            case .success:
+                counters.bytesWritten += bytes.count
+                if configuration.syncPolicy == .always { counters.syncs += 1 }
+            case .failure:
+                counters.failedBatches += 1
+            }
+        }
+        return result
+    }
+
+    /// Starts a new segment whose base is the first sequence of the batch about to be written.
+    private func roll(_ state: inout WriterState, base: UInt64) -> Result<Void, JournalError> {
+        if state.isDirty {
+            // The old segment must be complete on disk before the new one exists, or a crash could
+            // leave a torn tail in a segment that is no longer the last.
+            do { try syscalls.dataSync(state.descriptor) } catch { return .failure(JournalError(error)) }
+            state.isDirty = false
+            counters.withLock { $0.syncs += 1 }
+        }
+        let descriptor: Int32
+        do {
+            descriptor = try dataDirectory.createSegment(base: base)
+        } catch {
+            return .failure(error)
+        }
+        syscalls.closeFile(state.descriptor)
+        state.descriptor = descriptor
+        state.segments.append(SegmentFile(base: base, name: DataDirectory.segmentName(base: base)))
+        state.offset = SegmentHeader.size
+        counters.withLock { $0.segmentsCreated += 1 }
+        return .success(())
+    }
+
+    /// The `.interval` policy's deferred fdatasync. Runs on `queue`. A failure leaves the data dirty
+    /// so the next interval (or close) tries again; it is counted in `statistics.failedSyncs`.
+    private func backgroundSync() {
+        writer.withLock { state in
+            state.isSyncScheduled = false
+            guard state.isDirty, !state.isClosed else { return }
+            do throws(SystemCallError) {
+                try syscalls.dataSync(state.descriptor)
+                state.isDirty = false
+                counters.withLock { $0.syncs += 1 }
+            } catch {
+                counters.withLock { $0.failedSyncs += 1 }
+            }
+        }
+    }
+
+    // MARK: Closing
+
+    /// Writes everything appended so far, fdatasyncs it and releases the data directory. Blocks
+    /// until done. Later appends fail with `.closed`. Throws if the final sync fails: the records of
+    /// the last interval may then not be durable. Must not be called on the journal's queue (from a
+    /// completion): it waits for that queue.
+    public func close() throws(JournalError) {
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        let wasOpen = intake.withLock { intake in
+            defer { intake.isClosed = true }
+            return !intake.isClosed
+        }
+        guard wasOpen else { return }
+        let result: Result<Void, JournalError> = queue.sync {
+            drain()
+            return writer.withLock { state in
+                defer {
+                    syscalls.closeFile(state.descriptor)
+                    state.isClosed = true
+                }
+                guard state.isDirty else { return .success(()) }
+                do throws(SystemCallError) {
+                    try syscalls.dataSync(state.descriptor)
+                    counters.withLock { $0.syncs += 1 }
+                    state.isDirty = false
+                    return .success(())
+                } catch {
+                    return .failure(JournalError(error))
+                }
+            }
+        }
+        syscalls.closeFile(lockDescriptor)
+        try result.get()
+    }
+
+    // MARK: Introspection
+
+    /// Counters since open, for metrics and for tests of the group commit.
+    public var statistics: JournalStatistics { counters.withLock { $0 } }
+
+    /// The sequence the next append will get.
+    public var nextSequence: UInt64 { intake.withLock { $0.nextSequence } }
+}
+
+/// Counters since the journal was opened.
+public struct JournalStatistics: Sendable, Equatable {
+    /// Batches attempted (each one write, plus one fdatasync under `.always`).
+    public var batches = 0
+    /// Batches whose write or sync failed.
+    public var failedBatches = 0
+    /// fdatasync calls that succeeded on segments (batch, interval, roll and close syncs).
+    public var syncs = 0
+    /// Deferred `.interval` syncs that failed (they are retried).
+    public var failedSyncs = 0
+    /// Record bytes written by successful batches.
+    public var bytesWritten = 0
+    /// Segments started after open.
+    public var segmentsCreated = 0
+}

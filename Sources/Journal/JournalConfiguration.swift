@@ -1,0 +1,54 @@
+/// When an append's completion is called, relative to the data reaching the disk.
+public enum SyncPolicy: Sendable, Equatable {
+    /// Completion after `fdatasync` of the batch: an acknowledged record survives power loss.
+    case always
+    /// Completion after the `write`; `fdatasync` runs at most this many milliseconds later. Power loss
+    /// (not a process crash: the page cache keeps written bytes) can lose the acknowledged records of
+    /// roughly the last interval plus the batch being synced.
+    case interval(milliseconds: Int)
+    /// Completion after the `write`, no `fdatasync` until `close()`. For tests and benchmarks.
+    case never
+}
+
+/// How the journal lays out and syncs its files.
+public struct JournalConfiguration: Sendable {
+    /// Durability of acknowledged appends.
+    /// Default `.always`: the server acknowledges to users, so an ack must survive a power cut.
+    public var syncPolicy: SyncPolicy
+    /// A segment is closed and a new one started once it holds at least this many bytes.
+    /// Default 64 MiB: large enough that rolling (a create plus two fsyncs) is rare, small enough
+    /// that a snapshot frees space in useful steps. A batch is never split, so a segment can exceed
+    /// this by one batch.
+    public var segmentSize: Int
+    /// The largest payload `append` accepts; recovery treats a longer length field as damage.
+    /// Default 16 MiB: far above any event, small enough that a corrupt length cannot make recovery
+    /// allocate gigabytes.
+    public var maximumRecordSize: Int
+    /// The largest (uncompressed) snapshot accepted on read.
+    /// Default 4 GiB: a sanity bound checked before allocating, not a capacity plan.
+    public var maximumSnapshotSize: Int
+    /// Compress snapshots with zlib.
+    /// Default `true`: snapshots are mostly repetitive encoded state and shrink several times,
+    /// and they are written off the serving path, so the CPU is cheap.
+    public var compressesSnapshots: Bool
+
+    /// The system-call layer; tests replace it to inject faults.
+    var syscalls: Syscalls = .live
+
+    public init(syncPolicy: SyncPolicy = .always,
+                segmentSize: Int = 64 << 20,
+                maximumRecordSize: Int = 16 << 20,
+                maximumSnapshotSize: Int = 4 << 30,
+                compressesSnapshots: Bool = true) {
+        precondition(segmentSize > 0, "segmentSize must be positive")
+        precondition(maximumRecordSize > 0 && maximumRecordSize <= Int(UInt32.max), "maximumRecordSize must fit the 32-bit length field")
+        if case .interval(let milliseconds) = syncPolicy {
+            precondition(milliseconds > 0, "the sync interval must be positive")
+        }
+        self.syncPolicy = syncPolicy
+        self.segmentSize = segmentSize
+        self.maximumRecordSize = maximumRecordSize
+        self.maximumSnapshotSize = maximumSnapshotSize
+        self.compressesSnapshots = compressesSnapshots
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import Journal
+
+@Suite struct DataDirectoryTests {
+    @Test func missingDirectoryIsCreatedWithParents() throws {
+        let root = TemporaryDirectory()
+        defer { root.remove() }
+        let nested = root.path + "/a/b/data"
+        let (journal, recovery) = try Journal.open(directory: nested)
+        #expect(recovery.records.isEmpty)
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: nested, isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(FileManager.default.fileExists(atPath: nested + "/LOCK"))
+        try journal.close()
+    }
+
+    @Test func secondOpenOfTheSameDirectoryIsRefusedUntilClose() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let (journal, _) = try openJournal(directory)
+        let error = errorOf { try openJournal(directory) }
+        #expect(error == .directoryLocked(path: directory.path))
+        #expect(error?.description.contains("locked by another running server") == true)
+        try journal.close()
+        let (again, _) = try openJournal(directory)
+        try again.close()
+    }
+
+    @Test func aFileWhereTheDirectoryShouldBeIsRefused() throws {
+        let root = TemporaryDirectory()
+        defer { root.remove() }
+        try FileManager.default.createDirectory(atPath: root.path, withIntermediateDirectories: true)
+        root.write([1, 2, 3], to: "plain")
+        let error = errorOf { try Journal.open(directory: root.file("plain")) }
+        #expect(error == .notADirectory(path: root.file("plain")))
+        #expect(error?.description.contains("not a directory") == true)
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root ignores permission bits"))
+    func unwritableDirectoryIsReportedAsPermissionDenied() throws {
+        let root = TemporaryDirectory()
+        defer {
+            try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root.path)
+            root.remove()
+        }
+        try FileManager.default.createDirectory(atPath: root.path, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: root.path)
+        let error = errorOf { try Journal.open(directory: root.path) }
+        #expect(error == .permissionDenied(path: root.file("LOCK")))
+    }
+
+    @Test func segmentNamesSortNumerically() {
+        #expect(DataDirectory.segmentName(base: 42) == "journal-00000000000000000042.log")
+        #expect(DataDirectory.sequence(in: "journal-00000000000000000042.log", prefix: "journal-", suffix: ".log") == 42)
+        #expect(DataDirectory.sequence(in: "journal-42.log", prefix: "journal-", suffix: ".log") == nil)
+        #expect(DataDirectory.sequence(in: "snapshot-00000000000000000042.snap.corrupt", prefix: "snapshot-", suffix: ".snap") == nil)
+    }
+
+    @Test func permissionErrorsNameThePath() throws {
+        let root = TemporaryDirectory()
+        defer { root.remove() }
+        let faults = FaultScript()
+        faults.inject([.fail(EACCES)], into: .makeDirectory)
+        let missing = errorOf { try openJournal(root, configuration(faults: faults)) }
+        #expect(missing == .permissionDenied(path: root.path))
+        #expect(missing?.description.contains("permission denied on \(root.path)") == true)
+
+        faults.inject([.fail(EACCES)], into: .open)
+        #expect(errorOf { try openJournal(root, configuration(faults: faults)) } == .permissionDenied(path: root.file("LOCK")))
+    }
+}
