@@ -4,7 +4,7 @@ import Testing
 @Suite struct ClientHandshakeTests {
     func client(subprotocols: [String] = [], deflate: DeflateOffer? = nil, extraHeaders: HTTPHeaders = [:],
                 seed: UInt64 = 7) -> ClientHandshake {
-        var generator = SeededGenerator(state: seed)
+        var generator = HandshakeSeededGenerator(state: seed)
         return ClientHandshake(host: "localhost:8080", path: "/ws?token=abc", subprotocols: subprotocols,
                                deflate: deflate, extraHeaders: extraHeaders, using: &generator)
     }

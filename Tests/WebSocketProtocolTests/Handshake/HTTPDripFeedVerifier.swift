@@ -110,7 +110,7 @@ extension FeedOutcome {
 }
 
 /// A deterministic generator for keys in tests (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
+struct HandshakeSeededGenerator: RandomNumberGenerator {
     var state: UInt64
 
     mutating func next() -> UInt64 {
