@@ -22,7 +22,7 @@ extension AccountStore {
         try requireAdministrator(viewer)
         let size = min(max(limit, 1), policy.maximumPageSize)
         // Entry n has id n + 1, so "ids below `before`" is the prefix of length before - 1.
-        let end = min(state.feedback.count, Int(clamping: (before ?? UInt64.max) &- 1))
+        let end = min(state.feedback.count, before.map { Int(clamping: $0 == 0 ? 0 : $0 - 1) } ?? Int.max)
         let start = max(0, end - size)
         let entries = Array(state.feedback[start..<end].reversed())
         return FeedbackPage(entries: entries, nextBefore: start > 0 ? entries.last?.id : nil)

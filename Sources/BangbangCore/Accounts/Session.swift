@@ -93,7 +93,10 @@ public enum SessionToken {
     static func verifiedClaims(of token: String, secret: [UInt8])
         -> (user: UserID, session: SessionID, issuedAt: Timestamp)? {
         guard token.utf8.count <= maximumTextLength, let bytes = Base64.decode(token),
-              bytes.count == payloadLength + macLength, bytes[0] == version
+              bytes.count == payloadLength + macLength, bytes[0] == version,
+              // One spelling per token: stray low bits in the last character must not give a
+              // second string that authenticates the same.
+              Base64.encode(bytes, urlSafe: true) == token
         else { return nil }
         let payload = Array(bytes[0..<payloadLength])
         let expected = Digest.hmacSHA256(key: secret, message: domain + payload)
