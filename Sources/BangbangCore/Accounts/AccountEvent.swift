@@ -8,6 +8,8 @@ public enum AccountEvent: Codable, Sendable, Equatable {
     case loggedIn(Login)
     case passwordSet(PasswordSet)
     case sessionRevoked(SessionRevocation)
+    /// Housekeeping: expired sessions forgotten so the state does not grow with every login.
+    case sessionsPurged(SessionPurge)
     case profileUpdated(ProfileChange)
     case phoneChanged(PhoneChange)
     case verificationSubmitted(VerificationSubmission)
@@ -19,7 +21,7 @@ public enum AccountEvent: Codable, Sendable, Equatable {
     /// device that caused it).
     public var recipients: [UserID] {
         switch self {
-        case .registered, .verificationSubmitted, .feedbackSubmitted:
+        case .registered, .verificationSubmitted, .feedbackSubmitted, .sessionsPurged:
             return []
         case .loggedIn(let login): return [login.session.user]
         case .passwordSet(let change): return [change.user]
@@ -71,6 +73,11 @@ extension AccountEvent {
     public struct SessionRevocation: Codable, Sendable, Equatable {
         public var user: UserID
         public var session: SessionID
+        public var at: Timestamp
+    }
+
+    public struct SessionPurge: Codable, Sendable, Equatable {
+        public var sessions: [SessionID]
         public var at: Timestamp
     }
 

@@ -9,7 +9,7 @@ public struct UserAccount: Codable, Sendable, Equatable {
     public var profile: Profile
     public var verification: RunnerVerification?
     public var registeredAt: Timestamp
-    /// Every session ever opened, oldest first (revoked and expired ones included).
+    /// Sessions not yet purged, oldest first (revoked and expired ones included).
     public var sessions: [SessionID]
 }
 
@@ -52,6 +52,17 @@ public struct AccountState: Codable, Sendable, Equatable {
                 fatalError("internal inconsistency in AccountState: revoking an unknown session")
             }
             sessions[revocation.session]?.revokedAt = revocation.at
+        case .sessionsPurged(let purge):
+            var purgedByUser: [UserID: Set<SessionID>] = [:]
+            for id in purge.sessions {
+                guard let session = sessions.removeValue(forKey: id) else {
+                    fatalError("internal inconsistency in AccountState: purging an unknown session")
+                }
+                purgedByUser[session.user, default: []].insert(id)
+            }
+            for (user, purged) in purgedByUser {
+                modify(user) { $0.sessions.removeAll(where: purged.contains) }
+            }
         case .profileUpdated(let change):
             modify(change.user) { $0.profile.merge(change.update) }
         case .phoneChanged(let change):

@@ -5,10 +5,17 @@ extension AccountStore {
     /// forged token costs one HMAC and no lookup. Errors: `unauthenticated` (malformed, forged,
     /// wrong secret, unknown session), `session_revoked`, `session_expired`.
     public func authenticate(token: String, secret: [UInt8], now: Timestamp) throws(DomainError) -> AuthenticatedSession {
-        guard let claims = SessionToken.verifiedClaims(of: token, secret: secret),
-              let session = state.sessions[claims.session],
+        guard let claims = SessionToken.verifiedClaims(of: token, secret: secret) else {
+            throw DomainError(.unauthenticated, "Please log in.")
+        }
+        guard let session = state.sessions[claims.session],
               session.user == claims.user, session.issuedAt == claims.issuedAt
         else {
+            // A token we signed whose session was purged: if it is old enough, that is why.
+            let lifetime = AccountPolicy.milliseconds(policy.sessionLifetime)
+            if now >= claims.issuedAt.adding(milliseconds: lifetime) {
+                throw DomainError(.sessionExpired, "Your login has expired; please log in again.")
+            }
             throw DomainError(.unauthenticated, "Please log in.")
         }
         if session.isRevoked {
@@ -38,5 +45,20 @@ extension AccountStore {
             guard let session = state.sessions[id], !session.isRevoked, now < session.expiresAt else { return nil }
             return session
         }
+    }
+
+    /// Housekeeping the server runs now and then (say hourly): forgets up to `limit` sessions
+    /// that expired at or before `now`, revoked or not. Nil when there is nothing to forget.
+    /// Their tokens then answer `session_expired` from the issue time they carry.
+    public func decideSessionPurge(now: Timestamp, limit: Int = 10_000) -> AccountEvent? {
+        precondition(limit > 0, "purge limit must be positive")
+        var expired: [SessionID] = []
+        for (id, session) in state.sessions where session.expiresAt <= now {
+            expired.append(id)
+        }
+        guard !expired.isEmpty else { return nil }
+        // Sorted so the event does not depend on dictionary order.
+        expired.sort()
+        return .sessionsPurged(.init(sessions: Array(expired.prefix(limit)), at: now))
     }
 }

@@ -39,6 +39,9 @@ import Testing
         try harness.decide { try $0.decideAdministratorRevocation(by: admin, from: helper, now: $1) }
         try harness.decide { try $0.decideFeedback(user: user, text: "great", contact: "wx: ming", now: $1) }
         try harness.decide { try $0.decideFeedback(user: helper, text: "slow", contact: nil, now: $1) }
+        harness.advance(seconds: 31 * 24 * 3600)
+        _ = try harness.logIn("13800138000", device: "back")
+        harness.commit(try #require(harness.store.decideSessionPurge(now: harness.now)))
         return harness
     }
 
@@ -46,7 +49,7 @@ import Testing
         let harness = try Self.recordedHistory()
         var kinds = Set<String>()
         for event in harness.journal { kinds.insert(String(describing: event).prefix { $0 != "(" }.description) }
-        #expect(kinds.count == 10, "history should cover every event kind: \(kinds.sorted())")
+        #expect(kinds.count == 11, "history should cover every event kind: \(kinds.sorted())")
 
         var replayed = AccountState()
         for event in harness.journal { replayed.apply(event) }

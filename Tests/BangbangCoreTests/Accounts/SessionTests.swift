@@ -149,4 +149,42 @@ import Crypto
     @Test func sessionIDsPrintAsThirtyTwoHexDigits() {
         #expect(SessionID(high: 0x1, low: 0xabc).description == "0000000000000001" + "0000000000000abc")
     }
+
+    @Test func purgeForgetsOnlyExpiredSessions() throws {
+        var harness = AccountHarness(policy: AccountPolicy(sessionLifetime: .seconds(3600)))
+        let start = harness.now
+        let (user, oldToken) = try harness.logIn("13800138000", device: "old")
+        let old = try harness.store.authenticate(token: oldToken, secret: AccountHarness.secret, now: harness.now)
+        harness.commit(try harness.store.decideRevokeSession(user: user, session: old.session, now: harness.now))
+        harness.now = start.adding(milliseconds: 1800 * 1000)
+        let newToken = try harness.logIn("13800138000", device: "new").token
+        #expect(harness.store.decideSessionPurge(now: start.adding(milliseconds: 3600 * 1000 - 1)) == nil)
+
+        harness.now = start.adding(milliseconds: 3600 * 1000)
+        let purge = try #require(harness.store.decideSessionPurge(now: harness.now))
+        harness.commit(purge)
+        #expect(purge.recipients.isEmpty)
+        #expect(harness.store.state.sessions[old.session] == nil)
+        #expect(harness.store.state.accounts[user]?.sessions.count == 1)
+        expectError(.sessionExpired) {
+            try harness.store.authenticate(token: oldToken, secret: AccountHarness.secret, now: harness.now)
+        }
+        #expect(throws: Never.self) {
+            try harness.store.authenticate(token: newToken, secret: AccountHarness.secret, now: harness.now)
+        }
+        #expect(harness.store.decideSessionPurge(now: harness.now) == nil)
+    }
+
+    @Test func purgeIsBoundedAndDeterministic() throws {
+        var harness = AccountHarness(policy: AccountPolicy(sessionLifetime: .seconds(10)))
+        for phone in ["13800138000", "13900139000", "13700137000"] { _ = try harness.logIn(phone) }
+        let purge = try #require(harness.store.decideSessionPurge(now: harness.now, limit: 2))
+        guard case .sessionsPurged(let batch) = purge else {
+            Issue.record("expected a purge")
+            return
+        }
+        #expect(batch.sessions.count == 2 && batch.sessions == batch.sessions.sorted())
+        harness.commit(purge)
+        #expect(harness.store.state.sessions.count == 1)
+    }
 }
