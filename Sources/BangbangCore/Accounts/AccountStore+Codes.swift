@@ -64,6 +64,8 @@ extension AccountStore {
     /// code, or one more wrong try) and the error, if any.
     func checkCode(_ code: String, phone: PhoneNumber, purpose: CodePurpose, requester: UserID?,
                    now: Timestamp) -> (throttle: [AccountThrottleEvent], error: DomainError?) {
+        // Anything longer than a code is a wrong code; bound the comparison's copy.
+        let typed = Array(code.utf8.prefix(16))
         guard let pending = throttle.pendingCode(for: phone, purpose: purpose),
               pending.requester == requester else {
             return ([], DomainError(.codeExpired, "No valid code for this phone; request a new one.", field: "code"))
@@ -72,7 +74,7 @@ extension AccountStore {
             return ([.codeConsumed(phone: phone, purpose: purpose)],
                     DomainError(.codeExpired, "The code has expired; request a new one.", field: "code"))
         }
-        guard Digest.constantTimeEquals(Array(code.utf8), Array(pending.code.utf8)) else {
+        guard Digest.constantTimeEquals(typed, Array(pending.code.utf8)) else {
             let remaining = policy.codeMaxWrongAttempts - pending.wrongAttempts - 1
             let message = remaining > 0 ? "Wrong code; \(remaining) tries left."
                 : "Wrong code too many times; request a new one."

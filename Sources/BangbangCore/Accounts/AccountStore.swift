@@ -41,6 +41,9 @@ public struct AccountDecision: Sendable, Equatable {
     }
 }
 
+/// The accounts part, as the server runs it: confined to one serial queue, which calls the
+/// decide methods, the queries and both `apply`s in turn. Only the static helpers
+/// (`validatePassword`, `SessionToken.make`) may be called from anywhere.
 public struct AccountStore: Sendable, Equatable {
     public var policy: AccountPolicy
     public private(set) var state: AccountState

@@ -69,6 +69,16 @@ import Testing
         #expect(harness.journal.isEmpty)
     }
 
+    @Test func codeWithExtraOrMissingDigitsIsWrong() throws {
+        var harness = AccountHarness()
+        let issue = try harness.requestCode(phone)
+        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: issue.code + "0") }
+        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: String(issue.code.dropLast())) }
+        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: issue.code + String(repeating: "9", count: 10_000)) }
+        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: "") }
+        #expect(throws: Never.self) { try harness.codeLogin(phone, code: issue.code) }
+    }
+
     @Test func loginWithoutAnyCodeIsRefused() {
         var harness = AccountHarness()
         expectError(.codeExpired) { try harness.codeLogin(phone, code: "123456") }
