@@ -2,7 +2,7 @@ import Testing
 @testable import BangbangCore
 
 /// SplitMix64: a tiny seeded generator so codes and session ids are the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
+struct AccountTestGenerator: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
@@ -20,7 +20,7 @@ struct AccountHarness {
     static let start = Timestamp(milliseconds: 1_767_225_600_000)  // 2026-01-01T00:00:00Z
 
     var store: AccountStore
-    var generator = SeededGenerator(seed: 2026)
+    var generator = AccountTestGenerator(seed: 2026)
     var journal: [AccountEvent] = []
     var now = AccountHarness.start
     var clientIP = "10.0.0.1"
@@ -74,7 +74,7 @@ struct AccountHarness {
 }
 
 /// Runs `body` and checks that it fails with `code` (and `field`, when given).
-func expectError<T>(_ code: ErrorCode, field: String? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+func expectAccountError<T>(_ code: ErrorCode, field: String? = nil, sourceLocation: SourceLocation = #_sourceLocation,
                     _ body: () throws -> T) {
     do {
         let value = try body()
@@ -88,6 +88,6 @@ func expectError<T>(_ code: ErrorCode, field: String? = nil, sourceLocation: Sou
 }
 
 /// A wrong guess at `code`, differing in the last digit.
-func wrongCode(_ code: String) -> String {
+func wrongSMSCode(_ code: String) -> String {
     String(code.dropLast()) + (code.last == "0" ? "1" : "0")
 }

@@ -18,10 +18,10 @@ import Testing
         #expect(throws: Never.self) { try attempt(String(repeating: "字", count: 1000)) }
         #expect(throws: Never.self) { try attempt("x") }
         #expect(throws: Never.self) { try attempt("first line\nsecond line", String(repeating: "c", count: 100)) }
-        expectError(.invalidField, field: "text") { try attempt(String(repeating: "字", count: 1001)) }
-        expectError(.invalidField, field: "text") { try attempt("") }
-        expectError(.invalidField, field: "text") { try attempt(" \n ") }
-        expectError(.invalidField, field: "contact") { try attempt("ok", String(repeating: "c", count: 101)) }
+        expectAccountError(.invalidField, field: "text") { try attempt(String(repeating: "字", count: 1001)) }
+        expectAccountError(.invalidField, field: "text") { try attempt("") }
+        expectAccountError(.invalidField, field: "text") { try attempt(" \n ") }
+        expectAccountError(.invalidField, field: "contact") { try attempt("ok", String(repeating: "c", count: 101)) }
         guard case .feedbackSubmitted(let entry) = try attempt(" slow app ", "  ") else {
             Issue.record("expected feedback")
             return
@@ -66,7 +66,7 @@ import Testing
 
     @Test func onlyAdministratorsRead() throws {
         let fixture = try setUp()
-        expectError(.forbidden) { try fixture.0.store.feedbackPage(viewer: fixture.user, before: nil, limit: 10) }
+        expectAccountError(.forbidden) { try fixture.0.store.feedbackPage(viewer: fixture.user, before: nil, limit: 10) }
     }
 
     @Test func emptyStoreGivesAnEmptyPage() throws {

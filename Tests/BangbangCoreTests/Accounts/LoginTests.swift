@@ -41,10 +41,10 @@ import Testing
     @Test func deviceNameIsLimited() throws {
         var harness = AccountHarness()
         let issue = try harness.requestCode("13800138000")
-        expectError(.invalidField, field: "device") {
+        expectAccountError(.invalidField, field: "device") {
             try harness.codeLogin("13800138000", code: issue.code, device: String(repeating: "d", count: 65))
         }
-        expectError(.invalidField, field: "device") {
+        expectAccountError(.invalidField, field: "device") {
             try harness.codeLogin("13800138000", code: issue.code, device: "bad\u{7}name")
         }
         // A refused device name does not burn the code.
@@ -55,7 +55,7 @@ import Testing
     // MARK: Passwords
 
     @Test(arguments: [7, 129]) func passwordLengthOutsideLimitsIsRefused(length: Int) {
-        expectError(.invalidField, field: "password") {
+        expectAccountError(.invalidField, field: "password") {
             try AccountStore.validatePassword(String(repeating: "p", count: length))
         }
     }
@@ -69,7 +69,7 @@ import Testing
         let user = try harness.logIn("13800138000").user
         try harness.decide { try $0.decideSetPassword(user: user, passwordHash: Self.hash, now: $1) }
         #expect(harness.store.state.accounts[user]?.passwordHash == Self.hash)
-        expectError(.passwordAlreadySet) {
+        expectAccountError(.passwordAlreadySet) {
             try harness.store.decideSetPassword(user: user, passwordHash: Self.otherHash, now: harness.now)
         }
     }
@@ -111,7 +111,7 @@ import Testing
         // Even a server bug reporting a match cannot log in to an account without a password.
         let challenge = try harness.store.passwordChallenge(phone: "13700137000", now: harness.now)
         #expect(challenge.passwordHash == nil)
-        expectError(.invalidCredentials) {
+        expectAccountError(.invalidCredentials) {
             try harness.run(harness.store.decidePasswordLogin(challenge, passwordMatches: true, device: nil,
                                                                now: harness.now, using: &harness.generator))
         }
@@ -123,16 +123,16 @@ import Testing
         try harness.decide { try $0.decideSetPassword(user: user, passwordHash: Self.hash, now: $1) }
         for _ in 0..<5 {
             let challenge = try harness.store.passwordChallenge(phone: "13800138000", now: harness.now)
-            expectError(.invalidCredentials) {
+            expectAccountError(.invalidCredentials) {
                 try harness.run(harness.store.decidePasswordLogin(challenge, passwordMatches: false, device: nil,
                                                                    now: harness.now, using: &harness.generator))
             }
             harness.advance(seconds: 1)
         }
-        expectError(.rateLimited) { try harness.store.passwordChallenge(phone: "13800138000", now: harness.now) }
+        expectAccountError(.rateLimited) { try harness.store.passwordChallenge(phone: "13800138000", now: harness.now) }
         // A challenge taken before the lock is refused as well, even with the right password.
         let early = PasswordChallenge(phone: PhoneNumber(rawValue: "+8613800138000"), user: user, passwordHash: Self.hash)
-        expectError(.rateLimited) {
+        expectAccountError(.rateLimited) {
             try harness.run(harness.store.decidePasswordLogin(early, passwordMatches: true, device: nil,
                                                                now: harness.now, using: &harness.generator))
         }
@@ -153,7 +153,7 @@ import Testing
             _ = try? harness.run(harness.store.decidePasswordLogin(challenge, passwordMatches: false, device: nil,
                                                                     now: harness.now, using: &harness.generator))
         }
-        expectError(.rateLimited) { try harness.store.passwordChallenge(phone: "13900139000", now: harness.now) }
+        expectAccountError(.rateLimited) { try harness.store.passwordChallenge(phone: "13900139000", now: harness.now) }
     }
 
     @Test func successResetsTheFailureCount() throws {
@@ -179,7 +179,7 @@ import Testing
         let change = try harness.store.passwordChangeChallenge(user: user, now: harness.now)
         try harness.run(harness.store.decideChangePassword(change, oldPasswordMatches: true,
                                                            newPasswordHash: Self.otherHash, now: harness.now))
-        expectError(.invalidCredentials) {
+        expectAccountError(.invalidCredentials) {
             try harness.run(harness.store.decidePasswordLogin(stale, passwordMatches: true, device: nil,
                                                                now: harness.now, using: &harness.generator))
         }
@@ -188,11 +188,11 @@ import Testing
     @Test func changePasswordNeedsTheOldOne() throws {
         var harness = AccountHarness()
         let user = try harness.logIn("13800138000").user
-        expectError(.passwordNotSet) { try harness.store.passwordChangeChallenge(user: user, now: harness.now) }
+        expectAccountError(.passwordNotSet) { try harness.store.passwordChangeChallenge(user: user, now: harness.now) }
         try harness.decide { try $0.decideSetPassword(user: user, passwordHash: Self.hash, now: $1) }
         let challenge = try harness.store.passwordChangeChallenge(user: user, now: harness.now)
         #expect(challenge.passwordHash == Self.hash)
-        expectError(.invalidCredentials, field: "old_password") {
+        expectAccountError(.invalidCredentials, field: "old_password") {
             try harness.run(harness.store.decideChangePassword(challenge, oldPasswordMatches: false,
                                                                newPasswordHash: Self.otherHash, now: harness.now))
         }

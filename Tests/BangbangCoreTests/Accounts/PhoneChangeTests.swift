@@ -22,10 +22,10 @@ import Testing
         var harness = AccountHarness()
         let user = try harness.logIn("13800138000").user
         _ = try harness.logIn("13900139000")
-        expectError(.phoneTaken, field: "phone") {
+        expectAccountError(.phoneTaken, field: "phone") {
             try harness.requestCode("13900139000", purpose: .changePhone, requester: user)
         }
-        expectError(.phoneTaken, field: "phone") {
+        expectAccountError(.phoneTaken, field: "phone") {
             try harness.requestCode("13800138000", purpose: .changePhone, requester: user)
         }
     }
@@ -37,7 +37,7 @@ import Testing
         harness.advance(seconds: 61)
         let other = try harness.logIn("13900139000").user  // registers the number meanwhile
         #expect(other != user)
-        expectError(.phoneTaken, field: "phone") {
+        expectAccountError(.phoneTaken, field: "phone") {
             try harness.run(harness.store.decidePhoneChange(user: user, newPhone: "13900139000", code: change.code,
                                                             now: harness.now))
         }
@@ -50,7 +50,7 @@ import Testing
         let alice = try harness.logIn("13800138000").user
         let bob = try harness.logIn("13700137000").user
         let issue = try harness.requestCode("13900139000", purpose: .changePhone, requester: alice)
-        expectError(.codeExpired) {
+        expectAccountError(.codeExpired) {
             try harness.run(harness.store.decidePhoneChange(user: bob, newPhone: "13900139000", code: issue.code,
                                                             now: harness.now))
         }
@@ -64,12 +64,12 @@ import Testing
         var harness = AccountHarness()
         let user = try harness.logIn("13800138000").user
         let issue = try harness.requestCode("13900139000", purpose: .changePhone, requester: user)
-        expectError(.codeExpired) { try harness.codeLogin("13900139000", code: issue.code) }
+        expectAccountError(.codeExpired) { try harness.codeLogin("13900139000", code: issue.code) }
     }
 
     @Test func changePhoneNeedsALogin() {
         var harness = AccountHarness()
-        expectError(.unauthenticated) { try harness.requestCode("13900139000", purpose: .changePhone, requester: nil) }
+        expectAccountError(.unauthenticated) { try harness.requestCode("13900139000", purpose: .changePhone, requester: nil) }
     }
 
     @Test func wrongCodeCountsAndKills() throws {
@@ -77,12 +77,12 @@ import Testing
         let user = try harness.logIn("13800138000").user
         let issue = try harness.requestCode("13900139000", purpose: .changePhone, requester: user)
         for _ in 0..<5 {
-            expectError(.codeIncorrect) {
+            expectAccountError(.codeIncorrect) {
                 try harness.run(harness.store.decidePhoneChange(user: user, newPhone: "13900139000",
-                                                                code: wrongCode(issue.code), now: harness.now))
+                                                                code: wrongSMSCode(issue.code), now: harness.now))
             }
         }
-        expectError(.codeExpired) {
+        expectAccountError(.codeExpired) {
             try harness.run(harness.store.decidePhoneChange(user: user, newPhone: "13900139000", code: issue.code,
                                                             now: harness.now))
         }

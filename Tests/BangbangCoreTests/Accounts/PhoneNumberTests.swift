@@ -30,15 +30,15 @@ import Testing
         "１３８００１３８０００",                 // full-width digits are not digits here
     ])
     func rejectsMalformedNumbers(input: String) {
-        expectError(.invalidField, field: "phone") { try PhoneNumber(parsing: input) }
+        expectAccountError(.invalidField, field: "phone") { try PhoneNumber(parsing: input) }
     }
 
     @Test func rejectsOverlongInputBeforeParsing() {
         let input = "+86" + String(repeating: " ", count: 40) + "13800138000"
-        expectError(.invalidField, field: "phone") { try PhoneNumber(parsing: input) }
+        expectAccountError(.invalidField, field: "phone") { try PhoneNumber(parsing: input) }
     }
 
     @Test func reportsTheFieldItWasAskedToCheck() {
-        expectError(.invalidField, field: "new_phone") { try PhoneNumber(parsing: "x", field: "new_phone") }
+        expectAccountError(.invalidField, field: "new_phone") { try PhoneNumber(parsing: "x", field: "new_phone") }
     }
 }

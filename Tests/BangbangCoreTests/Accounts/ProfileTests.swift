@@ -11,7 +11,7 @@ import Testing
 
     func expectRefused(_ update: ProfileUpdate, field: String, policy: AccountPolicy = AccountPolicy(),
                        sourceLocation: SourceLocation = #_sourceLocation) {
-        expectError(.invalidField, field: field, sourceLocation: sourceLocation) { try self.update(update, policy: policy) }
+        expectAccountError(.invalidField, field: field, sourceLocation: sourceLocation) { try self.update(update, policy: policy) }
     }
 
     @Test func nicknameAtTwentyCharactersIsAccepted() throws {
@@ -89,7 +89,7 @@ import Testing
     @Test func oneBadFieldRefusesTheWholeUpdate() throws {
         var harness = AccountHarness()
         let user = try harness.logIn("13800138000").user
-        expectError(.invalidField, field: "bio") {
+        expectAccountError(.invalidField, field: "bio") {
             try harness.store.decideProfileUpdate(user: user, update: .init(nickname: "ok", bio: String(repeating: "b", count: 201)),
                                                   now: harness.now)
         }
@@ -99,10 +99,10 @@ import Testing
     @Test func emptyUpdateAndUnknownUserAreRefused() throws {
         var harness = AccountHarness()
         let user = try harness.logIn("13800138000").user
-        expectError(.invalidField, field: "profile") {
+        expectAccountError(.invalidField, field: "profile") {
             try harness.store.decideProfileUpdate(user: user, update: .init(), now: harness.now)
         }
-        expectError(.notFound) {
+        expectAccountError(.notFound) {
             try harness.store.decideProfileUpdate(user: UserID(99), update: .init(nickname: "x"), now: harness.now)
         }
     }

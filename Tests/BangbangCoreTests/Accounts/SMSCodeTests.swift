@@ -18,7 +18,7 @@ import Testing
         var second = AccountHarness()
         #expect(try first.requestCode(phone).code == second.requestCode(phone).code)
         var other = AccountHarness()
-        other.generator = SeededGenerator(seed: 7)
+        other.generator = AccountTestGenerator(seed: 7)
         _ = try other.requestCode(phone)  // a different seed is allowed to coincide, but not all of these
         let codes = try (0..<5).map { index -> String in
             other.advance(seconds: 61)
@@ -38,7 +38,7 @@ import Testing
         var harness = AccountHarness()
         let issue = try harness.requestCode(phone)
         harness.now = issue.expiresAt
-        expectError(.codeExpired, field: "code") { try harness.codeLogin(phone, code: issue.code) }
+        expectAccountError(.codeExpired, field: "code") { try harness.codeLogin(phone, code: issue.code) }
         #expect(harness.journal.isEmpty)
     }
 
@@ -46,7 +46,7 @@ import Testing
         var harness = AccountHarness()
         let issue = try harness.requestCode(phone)
         _ = try harness.codeLogin(phone, code: issue.code)
-        expectError(.codeExpired) { try harness.codeLogin(phone, code: issue.code) }
+        expectAccountError(.codeExpired) { try harness.codeLogin(phone, code: issue.code) }
         #expect(harness.journal.count == 1)
     }
 
@@ -54,7 +54,7 @@ import Testing
         var harness = AccountHarness()
         let issue = try harness.requestCode(phone)
         for _ in 0..<4 {
-            expectError(.codeIncorrect, field: "code") { try harness.codeLogin(phone, code: wrongCode(issue.code)) }
+            expectAccountError(.codeIncorrect, field: "code") { try harness.codeLogin(phone, code: wrongSMSCode(issue.code)) }
         }
         #expect(throws: Never.self) { try harness.codeLogin(phone, code: issue.code) }
     }
@@ -63,25 +63,25 @@ import Testing
         var harness = AccountHarness()
         let issue = try harness.requestCode(phone)
         for _ in 0..<5 {
-            expectError(.codeIncorrect) { try harness.codeLogin(phone, code: wrongCode(issue.code)) }
+            expectAccountError(.codeIncorrect) { try harness.codeLogin(phone, code: wrongSMSCode(issue.code)) }
         }
-        expectError(.codeExpired) { try harness.codeLogin(phone, code: issue.code) }
+        expectAccountError(.codeExpired) { try harness.codeLogin(phone, code: issue.code) }
         #expect(harness.journal.isEmpty)
     }
 
     @Test func codeWithExtraOrMissingDigitsIsWrong() throws {
         var harness = AccountHarness()
         let issue = try harness.requestCode(phone)
-        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: issue.code + "0") }
-        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: String(issue.code.dropLast())) }
-        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: issue.code + String(repeating: "9", count: 10_000)) }
-        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: "") }
+        expectAccountError(.codeIncorrect) { try harness.codeLogin(phone, code: issue.code + "0") }
+        expectAccountError(.codeIncorrect) { try harness.codeLogin(phone, code: String(issue.code.dropLast())) }
+        expectAccountError(.codeIncorrect) { try harness.codeLogin(phone, code: issue.code + String(repeating: "9", count: 10_000)) }
+        expectAccountError(.codeIncorrect) { try harness.codeLogin(phone, code: "") }
         #expect(throws: Never.self) { try harness.codeLogin(phone, code: issue.code) }
     }
 
     @Test func loginWithoutAnyCodeIsRefused() {
         var harness = AccountHarness()
-        expectError(.codeExpired) { try harness.codeLogin(phone, code: "123456") }
+        expectAccountError(.codeExpired) { try harness.codeLogin(phone, code: "123456") }
     }
 
     @Test func newCodeReplacesThePendingOne() throws {
@@ -90,7 +90,7 @@ import Testing
         harness.advance(seconds: 60)
         let new = try harness.requestCode(phone)
         try #require(old.code != new.code)
-        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: old.code) }
+        expectAccountError(.codeIncorrect) { try harness.codeLogin(phone, code: old.code) }
         #expect(throws: Never.self) { try harness.codeLogin(phone, code: new.code) }
     }
 
@@ -99,15 +99,15 @@ import Testing
         let user = try harness.logIn("13900139000").user
         let issue = try harness.requestCode(phone)  // purpose login
         let decision = harness.store.decidePhoneChange(user: user, newPhone: phone, code: issue.code, now: harness.now)
-        expectError(.codeExpired) { try harness.run(decision) }
+        expectAccountError(.codeExpired) { try harness.run(decision) }
     }
 
     @Test func resendWithinSixtySecondsIsRateLimited() throws {
         var harness = AccountHarness()
         _ = try harness.requestCode(phone)
         harness.advance(milliseconds: 59_999)
-        expectError(.rateLimited) { try harness.requestCode(phone) }
-        expectError(.rateLimited) { try harness.requestCode("+86 138-0013-8000") }  // same number, other spelling
+        expectAccountError(.rateLimited) { try harness.requestCode(phone) }
+        expectAccountError(.rateLimited) { try harness.requestCode("+86 138-0013-8000") }  // same number, other spelling
         harness.advance(milliseconds: 1)
         #expect(throws: Never.self) { try harness.requestCode(phone) }
     }
@@ -116,7 +116,7 @@ import Testing
         var harness = AccountHarness()
         let user = try harness.logIn("13900139000").user
         _ = try harness.requestCode(phone)
-        expectError(.rateLimited) { try harness.requestCode(phone, purpose: .changePhone, requester: user) }
+        expectAccountError(.rateLimited) { try harness.requestCode(phone, purpose: .changePhone, requester: user) }
     }
 
     @Test func tenCodesPerPhonePerDayThenRefused() throws {
@@ -127,7 +127,7 @@ import Testing
             harness.advance(seconds: 61)
         }
         harness.clientIP = "10.0.2.1"
-        expectError(.rateLimited) { try harness.requestCode(phone) }
+        expectAccountError(.rateLimited) { try harness.requestCode(phone) }
         #expect(throws: Never.self) { try harness.requestCode("13900139000") }
     }
 
@@ -140,11 +140,11 @@ import Testing
             harness.advance(seconds: 61)
         }
         harness.now = first.adding(milliseconds: 24 * 3600 * 1000 - 1)
-        expectError(.rateLimited) { try harness.requestCode(phone) }
+        expectAccountError(.rateLimited) { try harness.requestCode(phone) }
         harness.now = first.adding(milliseconds: 24 * 3600 * 1000)
         #expect(throws: Never.self) { try harness.requestCode(phone) }
         harness.advance(seconds: 60)
-        expectError(.rateLimited) { try harness.requestCode(phone) }  // only the oldest send left the window
+        expectAccountError(.rateLimited) { try harness.requestCode(phone) }  // only the oldest send left the window
     }
 
     @Test func twentySendsPerIPPerHourThenRefused() throws {
@@ -153,12 +153,12 @@ import Testing
         for index in 0..<20 {
             _ = try harness.requestCode("1380013\(String(1000 + index))")
         }
-        expectError(.rateLimited) { try harness.requestCode("13900139000") }
+        expectAccountError(.rateLimited) { try harness.requestCode("13900139000") }
         harness.clientIP = "10.0.0.2"
         #expect(throws: Never.self) { try harness.requestCode("13900139000") }
         harness.clientIP = "10.0.0.1"
         harness.now = first.adding(milliseconds: 3600 * 1000 - 1)
-        expectError(.rateLimited) { try harness.requestCode("13700137000") }
+        expectAccountError(.rateLimited) { try harness.requestCode("13700137000") }
         harness.now = first.adding(milliseconds: 3600 * 1000)
         #expect(throws: Never.self) { try harness.requestCode("13700137000") }
     }
@@ -166,7 +166,7 @@ import Testing
     @Test func refusedRequestsDoNotCountAgainstLimits() throws {
         var harness = AccountHarness(policy: AccountPolicy(codeLimitPerIP: 2))
         _ = try harness.requestCode(phone)
-        for _ in 0..<5 { expectError(.rateLimited) { try harness.requestCode(phone) } }
+        for _ in 0..<5 { expectAccountError(.rateLimited) { try harness.requestCode(phone) } }
         #expect(throws: Never.self) { try harness.requestCode("13900139000") }
     }
 
@@ -175,16 +175,16 @@ import Testing
                                                            codeResendInterval: .seconds(1)))
         let issue = try harness.requestCode(phone)
         #expect(issue.expiresAt == harness.now.adding(milliseconds: 10_000))
-        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: wrongCode(issue.code)) }
-        expectError(.codeIncorrect) { try harness.codeLogin(phone, code: wrongCode(issue.code)) }
-        expectError(.codeExpired) { try harness.codeLogin(phone, code: issue.code) }
+        expectAccountError(.codeIncorrect) { try harness.codeLogin(phone, code: wrongSMSCode(issue.code)) }
+        expectAccountError(.codeIncorrect) { try harness.codeLogin(phone, code: wrongSMSCode(issue.code)) }
+        expectAccountError(.codeExpired) { try harness.codeLogin(phone, code: issue.code) }
         harness.advance(seconds: 1)
         #expect(throws: Never.self) { try harness.requestCode(phone) }
     }
 
     @Test func malformedPhoneIsRefusedBeforeAnySend() {
         var harness = AccountHarness()
-        expectError(.invalidField, field: "phone") { try harness.requestCode("12345") }
+        expectAccountError(.invalidField, field: "phone") { try harness.requestCode("12345") }
     }
 
     @Test func staleCountersAreSweptAway() throws {

@@ -20,7 +20,7 @@ import Crypto
             var tampered = bytes
             tampered[index] ^= 0x01
             let forged = Base64.encode(tampered, urlSafe: true)
-            expectError(.unauthenticated) {
+            expectAccountError(.unauthenticated) {
                 try harness.store.authenticate(token: forged, secret: AccountHarness.secret, now: harness.now)
             }
         }
@@ -32,7 +32,7 @@ import Crypto
         for index in token.indices {
             var tampered = token
             tampered[index] = tampered[index] == "A" ? "B" : "A"
-            expectError(.unauthenticated) {
+            expectAccountError(.unauthenticated) {
                 try harness.store.authenticate(token: String(tampered), secret: AccountHarness.secret, now: harness.now)
             }
         }
@@ -43,7 +43,7 @@ import Crypto
         let token = try harness.logIn("13800138000").token
         for bad in ["", "not a token", String(token.dropLast()), token + "A", String(token.dropFirst()),
                     String(repeating: "A", count: 87), String(repeating: "A", count: 10_000)] {
-            expectError(.unauthenticated) {
+            expectAccountError(.unauthenticated) {
                 try harness.store.authenticate(token: bad, secret: AccountHarness.secret, now: harness.now)
             }
         }
@@ -54,7 +54,7 @@ import Crypto
         let token = try harness.logIn("13800138000").token
         var otherSecret = AccountHarness.secret
         otherSecret[0] ^= 0x80
-        expectError(.unauthenticated) {
+        expectAccountError(.unauthenticated) {
             try harness.store.authenticate(token: token, secret: otherSecret, now: harness.now)
         }
     }
@@ -64,7 +64,7 @@ import Crypto
         let ghost = Session(id: SessionID(high: 1, low: 2), user: UserID(1), device: nil,
                             issuedAt: harness.now, expiresAt: harness.now.adding(milliseconds: 1000))
         let token = SessionToken.make(for: ghost, secret: AccountHarness.secret)
-        expectError(.unauthenticated) {
+        expectAccountError(.unauthenticated) {
             try harness.store.authenticate(token: token, secret: AccountHarness.secret, now: harness.now)
         }
     }
@@ -79,7 +79,7 @@ import Crypto
         #expect(throws: Never.self) {
             try harness.store.authenticate(token: token, secret: AccountHarness.secret, now: lastValid)
         }
-        expectError(.sessionExpired) {
+        expectAccountError(.sessionExpired) {
             try harness.store.authenticate(token: token, secret: AccountHarness.secret,
                                            now: session.issuedAt.adding(milliseconds: 3600 * 1000))
         }
@@ -94,7 +94,7 @@ import Crypto
             try harness.store.authenticate(token: token, secret: AccountHarness.secret,
                                            now: start.adding(milliseconds: thirtyDays - 1))
         }
-        expectError(.sessionExpired) {
+        expectAccountError(.sessionExpired) {
             try harness.store.authenticate(token: token, secret: AccountHarness.secret,
                                            now: start.adding(milliseconds: thirtyDays))
         }
@@ -113,14 +113,14 @@ import Crypto
         let event = try harness.store.decideRevokeSession(user: user, session: phoneSession.session, now: harness.now)
         harness.commit(event)
         #expect(event.recipients == [user])
-        expectError(.sessionRevoked) {
+        expectAccountError(.sessionRevoked) {
             try harness.store.authenticate(token: phoneToken, secret: AccountHarness.secret, now: harness.now)
         }
         #expect(throws: Never.self) {
             try harness.store.authenticate(token: padToken, secret: AccountHarness.secret, now: harness.now)
         }
         #expect(harness.store.activeSessions(of: user, now: harness.now).map(\.device) == ["pad"])
-        expectError(.sessionRevoked, field: "session") {
+        expectAccountError(.sessionRevoked, field: "session") {
             try harness.store.decideRevokeSession(user: user, session: phoneSession.session, now: harness.now)
         }
     }
@@ -130,7 +130,7 @@ import Crypto
         let (user, token) = try harness.logIn("13800138000")
         let session = try harness.store.authenticate(token: token, secret: AccountHarness.secret, now: harness.now)
         harness.commit(try harness.store.decideRevokeSession(user: user, session: session.session, now: harness.now))
-        expectError(.sessionRevoked) {
+        expectAccountError(.sessionRevoked) {
             try harness.store.authenticate(token: token, secret: AccountHarness.secret,
                                            now: harness.now.adding(milliseconds: 365 * 24 * 3600 * 1000))
         }
@@ -141,7 +141,7 @@ import Crypto
         let (_, token) = try harness.logIn("13800138000")
         let intruder = try harness.logIn("13900139000").user
         let session = try harness.store.authenticate(token: token, secret: AccountHarness.secret, now: harness.now)
-        expectError(.notFound, field: "session") {
+        expectAccountError(.notFound, field: "session") {
             try harness.store.decideRevokeSession(user: intruder, session: session.session, now: harness.now)
         }
     }
@@ -166,7 +166,7 @@ import Crypto
         #expect(purge.recipients.isEmpty)
         #expect(harness.store.state.sessions[old.session] == nil)
         #expect(harness.store.state.accounts[user]?.sessions.count == 1)
-        expectError(.sessionExpired) {
+        expectAccountError(.sessionExpired) {
             try harness.store.authenticate(token: oldToken, secret: AccountHarness.secret, now: harness.now)
         }
         #expect(throws: Never.self) {

@@ -24,6 +24,6 @@ import Testing
             #expect(view.isAdministrator == false && view.hasPassword == false)
         }
         #expect(try harness.store.user(admin, viewer: admin).isAdministrator == true)
-        expectError(.notFound) { try harness.store.user(UserID(42), viewer: admin) }
+        expectAccountError(.notFound) { try harness.store.user(UserID(42), viewer: admin) }
     }
 }

@@ -58,9 +58,9 @@ import Testing
         let admin = fixture.admin
         let applicant = fixture.applicant
         try submit(&harness, applicant)
-        expectError(.verificationInProgress) { try submit(&harness, applicant) }
+        expectAccountError(.verificationInProgress) { try submit(&harness, applicant) }
         try harness.decide { try $0.decideVerificationApproval(administrator: admin, user: applicant, now: $1) }
-        expectError(.verificationInProgress) { try submit(&harness, applicant) }
+        expectAccountError(.verificationInProgress) { try submit(&harness, applicant) }
     }
 
     @Test func decisionsNeedAPendingApplication() throws {
@@ -69,10 +69,10 @@ import Testing
         let admin = fixture.admin
         let applicant = fixture.applicant
         // never submitted
-        expectError(.verificationNotPending) {
+        expectAccountError(.verificationNotPending) {
             try harness.store.decideVerificationApproval(administrator: admin, user: applicant, now: harness.now)
         }
-        expectError(.verificationNotPending) {
+        expectAccountError(.verificationNotPending) {
             try harness.store.decideVerificationRejection(administrator: admin, user: applicant, reason: "no", now: harness.now)
         }
         // already rejected
@@ -80,19 +80,19 @@ import Testing
         try harness.decide {
             try $0.decideVerificationRejection(administrator: admin, user: applicant, reason: "blurry", now: $1)
         }
-        expectError(.verificationNotPending) {
+        expectAccountError(.verificationNotPending) {
             try harness.store.decideVerificationApproval(administrator: admin, user: applicant, now: harness.now)
         }
-        expectError(.verificationNotPending) {
+        expectAccountError(.verificationNotPending) {
             try harness.store.decideVerificationRejection(administrator: admin, user: applicant, reason: "no", now: harness.now)
         }
         // already approved
         try submit(&harness, applicant)
         try harness.decide { try $0.decideVerificationApproval(administrator: admin, user: applicant, now: $1) }
-        expectError(.verificationNotPending) {
+        expectAccountError(.verificationNotPending) {
             try harness.store.decideVerificationApproval(administrator: admin, user: applicant, now: harness.now)
         }
-        expectError(.verificationNotPending) {
+        expectAccountError(.verificationNotPending) {
             try harness.store.decideVerificationRejection(administrator: admin, user: applicant, reason: "no", now: harness.now)
         }
         #expect(harness.store.canRunErrands(applicant))
@@ -105,14 +105,14 @@ import Testing
         let other = try harness.logIn("13900139000").user
         try submit(&harness, applicant)
         for actor in [other, applicant] {
-            expectError(.forbidden) {
+            expectAccountError(.forbidden) {
                 try harness.store.decideVerificationApproval(administrator: actor, user: applicant, now: harness.now)
             }
-            expectError(.forbidden) {
+            expectAccountError(.forbidden) {
                 try harness.store.decideVerificationRejection(administrator: actor, user: applicant, reason: "x",
                                                               now: harness.now)
             }
-            expectError(.forbidden) { try harness.store.pendingVerifications(viewer: actor) }
+            expectAccountError(.forbidden) { try harness.store.pendingVerifications(viewer: actor) }
         }
         #expect(harness.store.state.accounts[applicant]?.verification?.status == .pending)
     }
@@ -124,7 +124,7 @@ import Testing
         let applicant = fixture.applicant
         try submit(&harness, applicant)
         for bad in ["", "  ", String(repeating: "r", count: 201)] {
-            expectError(.invalidField, field: "reason") {
+            expectAccountError(.invalidField, field: "reason") {
                 try harness.store.decideVerificationRejection(administrator: admin, user: applicant, reason: bad,
                                                               now: harness.now)
             }
@@ -143,15 +143,15 @@ import Testing
         }
         #expect(throws: Never.self) { try attempt(name: String(repeating: "名", count: 40)) }
         #expect(throws: Never.self) { try attempt(number: String(repeating: "7", count: 32)) }
-        expectError(.invalidField, field: "real_name") { try attempt(name: String(repeating: "名", count: 41)) }
-        expectError(.invalidField, field: "real_name") { try attempt(name: "") }
-        expectError(.invalidField, field: "real_name") { try attempt(name: "张\u{0}三") }
-        expectError(.invalidField, field: "student_id") { try attempt(number: String(repeating: "7", count: 33)) }
-        expectError(.invalidField, field: "student_id") { try attempt(number: "") }
-        expectError(.invalidField, field: "student_id") { try attempt(number: "20 24") }
-        expectError(.invalidField, field: "student_id") { try attempt(number: "２０２４") }
-        expectError(.invalidField, field: "school") { try attempt(school: "西校区") }
-        expectError(.invalidField, field: "school") { try attempt(school: "") }
+        expectAccountError(.invalidField, field: "real_name") { try attempt(name: String(repeating: "名", count: 41)) }
+        expectAccountError(.invalidField, field: "real_name") { try attempt(name: "") }
+        expectAccountError(.invalidField, field: "real_name") { try attempt(name: "张\u{0}三") }
+        expectAccountError(.invalidField, field: "student_id") { try attempt(number: String(repeating: "7", count: 33)) }
+        expectAccountError(.invalidField, field: "student_id") { try attempt(number: "") }
+        expectAccountError(.invalidField, field: "student_id") { try attempt(number: "20 24") }
+        expectAccountError(.invalidField, field: "student_id") { try attempt(number: "２０２４") }
+        expectAccountError(.invalidField, field: "school") { try attempt(school: "西校区") }
+        expectAccountError(.invalidField, field: "school") { try attempt(school: "") }
     }
 
     @Test func pendingListIsOldestFirstWithRealNames() throws {
@@ -179,28 +179,28 @@ import Testing
         let admin = fixture.admin
         let applicant = fixture.applicant
         let helper = try harness.logIn("13900139000").user
-        expectError(.forbidden) { try harness.store.decideAdministratorGrant(by: helper, to: helper, now: harness.now) }
+        expectAccountError(.forbidden) { try harness.store.decideAdministratorGrant(by: helper, to: helper, now: harness.now) }
         let grant = try harness.store.decideAdministratorGrant(by: admin, to: helper, now: harness.now)
         harness.commit(grant)
         #expect(grant.recipients == [helper])
         #expect(harness.store.isAdministrator(helper))
-        expectError(.administratorUnchanged) {
+        expectAccountError(.administratorUnchanged) {
             try harness.store.decideAdministratorGrant(by: admin, to: helper, now: harness.now)
         }
-        expectError(.administratorUnchanged) {
+        expectAccountError(.administratorUnchanged) {
             try harness.store.decideAdministratorGrant(by: helper, to: admin, now: harness.now)
         }
         // A granted administrator decides verifications…
         try submit(&harness, applicant)
         try harness.decide { try $0.decideVerificationApproval(administrator: helper, user: applicant, now: $1) }
         // …but cannot remove the configured one.
-        expectError(.forbidden) { try harness.store.decideAdministratorRevocation(by: helper, from: admin, now: harness.now) }
+        expectAccountError(.forbidden) { try harness.store.decideAdministratorRevocation(by: helper, from: admin, now: harness.now) }
         try harness.decide { try $0.decideAdministratorRevocation(by: admin, from: helper, now: $1) }
         #expect(!harness.store.isAdministrator(helper))
-        expectError(.administratorUnchanged) {
+        expectAccountError(.administratorUnchanged) {
             try harness.store.decideAdministratorRevocation(by: admin, from: helper, now: harness.now)
         }
-        expectError(.forbidden) { try harness.store.decideAdministratorGrant(by: helper, to: applicant, now: harness.now) }
-        expectError(.notFound) { try harness.store.decideAdministratorGrant(by: admin, to: UserID(999), now: harness.now) }
+        expectAccountError(.forbidden) { try harness.store.decideAdministratorGrant(by: helper, to: applicant, now: harness.now) }
+        expectAccountError(.notFound) { try harness.store.decideAdministratorGrant(by: admin, to: UserID(999), now: harness.now) }
     }
 }

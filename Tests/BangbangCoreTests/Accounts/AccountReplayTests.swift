@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import BangbangCore
 
-@Suite struct ReplayTests {
+@Suite struct AccountReplayTests {
     /// A history touching every kind of event.
     static func recordedHistory() throws -> AccountHarness {
         var harness = AccountHarness(policy: AccountPolicy(campuses: ["东校区"],
