@@ -1,0 +1,53 @@
+// Phone numbers in E.164 form (ITU-T E.164: "+", country code, subscriber number, at most 15
+// digits). Accounts are keyed by them, so there is exactly one spelling per number.
+
+/// A validated phone number, always stored as `+` and 8–15 digits.
+public struct PhoneNumber: RawRepresentable, Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
+    /// The E.164 spelling, e.g. `+8613800138000`.
+    public let rawValue: String
+
+    /// Trusts `rawValue` to be E.164 already; for values read back from the journal.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Normalizes user input. Spaces and dashes are dropped; `+` and 8–15 digits (not starting
+    /// with 0) is taken as is; a bare 11-digit mainland mobile number `1[3-9]xxxxxxxxx` gets
+    /// `+86`. Anything else is `invalid_field` on `field`.
+    public init(parsing input: String, field: String = "phone") throws(DomainError) {
+        // E.164 is at most 16 characters; allow generous separators, but bound the work.
+        guard input.utf8.count <= 40 else { throw Self.invalid(field) }
+        var digits = [UInt8]()
+        digits.reserveCapacity(16)
+        var sawPlus = false
+        for byte in input.utf8 {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "-"):
+                continue
+            case UInt8(ascii: "+"):
+                guard !sawPlus, digits.isEmpty else { throw Self.invalid(field) }
+                sawPlus = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                digits.append(byte)
+            default:
+                throw Self.invalid(field)
+            }
+        }
+        if sawPlus {
+            guard (8...15).contains(digits.count), digits[0] != UInt8(ascii: "0") else { throw Self.invalid(field) }
+            rawValue = "+" + String(decoding: digits, as: UTF8.self)
+        } else {
+            guard digits.count == 11, digits[0] == UInt8(ascii: "1"),
+                  (UInt8(ascii: "3")...UInt8(ascii: "9")).contains(digits[1])
+            else { throw Self.invalid(field) }
+            rawValue = "+86" + String(decoding: digits, as: UTF8.self)
+        }
+    }
+
+    public static func < (lhs: PhoneNumber, rhs: PhoneNumber) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { rawValue }
+
+    private static func invalid(_ field: String) -> DomainError {
+        DomainError(.invalidField,
+                    "Enter a phone number as + and country code, or an 11-digit mainland mobile number.",
+                    field: field)
+    }
+}
