@@ -15,8 +15,6 @@ extension ErrorCode {
     public static let badRequest = ErrorCode("bad_request")
     /// The `op` names no operation this server has.
     public static let unknownOperation = ErrorCode("unknown_operation")
-    /// The operation needs a logged-in session (`auth.login_*` or `auth.resume` first).
-    public static let unauthenticated = ErrorCode("unauthenticated")
     /// The server could not make the change durable (disk full, I/O error); nothing was changed.
     public static let storageUnavailable = ErrorCode("storage_unavailable")
     /// A bug on the server; the request may be retried. Never carries internal details.
