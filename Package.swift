@@ -28,7 +28,7 @@ let package = Package(
                 dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto"],
                 swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
-        .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "Crypto"],
+        .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
                           path: "loadtest", swiftSettings: strict),
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
