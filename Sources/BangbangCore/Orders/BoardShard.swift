@@ -85,13 +85,19 @@ public struct BoardShard: Equatable, Sendable {
         if after.isListed { openIDs.insert(id) } else { openIDs.remove(id) }
         if after.nextDueTime != nil { timedIDs.insert(id) } else { timedIDs.remove(id) }
         if before?.runner != after.runner {
-            if let old = before?.runner { runningBy[old]?.remove(id) }
+            if let old = before?.runner { Self.remove(id, of: old, from: &runningBy) }
             if let new = after.runner { runningBy[new, default: []].insert(id) }
         }
         if before?.participants != after.participants {
-            for user in before?.participants ?? [] { joinedBy[user]?.remove(id) }
+            for user in before?.participants ?? [] { Self.remove(id, of: user, from: &joinedBy) }
             for user in after.participants { joinedBy[user, default: []].insert(id) }
         }
+    }
+
+    /// Drops emptied entries, so an index built by replay equals one rebuilt from a snapshot.
+    private static func remove(_ id: OrderID, of user: UserID, from index: inout [UserID: Set<OrderID>]) {
+        index[user]?.remove(id)
+        if index[user]?.isEmpty == true { index[user] = nil }
     }
 }
 
