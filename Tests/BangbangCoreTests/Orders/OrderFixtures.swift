@@ -68,9 +68,13 @@ struct ShardDriver {
     @discardableResult
     mutating func publish(_ draft: OrderDraft, by user: UserID = Fixture.publisher,
                           at now: Timestamp = Fixture.now) throws(DomainError) -> OrderID {
+        try publishing(draft, by: user, at: now).after.id
+    }
+
+    mutating func publishing(_ draft: OrderDraft, by user: UserID = Fixture.publisher,
+                             at now: Timestamp = Fixture.now) throws(DomainError) -> AppliedOrderChange {
         let event = try shard.decidePublish(draft, by: user, now: now, rules: rules, using: &random)
-        record(event)
-        return event.orderID
+        return record(event)
     }
 
     @discardableResult
