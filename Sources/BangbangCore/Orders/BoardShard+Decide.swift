@@ -129,12 +129,11 @@ extension BoardShard {
             guard !order.participants.contains(actor) else {
                 throw DomainError(.alreadyJoined, "you already hold a share of this order")
             }
-            switch order.status {
-            case .open: break
-            case .full: throw DomainError(.groupFull, "every share of this order is taken")
-            default: throw DomainError(.orderClosed, "this order is \(order.status.rawValue)")
+            guard order.status == .open || order.status == .full else {
+                throw DomainError(.orderClosed, "this order is \(order.status.rawValue)")
             }
             guard now < group.closesAt else { throw DomainError(.orderClosed, "this order has closed") }
+            guard order.status == .open else { throw DomainError(.groupFull, "every share of this order is taken") }
             return .joined(actor)
 
         case .leave:

@@ -3,7 +3,10 @@
 extension BoardShard {
     /// The earliest time at which `dueTransitions(now:)` will have something to return, or nil
     /// if no order of this shard waits for the clock. The server arms one timer per shard.
-    public var nextDueTime: Timestamp? {
+    /// O(1): kept up to date by `apply`.
+    public var nextDueTime: Timestamp? { earliestDue }
+
+    func scanEarliestDue() -> Timestamp? {
         var earliest: Timestamp?
         for id in timedIDs {
             guard let due = orders[id]?.nextDueTime else { continue }
@@ -32,13 +35,17 @@ extension BoardShard {
         switch order.status {
         case .delivered:
             return .confirmed(automatic: true)
-        case .open, .full:
+        case .open:
             guard let group = order.groupDetails else { return .expired }
+            // The closing time: below quorum it cancels, with nobody it expires, else it stops
+            // taking participants (and completes at once if the deadline is the same moment).
             if let quorum = group.minimumFill, order.participants.count < quorum {
                 return .cancelled(Cancellation(cause: .quorumNotReached, reason: nil, fee: 0, runner: nil))
             }
-            guard due >= order.deadline else { return nil }
-            return order.participants.isEmpty ? .expired : .groupCompleted(automatic: true)
+            if order.participants.isEmpty { return .expired }
+            return due >= order.deadline ? .groupCompleted(automatic: true) : .closedForJoining
+        case .full:
+            return .groupCompleted(automatic: true)
         default:
             return nil
         }

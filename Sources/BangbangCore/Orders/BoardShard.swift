@@ -39,6 +39,8 @@ public struct BoardShard: Equatable, Sendable {
     var joinedBy: [UserID: Set<OrderID>] = [:]
     /// Orders the clock may still change (open, full, delivered).
     var timedIDs: Set<OrderID> = []
+    /// The minimum `nextDueTime` over `timedIDs`, maintained by `index`.
+    var earliestDue: Timestamp?
 
     public init(index: Int) {
         precondition(index >= 0 && UInt64(index) < (1 << OrderID.shardBits), "shard index out of range")
@@ -83,7 +85,16 @@ public struct BoardShard: Equatable, Sendable {
         let id = after.id
         if before == nil { publishedBy[after.publisher, default: []].insert(id) }
         if after.isListed { openIDs.insert(id) } else { openIDs.remove(id) }
-        if after.nextDueTime != nil { timedIDs.insert(id) } else { timedIDs.remove(id) }
+        let oldDue = before?.nextDueTime, newDue = after.nextDueTime
+        if newDue != nil { timedIDs.insert(id) } else { timedIDs.remove(id) }
+        if oldDue != newDue {
+            if let oldDue, oldDue == earliestDue {
+                // The earliest timer moved: rescan (once per fired or cancelled earliest timer).
+                earliestDue = scanEarliestDue()
+            } else if let newDue, earliestDue.map({ newDue < $0 }) ?? true {
+                earliestDue = newDue
+            }
+        }
         if before?.runner != after.runner {
             if let old = before?.runner { Self.remove(id, of: old, from: &runningBy) }
             if let new = after.runner { runningBy[new, default: []].insert(id) }
@@ -186,6 +197,9 @@ extension Order {
                 status = .open
                 timeline.append(TimelineEntry(status: .open, at: at, actor: user))
             }
+        case .closedForJoining:
+            status = .full
+            timeline.append(TimelineEntry(status: .full, at: at, actor: nil, note: "closing time reached"))
         case .groupCompleted(let automatic):
             status = .completed
             timeline.append(TimelineEntry(status: .completed, at: at, actor: event.actor,

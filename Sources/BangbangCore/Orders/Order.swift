@@ -98,11 +98,9 @@ public struct Order: Codable, Hashable, Sendable {
     /// When the clock next changes this order, or nil if only a user can.
     public var nextDueTime: Timestamp? {
         switch status {
-        case .open, .full:
-            if let group = groupDetails, let quorum = group.minimumFill,
-               participants.count < quorum, group.closesAt < deadline {
-                return group.closesAt
-            }
+        case .open:
+            return groupDetails?.closesAt ?? deadline
+        case .full:
             return deadline
         case .delivered:
             return autoConfirmAt

@@ -20,6 +20,9 @@ public enum OrderChange: Codable, Hashable, Sendable {
     case tipRaised(to: Cents)
     case joined(UserID)
     case left(UserID)
+    /// A group order reached its closing time with enough participants: it becomes `full`
+    /// (no more joining or leaving) until it completes at its deadline.
+    case closedForJoining
     /// A group order ended as planned (by the publisher, or by the clock at its deadline).
     case groupCompleted(automatic: Bool)
     /// `byPublisher`: the publisher rated the runner; else the runner rated the publisher.

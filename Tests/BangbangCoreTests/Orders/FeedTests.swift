@@ -135,6 +135,7 @@ extension OrderChange {
                 }
                 applied = try? driver.run(command, on: id, by: actor, at: now)
             }
+            #expect(driver.shard.nextDueTime == driver.shard.scanEarliestDue())
             if let applied {
                 changeCounts[applied.event.change.kind, default: 0] += 1
                 for k in watchers.indices { watchers[k].receive(applied) }

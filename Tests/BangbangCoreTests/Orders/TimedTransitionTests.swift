@@ -59,26 +59,73 @@ import Testing
         #expect(order.cancellation?.cause == .quorumNotReached)
     }
 
-    @Test func groupAtQuorumWaitsForItsDeadlineThenCompletes() throws {
+    @Test func groupAtQuorumClosesAtClosingTimeThenCompletesAtItsDeadline() throws {
         var driver = ShardDriver()
         let closesAt = Fixture.now.adding(milliseconds: hour)
         let deadline = Fixture.now.adding(milliseconds: 2 * hour)
         let id = try driver.publish(Fixture.group(capacity: 4, minimumFill: 2, closesAt: closesAt, deadline: deadline))
         try driver.run(.join, on: id, by: UserID(10))
         try driver.run(.join, on: id, by: UserID(11))
+        #expect(driver.shard.nextDueTime == closesAt)
+        #expect(driver.tick(closesAt.adding(milliseconds: -1)).isEmpty)
+        let closing = driver.shard.dueTransitions(now: closesAt)
+        #expect(closing.map(\.change) == [.closedForJoining])
+        let applied = driver.record(closing[0])
+        #expect(FeedFilter().change(before: applied.before, after: applied.after) == .leave)
+        #expect(driver.status(id) == .full)
+        let late = domainError { () throws(DomainError) in try driver.run(.join, on: id, by: UserID(12), at: closesAt) }
+        #expect(late?.code == .orderClosed)
         #expect(driver.shard.nextDueTime == deadline)
-        #expect(driver.tick(closesAt).isEmpty)
         #expect(driver.tick(deadline.adding(milliseconds: -1)).isEmpty)
+        #expect(driver.tick(deadline).map(\.change) == [.groupCompleted(automatic: true)])
+        #expect(driver.status(id) == .completed)
+        #expect(driver.shard.nextDueTime == nil)
+    }
+
+    @Test func fullGroupCompletesAtItsDeadline() throws {
+        var driver = ShardDriver()
+        let deadline = Fixture.now.adding(milliseconds: 2 * hour)
+        let id = try driver.publish(Fixture.group(capacity: 2, deadline: deadline))
+        try driver.run(.join, on: id, by: UserID(10))
+        try driver.run(.join, on: id, by: UserID(11))
+        #expect(driver.shard.nextDueTime == deadline)
         #expect(driver.tick(deadline).map(\.change) == [.groupCompleted(automatic: true)])
         #expect(driver.status(id) == .completed)
     }
 
-    @Test func emptyGroupWithoutQuorumExpiresAtItsDeadline() throws {
+    @Test func groupClosingAtItsDeadlineCompletesAtOnce() throws {
         var driver = ShardDriver()
-        let deadline = Fixture.now.adding(milliseconds: 2 * hour)
-        let id = try driver.publish(Fixture.group(deadline: deadline))
-        #expect(driver.tick(deadline).map(\.change) == [.expired])
+        let deadline = Fixture.now.adding(milliseconds: hour)
+        let id = try driver.publish(Fixture.group(capacity: 3, closesAt: deadline, deadline: deadline))
+        try driver.run(.join, on: id, by: UserID(10))
+        #expect(driver.tick(deadline).map(\.change) == [.groupCompleted(automatic: true)])
+        #expect(driver.status(id) == .completed)
+    }
+
+    @Test func groupNobodyJoinedExpiresAtItsClosingTime() throws {
+        var driver = ShardDriver()
+        let closesAt = Fixture.now.adding(milliseconds: hour)
+        let id = try driver.publish(Fixture.group(closesAt: closesAt))
+        #expect(driver.tick(closesAt.adding(milliseconds: -1)).isEmpty)
+        #expect(driver.tick(closesAt).map(\.change) == [.expired])
         #expect(driver.status(id) == .expired)
+    }
+
+    @Test func nextDueTimeFollowsTheEarliestTimerAsOrdersComeAndGo() throws {
+        var driver = ShardDriver()
+        let deadlines = [5, 2, 9, 2, 7].map { Fixture.now.adding(milliseconds: Int64($0) * hour) }
+        var ids: [OrderID] = []
+        for deadline in deadlines { ids.append(try driver.publish(Fixture.express(deadline: deadline))) }
+        #expect(driver.shard.nextDueTime == deadlines[1])
+        try driver.run(.accept(isVerifiedRunner: true), on: ids[1], by: Fixture.runner)
+        #expect(driver.shard.nextDueTime == deadlines[1])
+        try driver.run(.cancel(reason: nil), on: ids[3], by: Fixture.publisher)
+        #expect(driver.shard.nextDueTime == deadlines[0])
+        try driver.run(.abandon, on: ids[1], by: Fixture.runner)
+        #expect(driver.shard.nextDueTime == deadlines[1])
+        driver.tick(deadlines[0])
+        #expect(driver.shard.nextDueTime == deadlines[4])
+        #expect(driver.shard.nextDueTime == driver.shard.scanEarliestDue())
     }
 
     @Test func recoveryAfterDowntimeAppliesEverythingOverdueStampedWithItsDueTime() throws {
