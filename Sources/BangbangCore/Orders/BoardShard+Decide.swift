@@ -116,7 +116,7 @@ extension BoardShard {
                                   "the tip can only be raised while the order is open, not \(order.status.rawValue)")
             }
             guard newTip > order.tip else {
-                throw .invalid("tip", "the new tip must be more than the current \(order.tip) cents")
+                throw .invalid("tip", "the new tip must be more than the current \(OrderDraft.yuan(order.tip))")
             }
             try OrderDraft.requireMoney(newTip, "tip", max: rules.maximumTip)
             return .tipRaised(to: newTip)

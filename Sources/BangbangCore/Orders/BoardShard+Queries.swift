@@ -58,8 +58,8 @@ extension BoardShard {
         return OrderView(order, viewer: viewer)
     }
 
-    /// A user's orders in one role, newest first, as they may see them. Merge the shards with
-    /// `OrderListPage.merge` (sort `.newest`) or simply concatenate and sort.
+    /// A user's orders in one role, newest first, as they may see them. Combine the shards of
+    /// a fan-out with `OrderView.newestFirst(_:limit:)`.
     public func orders(of user: UserID, role: OrderRole, scope: OrderScope) -> [OrderView] {
         let ids: Set<OrderID>?
         switch role {
@@ -97,6 +97,15 @@ extension BoardShard {
             }
         }
         return summary
+    }
+}
+
+extension OrderView {
+    /// Merges per-shard "my orders" results (each newest first) into one list, newest first.
+    public static func newestFirst(_ parts: [[OrderView]], limit: Int = .max) -> [OrderView] {
+        var merged = parts.flatMap { $0 }
+        merged.sort { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
+        return Array(merged.prefix(limit))
     }
 }
 

@@ -8,8 +8,9 @@ public enum OrderCommand: Codable, Hashable, Sendable {
     case pickUp
     /// Runner: bounty, accepted → in_progress.
     case start
-    /// Runner: picked_up / in_progress → delivered. On an order with a delivery code the runner
-    /// must give it, and the order goes straight to completed (the code is the confirmation).
+    /// Runner: picked_up (express, purchase) or accepted / in_progress (bounty) → delivered. On
+    /// an order with a delivery code the runner must give it, and the order goes straight to
+    /// completed: the code proves the hand-over, so there is nothing left to confirm.
     case deliver(code: String?)
     /// Publisher: delivered → completed.
     case confirm

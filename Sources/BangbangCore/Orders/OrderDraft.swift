@@ -28,7 +28,8 @@ public struct OrderDraft: Codable, Hashable, Sendable {
             throw .invalid("deadline", "the deadline must be in the future")
         }
         guard deadline.milliseconds - now.milliseconds <= rules.maximumDeadlineAhead else {
-            throw .invalid("deadline", "the deadline may be at most 30 days ahead")
+            let days = rules.maximumDeadlineAhead / 86_400_000
+            throw .invalid("deadline", "the deadline may be at most \(days) days ahead")
         }
         try Self.requireMoney(tip, "tip", max: rules.maximumTip)
         switch details {
@@ -112,7 +113,13 @@ public struct OrderDraft: Codable, Hashable, Sendable {
 
     static func requireMoney(_ amount: Cents, _ field: String, max: Cents) throws(DomainError) {
         guard amount >= 0 else { throw .invalid(field, "\(field) must not be negative") }
-        guard amount <= max else { throw .invalid(field, "\(field) may be at most \(max) cents") }
+        guard amount <= max else { throw .invalid(field, "\(field) may be at most \(yuan(max))") }
+    }
+
+    /// "¥12.05": how a user reads an amount.
+    static func yuan(_ amount: Cents) -> String {
+        let fraction = String(amount.magnitude % 100)
+        return "\(amount < 0 ? "-" : "")¥\(amount.magnitude / 100)." + (fraction.count == 1 ? "0" : "") + fraction
     }
 
     /// E.164: "+" then 8…15 digits. Normalising bare mainland numbers is the client's job.

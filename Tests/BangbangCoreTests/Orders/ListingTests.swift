@@ -122,6 +122,24 @@ import Testing
         #expect(driver.shard.earnings(of: Fixture.runner).activeCount == 1)
     }
 
+    @Test func myOrdersMergeAcrossShardsNewestFirst() throws {
+        var shards = [ShardDriver(index: 0), ShardDriver(index: 8)]
+        var ids: [OrderID] = []
+        for n in 0..<6 {
+            ids.append(try shards[n % 2].publish(Fixture.express(), at: Fixture.now.adding(milliseconds: Int64(n))))
+        }
+        let parts = shards.map { $0.shard.orders(of: Fixture.publisher, role: .published, scope: .all) }
+        #expect(OrderView.newestFirst(parts).map(\.id) == ids.reversed())
+        #expect(OrderView.newestFirst(parts, limit: 2).map(\.id) == [ids[5], ids[4]])
+    }
+
+    @Test func moneyIsShownInYuan() {
+        #expect(OrderDraft.yuan(0) == "¥0.00")
+        #expect(OrderDraft.yuan(1_205) == "¥12.05")
+        #expect(OrderDraft.yuan(50_000) == "¥500.00")
+        #expect(OrderDraft.yuan(-7) == "-¥0.07")
+    }
+
     @Test func layoutMapsShardsToTypes() {
         let layout = BoardLayout(shardsPerType: 4)
         #expect(layout.shardCount == 16)
