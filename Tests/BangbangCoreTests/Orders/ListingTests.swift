@@ -62,6 +62,19 @@ import Testing
         }
     }
 
+    @Test func cursorPagingOverOneShardKnowsWhenMoreFollow() throws {
+        var driver = ShardDriver()
+        for n in 0..<10 { try driver.publish(Fixture.express(), at: Fixture.now.adding(milliseconds: Int64(n))) }
+        let query = OrderListQuery(limit: 5)
+        let first = OrderListPage.merge([driver.shard.listOpen(query)], query: query)
+        let cursor = try #require(first.nextCursor)
+        let next = OrderListQuery(limit: 5, after: cursor)
+        let second = OrderListPage.merge([driver.shard.listOpen(next)], query: next)
+        #expect(second.items.count == 5)
+        #expect(second.nextCursor == nil)
+        #expect(Set(first.items.map(\.id)).isDisjoint(with: second.items.map(\.id)))
+    }
+
     @Test func offsetPagingMatchesSlicesOfTheFullList() throws {
         let shards = try Self.board()
         let full = expected(shards, .newest)
