@@ -20,9 +20,18 @@
 //
 // Indexes (open orders, per-user published / running / joined, orders with a timer) are
 // derived data: `apply` keeps them in step, snapshots leave them out and decoding rebuilds
-// them. Time-driven transitions (expiry, auto-confirm, group quorum and end) are events too:
-// the server asks `nextDueTime` when to wake up and `dueTransitions(now:)` what happened; after
-// downtime the first call simply returns everything overdue.
+// them. Time-driven transitions (expiry, auto-confirm, a group's closing time and its end) are
+// events too: the server asks `nextDueTime` when to wake up and `dueTransitions(now:)` what
+// happened; after downtime the first call simply returns everything overdue.
+//
+// Decisions a reader might question:
+//   - Delivery code: the runner gives it with `deliver`, and the order goes straight to
+//     completed (the code is the publisher's confirmation); orders without one wait in
+//     `delivered` for the publisher or for auto-confirm.
+//   - Accept deciding at or after the deadline says order_closed even before the expiry event
+//     is applied, so a late timer never lets a runner take an expired order.
+//   - A group's `closesAt` ends joining and leaving: below quorum it cancels, with nobody it
+//     expires, otherwise it turns `full` (off the board) and completes at its deadline.
 
 /// The orders of one board shard, with the indexes its queries need. Confine to one queue.
 public struct BoardShard: Equatable, Sendable {

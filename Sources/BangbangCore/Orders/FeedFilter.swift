@@ -56,6 +56,28 @@ public struct FeedFilter: Codable, Hashable, Sendable {
     }
 }
 
+extension FeedFilter {
+    private enum CodingKeys: String, CodingKey { case types, campus, minimumTip, keyword }
+
+    /// Decodes through `init`, so the keyword is lowercased and the type mask derived, whatever
+    /// the input says.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(types: try container.decodeIfPresent(Set<OrderType>.self, forKey: .types) ?? [],
+                  campus: try container.decodeIfPresent(String.self, forKey: .campus),
+                  minimumTip: try container.decodeIfPresent(Cents.self, forKey: .minimumTip),
+                  keyword: try container.decodeIfPresent(String.self, forKey: .keyword))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(types.sorted { $0.rawValue < $1.rawValue }, forKey: .types)
+        try container.encodeIfPresent(campus, forKey: .campus)
+        try container.encodeIfPresent(minimumTip, forKey: .minimumTip)
+        try container.encodeIfPresent(keyword, forKey: .keyword)
+    }
+}
+
 /// How a subscriber's list changes.
 public enum FeedChange: String, Codable, Hashable, Sendable {
     /// An open order starts matching (published, abandoned, a group with a free share again).

@@ -35,6 +35,13 @@ public struct PurchaseItem: Codable, Hashable, Sendable {
     public var quantity: Int
     public var note: String?
 
+    /// On the wire the quantity is `qty`, the name validation errors use (`items[2].qty`).
+    private enum CodingKeys: String, CodingKey {
+        case name
+        case quantity = "qty"
+        case note
+    }
+
     public init(name: String, quantity: Int, note: String? = nil) {
         self.name = name
         self.quantity = quantity

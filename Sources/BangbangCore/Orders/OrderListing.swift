@@ -75,6 +75,20 @@ public struct OrderListQuery: Codable, Hashable, Sendable {
     }
 }
 
+extension OrderListQuery {
+    private enum CodingKeys: String, CodingKey { case filter, sort, limit, offset, after }
+
+    /// Decodes through `init`, so the limit and offset are clamped whatever the input says.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(filter: try container.decodeIfPresent(FeedFilter.self, forKey: .filter) ?? FeedFilter(),
+                  sort: try container.decodeIfPresent(OrderSort.self, forKey: .sort) ?? .newest,
+                  limit: try container.decodeIfPresent(Int.self, forKey: .limit) ?? 20,
+                  offset: try container.decodeIfPresent(Int.self, forKey: .offset) ?? 0,
+                  after: try container.decodeIfPresent(ListCursor.self, forKey: .after))
+    }
+}
+
 /// One shard's contribution to a listing: its first `offset + limit` matches after the cursor,
 /// sorted, and how many open orders match in all.
 public struct OrderListPart: Codable, Hashable, Sendable {

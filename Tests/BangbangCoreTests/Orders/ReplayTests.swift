@@ -96,6 +96,18 @@ import Testing
         #expect(try JSONDecoder().decode([OrderView].self, from: JSONEncoder().encode(views)) == views)
     }
 
+    @Test func decodingFiltersAndQueriesGoesThroughTheirInitialisers() throws {
+        let filter = try JSONDecoder().decode(FeedFilter.self, from: Data(#"{"types":["bounty"],"keyword":"UMBRELLA"}"#.utf8))
+        #expect(filter == FeedFilter(types: [.bounty], keyword: "umbrella"))
+        var driver = ShardDriver()
+        let published = try driver.publishing(Fixture.bounty())
+        #expect(filter.matches(published.after))
+        let query = try JSONDecoder().decode(OrderListQuery.self, from: Data(#"{"limit":5000,"offset":-1}"#.utf8))
+        #expect(query.limit == 100 && query.offset == 0 && query.sort == .newest)
+        let item = try JSONDecoder().decode(PurchaseItem.self, from: Data(#"{"name":"Tea","qty":3}"#.utf8))
+        #expect(item == PurchaseItem(name: "Tea", quantity: 3))
+    }
+
     @Test func statusAndErrorWireNamesAreSnakeCase() {
         #expect(OrderStatus.pickedUp.rawValue == "picked_up")
         #expect(OrderStatus.inProgress.rawValue == "in_progress")
