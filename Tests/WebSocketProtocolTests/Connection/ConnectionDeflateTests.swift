@@ -15,6 +15,17 @@ import Testing
         #expect(outcome.events == [.ping([1]), .text(hello)])
     }
 
+    @Test func peerContextTakeoverIsHonouredAsRFC7692Section7_2_3_2() {
+        let second: [UInt8] = [0xF2, 0x00, 0x11, 0x00, 0x00]
+        let fromClient = clientFrame(rsv: 0b100, opcode: 1, compressedHello) + clientFrame(rsv: 0b100, opcode: 1, second)
+        #expect(verifyDripFeed(fromClient) { receive($0, deflate: DeflateParameters()) }.events
+            == [.text(hello), .text(hello)])
+        let fromServer = rawFrame(rsv: 0b100, opcode: 1, payload: compressedHello)
+            + rawFrame(rsv: 0b100, opcode: 1, payload: second)
+        #expect(receive([fromServer[...]], role: .client, deflate: DeflateParameters()).events
+            == [.text(hello), .text(hello)])
+    }
+
     @Test func uncompressedMessagesStillWorkWithDeflateNegotiated() {
         let outcome = receive([clientFrame(opcode: 1, hello)[...]], deflate: DeflateParameters())
         #expect(outcome.events == [.text(hello)])

@@ -144,4 +144,22 @@ import Testing
         let outcome = receive([input[...]], configuration: .echo)
         #expect(outcome.events == [.binary([0] + [UInt8](repeating: 1, count: 2000) + [2])])
     }
+
+    @Test func randomInputNeverCrashesAndNeverDependsOnChunking() {
+        var generator = SeededGenerator(seed: 99)
+        let prefixes: [[UInt8]] = [[], clientFrame(fin: false, opcode: 1, Array("ab".utf8)), [0x81, 0x85]]
+        for round in 0..<150 {
+            let length = Int.random(in: 0...24, using: &generator)
+            let noise = (0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            let input = prefixes[round % prefixes.count] + noise
+            let outcome = verifyDripFeed(input) {
+                receive($0, configuration: WebSocketConfiguration(maxFrameSize: 1000, maxMessageSize: 1000),
+                        deflate: round % 2 == 0 ? DeflateParameters() : nil)
+            }
+            // Whatever happened, a close event is always the last event.
+            for (index, event) in outcome.events.enumerated() {
+                if case .closed = event { #expect(index == outcome.events.count - 1) }
+            }
+        }
+    }
 }
