@@ -3,8 +3,8 @@ import Testing
 
 @Suite struct ConnectionCloseTests {
     @Test func peerCloseIsEchoedReportedAndEndsTheConnection() {
-        let input = clientFrame(opcode: 8, closePayload(1001, "bye")) + clientFrame(opcode: 1, Array("late".utf8))
-        let outcome = verifyDripFeed(input) { receive($0) }
+        let input = clientFrame(opcode: 8, closePayload(1001, "bye"))
+        let outcome = verifyDripFeed(input, followedBy: clientFrame(opcode: 1, Array("late".utf8))) { receive($0) }
         #expect(outcome == ConnectionOutcome(
             events: [.closed(code: .goingAway, reason: "bye", initiatedByPeer: true)],
             outbound: serverFrame(opcode: 8, closePayload(1001)), closesTransport: true))

@@ -1,10 +1,18 @@
 @testable import WebSocketProtocol
 
 /// Everything one side produced, for comparisons that must not depend on input chunking.
-struct ConnectionOutcome: Equatable {
+struct ConnectionOutcome: DripFeedOutcome {
     var events: [WebSocketEvent]
     var outbound: [UInt8]
     var closesTransport: Bool
+
+    /// Once the connection is over it ignores everything; until then, a second complete input
+    /// simply adds its events and bytes.
+    static func sequence(_ first: ConnectionOutcome, _ second: ConnectionOutcome) -> ConnectionOutcome {
+        if first.closesTransport { return first }
+        return ConnectionOutcome(events: first.events + second.events, outbound: first.outbound + second.outbound,
+                                 closesTransport: second.closesTransport)
+    }
 }
 
 /// Feeds `chunks` to a fresh connection (a fresh seeded generator, so client output is

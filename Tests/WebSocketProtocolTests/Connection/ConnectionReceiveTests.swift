@@ -6,7 +6,7 @@ import Testing
 
     @Test func deliversTextAndBinaryMessagesWhateverTheChunking() {
         let input = clientFrame(opcode: 1, hello) + clientFrame(opcode: 2, [0, 1, 2, 255])
-        let outcome = verifyDripFeed(input) { receive($0) }
+        let outcome = verifyDripFeed(input, followedBy: clientFrame(opcode: 9, [3])) { receive($0) }
         #expect(outcome == ConnectionOutcome(events: [.text(hello), .binary([0, 1, 2, 255])],
                                              outbound: [], closesTransport: false))
     }
@@ -18,7 +18,7 @@ import Testing
             + clientFrame(opcode: 9, [2, 2])
             + clientFrame(fin: false, opcode: 0, [])
             + clientFrame(opcode: 0, Array("lo".utf8))
-        let outcome = verifyDripFeed(input) { receive($0) }
+        let outcome = verifyDripFeed(input, followedBy: clientFrame(opcode: 1, hello)) { receive($0) }
         #expect(outcome.events == [.ping([1]), .ping([2, 2]), .text(hello)])
         #expect(outcome.outbound == serverFrame(opcode: 0xA, [1]) + serverFrame(opcode: 0xA, [2, 2]))
         #expect(!outcome.closesTransport)
@@ -36,8 +36,8 @@ import Testing
 
     @Test func earlierValidFramesAreFlushedBeforeTheProtocolErrorClose() {
         let input = clientFrame(opcode: 1, hello) + clientFrame(opcode: 9, [5])
-            + clientFrame(opcode: 3) + clientFrame(opcode: 1, hello)
-        let outcome = verifyDripFeed(input) { receive($0) }
+            + clientFrame(opcode: 3)
+        let outcome = verifyDripFeed(input, followedBy: clientFrame(opcode: 1, hello)) { receive($0) }
         #expect(outcome == ConnectionOutcome(
             events: [.text(hello), .ping([5]), .closed(code: .protocolError, reason: "", initiatedByPeer: false)],
             outbound: serverFrame(opcode: 0xA, [5]) + serverFrame(opcode: 8, closePayload(1002)),
