@@ -63,6 +63,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     func connectionDidOpen(_ connection: Connection) {
         metrics.connectionsOpened.increment()
+        connection.userData = self   // released in connectionDidClose; lets shutdown find us
         connection.deadline = connection.loop.now + limits.handshakeTimeoutMilliseconds
     }
 
@@ -118,6 +119,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
         metrics.connectionsClosed.increment()
+        connection.userData = nil
         if case .outputLimitExceeded = reason { metrics.slowConsumerDisconnects.increment() }
         if case .webSocket(let socket, let endpoint) = phase {
             phase = .closed
