@@ -12,6 +12,8 @@ import threading
 import time
 
 import jsonschema
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 from websockets.sync.client import connect
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -31,10 +33,23 @@ def _load_schemas():
 _SCHEMAS = _load_schemas()
 
 
+_REGISTRY = Registry().with_resources(
+    [(name, Resource.from_contents(schema, default_specification=DRAFT202012)) for name, schema in _SCHEMAS.items()])
+
+
 def _validator(name):
-    schema = _SCHEMAS[name]
-    registry_resolver = jsonschema.RefResolver(base_uri=f"{SCHEMAS.as_uri()}/", referrer=schema, store=_SCHEMAS)
-    return jsonschema.Draft202012Validator(schema, resolver=registry_resolver)
+    return jsonschema.Draft202012Validator(_SCHEMAS[name], registry=_REGISTRY)
+
+
+def validate_reply_data(op, data):
+    """Checks a successful reply's data against the operation's schema, when one is written:
+    `ops-*.json` files map operation names to reply schemas under `$defs`."""
+    for name, schema in _SCHEMAS.items():
+        if name.startswith("ops-") and name.endswith(".json") and op in schema.get("$defs", {}):
+            definition = schema["$defs"][op]
+            if "reply" in definition.get("properties", {}):
+                jsonschema.Draft202012Validator({"$ref": f"{name}#/$defs/{op}/properties/reply"},
+                                                registry=_REGISTRY).validate(data)
 
 
 _SERVER_MESSAGE = _validator("server-message.json") if "server-message.json" in _SCHEMAS else None
@@ -89,6 +104,8 @@ class Client:
         while True:
             message = self.receive(timeout=max(0.01, deadline - time.monotonic()))
             if message.get("id") == request_id:
+                if message["ok"]:
+                    validate_reply_data(op, message["data"])
                 return message
             if "event" in message:
                 self.events.append(message)
