@@ -19,7 +19,9 @@ struct Operation: Sendable {
 }
 
 struct OperationTable: Sendable {
-    static let shared = OperationTable(AuthOperations.all + OrderOperations.all)
+    static let shared = OperationTable(
+        AuthOperations.all + ProfileOperations.all + AdminOperations.all + InfoOperations.all
+            + OrderOperations.all + BoardOperations.all + MyOrdersOperations.all)
 
     let operations: [String: Operation]
 
