@@ -130,3 +130,20 @@ public final class BangbangServer: @unchecked Sendable {
         logger.info("stopped", [:])
     }
 }
+
+extension BangbangServer {
+    /// What `bangbang check-config` checks beyond syntax: the TLS files load, administrator
+    /// phones parse. (The data directory is checked by starting: it must also be lockable.)
+    public static func check(_ configuration: ServerConfiguration) throws {
+        for phone in configuration.adminPhones {
+            do { _ = try PhoneNumber(parsing: phone) } catch {
+                throw ConfigurationError("invalid --admin-phone '\(phone)': \(error.message)")
+            }
+        }
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            do { _ = try TLSContext(configuration: TLSConfiguration(certificatePath: certificate, keyPath: key)) } catch {
+                throw ConfigurationError("TLS certificate or key unusable: \(error)")
+            }
+        }
+    }
+}

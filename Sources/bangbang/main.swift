@@ -23,6 +23,12 @@ case .version:
     print("bangbang \(version)")
     exit(0)
 case .checkConfig:
+    do {
+        try BangbangServer.check(loaded.configuration)
+    } catch {
+        FileHandle.standardError.write(Data("bangbang: \(error)\n".utf8))
+        exit(64)
+    }
     print("configuration ok")
     exit(0)
 case .serve:
