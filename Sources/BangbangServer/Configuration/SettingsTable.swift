@@ -76,6 +76,11 @@ enum SettingsTable {
         Setting(name: "campus", kind: .list, placeholder: "NAME", help: "a campus this deployment serves (repeatable)",
                 apply: { config, text throws(ConfigurationError) in config.campuses.append(try nonEmpty("--campus", text)) },
                 current: { $0.campuses.joined(separator: ",") }),
+        Setting(name: "sms-per-ip-hourly", kind: .value, placeholder: "N",
+                help: "SMS codes one client IP may request per hour (0: unlimited)",
+                apply: { config, text throws(ConfigurationError) in
+                    config.smsPerIPHourly = try integer("--sms-per-ip-hourly", text, in: 0...1_000_000) },
+                current: { String($0.smsPerIPHourly) }),
         Setting(name: "event-loops", kind: .value, placeholder: "N", help: "connection event loops (0: one per core)",
                 apply: { config, text throws(ConfigurationError) in config.eventLoops = try integer("--event-loops", text, in: 0...64) },
                 current: { String($0.eventLoops) }),
