@@ -45,8 +45,8 @@ enum AdminOperations {
             case .reject: try store.decideVerificationRejection(administrator: administrator, user: subject,
                                                                  reason: reason ?? "", now: now)
             }
-        } reply: { store in
-            userReply(subject, store: store, viewer: context.user)
+        } reply: { store, administrator in
+            userReply(subject, store: store, viewer: administrator)
         }
     }
 
@@ -69,8 +69,8 @@ enum AdminOperations {
         let subject = try userID(arguments)
         administer(context) { store, administrator, now throws(DomainError) in
             try store.decideAdministratorGrant(by: administrator, to: subject, now: now)
-        } reply: { store in
-            userReply(subject, store: store, viewer: context.user)
+        } reply: { store, administrator in
+            userReply(subject, store: store, viewer: administrator)
         }
     }
 
@@ -79,9 +79,8 @@ enum AdminOperations {
         let subject = try userID(arguments)
         administer(context) { store, administrator, now throws(DomainError) in
             try store.decideAdministratorRevocation(by: administrator, from: subject, now: now)
-        } reply: { store in
-            // The revoked administrator may be the caller, who then sees only the public view.
-            userReply(subject, store: store, viewer: context.user)
+        } reply: { store, administrator in
+            userReply(subject, store: store, viewer: administrator)
         }
     }
 
@@ -130,14 +129,14 @@ enum AdminOperations {
     /// Decides an administrator's command on the accounts queue, applies and commits it.
     private static func administer(_ context: OperationContext,
                                    decide: @escaping @Sendable (AccountStore, UserID, Timestamp) throws(DomainError) -> AccountEvent,
-                                   reply: @escaping @Sendable (AccountStore) -> JSONValue) {
+                                   reply: @escaping @Sendable (AccountStore, UserID) -> JSONValue) {
         let administrator = context.user
         let app = context.app
         app.accounts.perform { executor in
             do throws(DomainError) {
                 let now = app.clock()
                 let event = try decide(executor.store, administrator, now)
-                AuthOperations.commit(event, on: executor, at: now, context: context, reply: reply)
+                AuthOperations.commit(event, on: executor, at: now, context: context) { store in reply(store, administrator) }
             } catch {
                 context.fail(error)
             }
