@@ -149,11 +149,14 @@ enum AuthOperations {
                 return
             }
             app.hashingQueue.async {
+                // Fetched on every path, so the one-time cost of making it falls on whichever
+                // login comes first, not only on a login for an unknown phone.
+                let decoy = decoyHash(app)
                 let matches: Bool
                 if let stored = challenge.passwordHash {
                     matches = app.passwordHasher.verify(password: password, against: stored)
                 } else {
-                    _ = app.passwordHasher.verify(password: password, against: decoyHash(app))
+                    _ = app.passwordHasher.verify(password: password, against: decoy)
                     matches = false
                 }
                 app.accounts.perform { executor in
