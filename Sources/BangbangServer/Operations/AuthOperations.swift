@@ -5,6 +5,10 @@
 // the accounts queue: a challenge (which hash to check), then the verdict carried back. An
 // unknown phone or an account without a password is checked against a decoy hash, so the time
 // a reply takes never tells whether an account exists.
+//
+// Logging a session out (`auth.logout`, `auth.revoke_session`) revokes it in the store; once
+// that is durable, every connection using the session, on every loop, is logged out — after
+// its `account.logged_out` event has been handed to it, so the other device learns why.
 import BangbangCore
 import BangbangProtocol
 import Crypto
