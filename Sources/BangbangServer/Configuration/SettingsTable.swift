@@ -85,6 +85,11 @@ enum SettingsTable {
                 apply: { config, text throws(ConfigurationError) in
                     config.maxConnectionsPerAddress = try integer("--max-connections-per-address", text, in: 1...10_000_000) },
                 current: { String($0.maxConnectionsPerAddress) }),
+        Setting(name: "sms-per-ip-hourly", kind: .value, placeholder: "N",
+                help: "SMS codes one client IP may request per hour (0: unlimited)",
+                apply: { config, text throws(ConfigurationError) in
+                    config.smsPerIPHourly = try integer("--sms-per-ip-hourly", text, in: 0...1_000_000) },
+                current: { String($0.smsPerIPHourly) }),
         Setting(name: "event-loops", kind: .value, placeholder: "N", help: "connection event loops (0: one per core)",
                 apply: { config, text throws(ConfigurationError) in config.eventLoops = try integer("--event-loops", text, in: 0...64) },
                 current: { String($0.eventLoops) }),
