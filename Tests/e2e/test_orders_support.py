@@ -59,11 +59,9 @@ def approve(server, runner):
         pytest.skip(f"{SUBMIT_OP} is not on this server yet: runners cannot be approved")
     assert submitted["ok"], submitted
     administrator = Administrator.of(server)
-    decided = administrator.call(DECIDE_OP, {"user_id": runner.user["id"], "approve": True})
+    decided = administrator.call(DECIDE_OP, {"user_id": runner.user["id"], "decision": "approve"})
     if not decided["ok"] and decided["error"]["code"] == "unknown_operation":
         pytest.skip(f"{DECIDE_OP} is not on this server yet: runners cannot be approved")
-    if not decided["ok"] and decided["error"]["code"] == "invalid_field":
-        decided = administrator.call(DECIDE_OP, {"user_id": runner.user["id"], "decision": "approve"})
     assert decided["ok"], decided
     runner.wait_event(lambda e: e["event"] == "runner.verification_decided")
     return runner
