@@ -7,7 +7,9 @@ import time
 
 import pytest
 
-from bbclient import Client, admin, fresh_phone
+import jsonschema
+
+from bbclient import _REGISTRY, Client, admin, fresh_phone
 
 HOUR = 3_600_000
 _addresses = itertools.count(1)
@@ -128,3 +130,9 @@ def no_event(connection, predicate, wait=0.5):
     except TimeoutError:
         return
     raise AssertionError(f"unexpected event {event}")
+
+
+def request_validator(op):
+    """A validator of `op`'s request schema in protocol/schemas/ops-orders.json."""
+    return jsonschema.Draft202012Validator({"$ref": f"ops-orders.json#/$defs/{op}/properties/request"},
+                                           registry=_REGISTRY)
