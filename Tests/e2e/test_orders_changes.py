@@ -1,7 +1,7 @@
 """What happens to an order besides the straight errand: tip bumps seen live, cancellation
 before and after acceptance, a runner giving an order back, expiry at the deadline and a
 group that misses its quorum."""
-from test_orders_support import bounty, changed, express, feed, group, no_event, now_ms, runner, user
+from test_orders_support import bounty, changed, connect, express, feed, group, no_event, now_ms, runner, user
 
 
 def test_tip_bump_is_seen_live_by_a_subscribed_runner(server):
@@ -94,3 +94,14 @@ def test_a_group_below_its_quorum_cancels_itself_at_closing_time(server):
         assert told["status"] == "cancelled" and told["cancellation"] == {"cause": "quorum_not_reached", "fee": 0}
         publisher.wait_event(changed(order["id"], "cancelled"), timeout=8)
         assert participant.error("order.leave", {"order_id": order["id"]})["code"] == "invalid_transition"
+
+
+def test_every_device_of_the_publisher_hears_of_each_step(server):
+    with user(server) as phone, runner(server) as courier, connect(server) as tablet:
+        tablet.ok("auth.resume", {"token": phone.token, "last_seq": 0})
+        order = phone.ok("order.publish", express())["order"]
+        courier.ok("order.accept", {"order_id": order["id"]})
+        on_phone = phone.wait_event(changed(order["id"], "accepted"))
+        on_tablet = tablet.wait_event(changed(order["id"], "accepted"))
+        assert on_phone == on_tablet, "the same event, with the same seq, on both devices"
+        assert on_tablet["data"]["order"]["details"]["pickup_code"] == "8-2-1043"
