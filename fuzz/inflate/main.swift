@@ -1,0 +1,69 @@
+// Fuzz target: the permessage-deflate decompressor on arbitrary (mostly invalid) data.
+//
+// Input layout: byte 0 chooses the setup —
+//   bits 0–2   window bits 8 + n (8 … 15)
+//   bit 3      keep context between messages (the peer did not agree to no_context_takeover)
+//   bits 4–7   piece size the payload is fed in: 1 << (n % 12) bytes
+// byte 1 splits the rest into two messages at a proportional point; bytes 2... are the payload.
+//
+// Invariants, beyond "no crash and no sanitizer report": output never exceeds the 64 KiB limit
+// (a bomb fails with `.messageTooLarge` instead), and how a message is cut into pieces never
+// changes the outcome: inflating it piece by piece gives the same bytes, or the same error, as
+// inflating it whole.
+import WebSocketProtocol
+
+private let limit = 64 * 1024
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzInflate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size > 1 else { return 0 }
+    let setup = data[0]
+    let windowBits = 8 + Int(setup & 7)
+    let keepsContext = setup & 8 != 0
+    let pieceSize = 1 << (Int(setup >> 4) % 12)
+    let payload = UnsafeRawBufferPointer(start: data + 2, count: size - 2)
+    let split = Int(data[1]) * payload.count / 255
+    let messages = [UnsafeRawBufferPointer(rebasing: payload[..<split]),
+                    UnsafeRawBufferPointer(rebasing: payload[split...])]
+
+    let pieced = MessageInflater(windowBits: windowBits, keepsContext: keepsContext)
+    let whole = MessageInflater(windowBits: windowBits, keepsContext: keepsContext)
+    for message in messages {
+        let piecewise = inflate(message, with: pieced, pieceSize: pieceSize)
+        let atOnce = Result { () throws(ProtocolViolation) in try whole.inflateMessage(Array(message), limit: limit) }
+        if case .success(let bytes) = piecewise {
+            precondition(bytes.count <= limit, "inflated \(bytes.count) bytes past the \(limit)-byte limit")
+        }
+        switch (piecewise, atOnce) {
+        case (.success(let a), .success(let b)):
+            precondition(a == b, "piecewise and whole inflation disagree (\(a.count) vs \(b.count) bytes)")
+        case (.failure(let a), .failure(let b)):
+            precondition(a == b, "piecewise and whole inflation fail differently: \(a) vs \(b)")
+        case (.success, .failure(let error)), (.failure(let error), .success):
+            fatalError("inflation succeeds or fails depending on how the input is cut: \(error)")
+        }
+        // After a failure both inflaters dropped their context, so they stay comparable.
+        if case .failure = piecewise { break }
+    }
+    precondition(keepsContext || !pieced.holdsStream, "a no-context inflater holds zlib memory between messages")
+    return 0
+}
+
+private func inflate(_ message: UnsafeRawBufferPointer, with inflater: MessageInflater,
+                     pieceSize: Int) -> Result<[UInt8], ProtocolViolation> {
+    var output: [UInt8] = []
+    do throws(ProtocolViolation) {
+        var offset = 0
+        while offset < message.count {
+            let end = min(offset + pieceSize, message.count)
+            try inflater.inflate(UnsafeRawBufferPointer(rebasing: message[offset..<end]), appendingTo: &output, limit: limit)
+            precondition(output.count <= limit, "inflate grew the output past the limit")
+            offset = end
+        }
+        try inflater.finishMessage(appendingTo: &output, limit: limit)
+        return .success(output)
+    } catch {
+        inflater.abandonMessage()
+        return .failure(error)
+    }
+}
