@@ -80,7 +80,7 @@ build_target() {
         json) objects+=("$modules/BangbangCore.o" "$modules/BangbangProtocol.o") ;;
         *) objects+=("$modules/WebSocketProtocol.o") ;;
     esac
-    "$swiftc" "${flags[@]}" -module-name "Fuzz_${name//-/_}" "fuzz/$name/main.swift" "${objects[@]}" "${link[@]}" \
+    "$swiftc" "${flags[@]}" -warnings-as-errors -module-name "Fuzz_${name//-/_}" "fuzz/$name/main.swift" "${objects[@]}" "${link[@]}" \
         -o "$bin/$name"
     echo "$key" > "$bin/$name.stamp"
 }
@@ -96,6 +96,9 @@ max_len() {
     esac
 }
 
+# The Swift runtime's own crash backtracer reads the stack in ways ASan reports as an error of
+# its own, burying the real one; libFuzzer and ASan print the stack trace anyway.
+export SWIFT_BACKTRACE=enable=no
 count=0 executions=0 crashes=0
 for name in $targets; do
     count=$((count + 1))

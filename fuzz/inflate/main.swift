@@ -7,9 +7,17 @@
 // byte 1 splits the rest into two messages at a proportional point; bytes 2... are the payload.
 //
 // Invariants, beyond "no crash and no sanitizer report": output never exceeds the 64 KiB limit
-// (a bomb fails with `.messageTooLarge` instead), and how a message is cut into pieces never
-// changes the outcome: inflating it piece by piece gives the same bytes, or the same error, as
-// inflating it whole.
+// (a bomb fails with `.messageTooLarge` instead), and with a 15-bit window how a message is cut
+// into pieces never changes the outcome: inflating it piece by piece gives the same bytes, or
+// the same error, as inflating it whole.
+//
+// Why only 15 bits: zlib (built without INFLATE_STRICT, as distributions ship it) accepts a
+// distance beyond a smaller window when the bytes it points at are still in the output buffer
+// of the current inflate call. Such a stream is invalid for the negotiated window, and whether
+// it is caught then depends on where the transport cut it (corpus file
+// `window9-distance-beyond-window`). That is harmless — zlib never reads outside its window or
+// the output buffer, and the size limit still holds — so for small windows only agreement on
+// valid output is required: when both ways succeed they must give the same bytes.
 import WebSocketProtocol
 
 private let limit = 64 * 1024
@@ -37,10 +45,17 @@ public func fuzzInflate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         switch (piecewise, atOnce) {
         case (.success(let a), .success(let b)):
             precondition(a == b, "piecewise and whole inflation disagree (\(a.count) vs \(b.count) bytes)")
+        case (.success, .failure(.invalidCompressedData)) where windowBits < 15,
+             (.failure(.invalidCompressedData), .success) where windowBits < 15:
+            // See the comment at the top: a distance beyond a small window is caught or not
+            // depending on the cut. Both inflaters dropped their context; stop comparing.
+            return 0
         case (.failure(let a), .failure(let b)):
             precondition(a == b, "piecewise and whole inflation fail differently: \(a) vs \(b)")
-        case (.success, .failure(let error)), (.failure(let error), .success):
-            fatalError("inflation succeeds or fails depending on how the input is cut: \(error)")
+        case (.success(let bytes), .failure(let error)):
+            fatalError("inflating in \(pieceSize)-byte pieces gives \(bytes.count) bytes, inflating whole fails: \(error)")
+        case (.failure(let error), .success(let bytes)):
+            fatalError("inflating in \(pieceSize)-byte pieces fails (\(error)), inflating whole gives \(bytes.count) bytes")
         }
         // After a failure both inflaters dropped their context, so they stay comparable.
         if case .failure = piecewise { break }
