@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer run over every parser, for CI and for people.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]      default 20
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]      default 20; 0 builds and only replays the corpus
 #   FUZZ_TARGETS="json inflate" scripts/fuzz.sh 60     run a subset
 #
 # How it works. SwiftPM cannot host a libFuzzer entry point without a product of its own, so
@@ -42,50 +42,65 @@ flags=(-O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6
 # lld: the system's gold linker warns about every ASan helper symbol; the toolchain ships lld.
 link=(-use-ld=lld -lz -lssl -lcrypto)
 
-# Module name, then its dependencies' names (for the cache key), in build order.
-module_list="Crypto: WebSocketProtocol:Crypto BangbangCore:Crypto BangbangProtocol:BangbangCore"
+# Each module with the modules it imports; the cache key of a module covers its imports' keys.
+declare -A module_deps=([Crypto]="" [WebSocketProtocol]="Crypto" [BangbangCore]="Crypto"
+                        [BangbangProtocol]="BangbangCore")
 
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 flags_hash=$( { "$swiftc" --version 2>&1; echo "${flags[*]} ${link[*]}"; } | sha256sum | cut -c1-16)
+sources_of() { find "Sources/$1" -name '*.swift' | LC_ALL=C sort; }
 
 declare -A module_hash
+for name in Crypto WebSocketProtocol BangbangCore BangbangProtocol; do   # dependencies first
+    module_hash[$name]=$( { hash_of $(sources_of "$name") Sources/CZlib/* Sources/COpenSSL/*; echo "$flags_hash";
+                            for dep in ${module_deps[$name]}; do echo "${module_hash[$dep]}"; done; } | sha256sum | cut -c1-16)
+done
+
 build_module() {
-    local name=$1 deps=$2
-    local sources
-    mapfile -t sources < <(find "Sources/$name" -name '*.swift' | LC_ALL=C sort)
-    local key
-    key=$( { hash_of "${sources[@]}" Sources/CZlib/* Sources/COpenSSL/*; echo "$flags_hash";
-             for dep in ${deps//,/ }; do echo "${module_hash[$dep]}"; done; } | sha256sum | cut -c1-16)
-    module_hash[$name]=$key
+    local name=$1 key=${module_hash[$1]}
     if [ -f "$modules/$name.stamp" ] && [ "$(cat "$modules/$name.stamp")" = "$key" ]; then return; fi
     echo "fuzz: building module $name" >&2
     rm -f "$modules/$name.stamp"
+    local sources
+    mapfile -t sources < <(sources_of "$name")
     "$swiftc" "${flags[@]}" -module-name "$name" -wmo -emit-module -emit-module-path "$modules/$name.swiftmodule" \
         -c "${sources[@]}" -o "$modules/$name.o"
     echo "$key" > "$modules/$name.stamp"
 }
 
-for entry in $module_list; do build_module "${entry%%:*}" "${entry#*:}"; done
-
 build_target() {
-    local name=$1
+    local name=$1 objects=("$modules/Crypto.o") used=(Crypto)
+    case $name in
+        json) used+=(BangbangCore BangbangProtocol) ;;
+        *) used+=(WebSocketProtocol) ;;
+    esac
     local key
-    key=$( { hash_of "fuzz/$name/main.swift"; for m in "${!module_hash[@]}"; do echo "$m ${module_hash[$m]}"; done | LC_ALL=C sort;
+    key=$( { hash_of "fuzz/$name/main.swift"; for m in "${used[@]}"; do echo "${module_hash[$m]}"; done;
              echo "$flags_hash"; } | sha256sum | cut -c1-16)
     if [ -x "$bin/$name" ] && [ -f "$bin/$name.stamp" ] && [ "$(cat "$bin/$name.stamp")" = "$key" ]; then return; fi
     echo "fuzz: building target $name" >&2
     rm -f "$bin/$name.stamp"
-    local objects=("$modules/Crypto.o")
-    case $name in
-        json) objects+=("$modules/BangbangCore.o" "$modules/BangbangProtocol.o") ;;
-        *) objects+=("$modules/WebSocketProtocol.o") ;;
-    esac
-    "$swiftc" "${flags[@]}" -warnings-as-errors -module-name "Fuzz_${name//-/_}" "fuzz/$name/main.swift" "${objects[@]}" "${link[@]}" \
-        -o "$bin/$name"
+    for m in "${used[@]:1}"; do objects+=("$modules/$m.o"); done
+    "$swiftc" "${flags[@]}" -warnings-as-errors -module-name "Fuzz_${name//-/_}" "fuzz/$name/main.swift" \
+        "${objects[@]}" "${link[@]}" -o "$bin/$name"
     echo "$key" > "$bin/$name.stamp"
 }
 
-for name in $targets; do build_target "$name"; done
+# Two compiler jobs at a time, matching the two cores CI has: the two independent module
+# chains side by side, then the targets in pairs. `wait PID` fails the script if a build failed.
+build_started=$SECONDS
+build_module Crypto
+build_module WebSocketProtocol & wsp=$!
+{ build_module BangbangCore && build_module BangbangProtocol; } & core=$!
+wait $wsp
+wait $core
+pending=()
+for name in $targets; do
+    build_target "$name" & pending+=($!)
+    if [ ${#pending[@]} = 2 ]; then wait "${pending[0]}"; wait "${pending[1]}"; pending=(); fi
+done
+for pid in "${pending[@]}"; do wait "$pid"; done
+echo "fuzz: build ready in $((SECONDS - build_started))s" >&2
 
 max_len() {
     case $1 in
@@ -115,7 +130,9 @@ for name in $targets; do
         "$bin/$name" "${common[@]}" "fuzz/regressions/$name"/* >> "$log" 2>&1 || status=$?
     fi
     if [ "$status" = 0 ]; then
-        "$bin/$name" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 "$work" >> "$log" 2>&1 || status=$?
+        # libFuzzer reads -max_total_time=0 as "forever"; 0 seconds here means: only replay the corpus.
+        if [ "$seconds" = 0 ]; then budget=(-runs=0); else budget=(-max_total_time="$seconds"); fi
+        "$bin/$name" "${common[@]}" "${budget[@]}" -print_final_stats=1 "$work" >> "$log" 2>&1 || status=$?
     fi
 
     runs=$(sed -n 's/^Done \([0-9][0-9]*\) runs in .*/\1/p' "$log" | tail -1)
