@@ -6,6 +6,11 @@
 // WebSocket upgrade always comes with a serialized 101.
 import WebSocketProtocol
 
+/// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
+private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError(message()) }
+}
+
 private let configuration = ServerHandshakeConfiguration(
     subprotocols: ["bangbang.v1", "chat"],
     originPolicy: ServerHandshakeConfiguration.allowingOrigins(["https://bangbang.example"], allowingMissing: true))
@@ -37,7 +42,7 @@ public func fuzzHTTPRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 _ = try parser.parse(piece)
                 fatalError("HTTPRequestParser accepted input after failing with \(error)")
             } catch let again {
-                precondition(again == error, "HTTPRequestParser changed its error: \(error) then \(again)")
+                require(again == error, "HTTPRequestParser changed its error: \(error) then \(again)")
             }
             _ = error.response
             return 0
@@ -46,7 +51,7 @@ public func fuzzHTTPRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case .needsMoreData:
             continue
         case .complete(let head, let consumed):
-            precondition((1...piece.count).contains(consumed), "consumedBytes \(consumed) outside 1...\(piece.count)")
+            require((1...piece.count).contains(consumed), "consumedBytes \(consumed) outside 1...\(piece.count)")
             evaluate(head)
             return 0
         }
@@ -59,10 +64,10 @@ private func evaluate(_ head: HTTPRequestHead) {
     _ = head.query
     switch ServerHandshake.evaluate(head, configuration: configuration) {
     case .upgrade(let upgrade):
-        precondition(upgrade.response.status == 101, "an upgrade must answer 101")
-        precondition(upgrade.responseBytes.starts(with: Array("HTTP/1.1 101 ".utf8)), "malformed 101")
+        require(upgrade.response.status == 101, "an upgrade must answer 101")
+        require(upgrade.responseBytes.starts(with: Array("HTTP/1.1 101 ".utf8)), "malformed 101")
         if let subprotocol = upgrade.subprotocol {
-            precondition(configuration.subprotocols.contains(subprotocol), "selected an unsupported subprotocol")
+            require(configuration.subprotocols.contains(subprotocol), "selected an unsupported subprotocol")
         }
         // The 101 must parse with our own client-side parser.
         var responseParser = HTTPResponseParser()
@@ -70,7 +75,7 @@ private func evaluate(_ head: HTTPRequestHead) {
               consumed == upgrade.responseBytes.count, response.status == 101
         else { fatalError("the server's 101 does not parse as one response head") }
     case .reject(let response):
-        precondition((400...499).contains(response.status), "rejection with status \(response.status)")
+        require((400...499).contains(response.status), "rejection with status \(response.status)")
         _ = response.serialized()
     case .notWebSocket:
         break

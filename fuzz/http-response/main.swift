@@ -16,6 +16,11 @@
 // error is sticky.
 import WebSocketProtocol
 
+/// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
+private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError(message()) }
+}
+
 private struct FixedSeed: RandomNumberGenerator {
     var state: UInt64 = 0x0123_4567_89AB_CDEF
     mutating func next() -> UInt64 {
@@ -51,20 +56,20 @@ public func fuzzHTTPResponse(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
                     _ = try handshake.receive(piece)
                     fatalError("ClientHandshake accepted input after failing with \(error)")
                 } catch let again {
-                    precondition(again == error, "ClientHandshake changed its error: \(error) then \(again)")
+                    require(again == error, "ClientHandshake changed its error: \(error) then \(again)")
                 }
             }
             return 0
         }
         guard case .established(let result) = progress else { continue }
         let rest = Array(piece[(piece.count - result.unconsumedBytes.count)...])
-        precondition(result.unconsumedBytes == rest, "unconsumed bytes are not the tail of the piece")
+        require(result.unconsumedBytes == rest, "unconsumed bytes are not the tail of the piece")
         if let subprotocol = result.subprotocol {
-            precondition(subprotocols.contains(subprotocol), "accepted an unoffered subprotocol")
+            require(subprotocols.contains(subprotocol), "accepted an unoffered subprotocol")
         }
         if let deflate = result.deflate {
-            precondition(handshake.deflateOffer != nil, "deflate agreed without an offer")
-            precondition(deflate.serverMaxWindowBits <= 10, "server window above our cap of 10")
+            require(handshake.deflateOffer != nil, "deflate agreed without an offer")
+            require(deflate.serverMaxWindowBits <= 10, "server window above our cap of 10")
             // The agreed parameters must be usable: building a connection must not trap.
             _ = WebSocketConnection(role: .client, deflate: deflate)
         }

@@ -8,45 +8,50 @@
 //     it reports on failure is null or an integer or a short string.
 import BangbangProtocol
 
+/// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
+private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError(message()) }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = UnsafeRawBufferPointer(start: data, count: size)
     let parsed = Result { () throws(JSONParseError) in try JSONParser.parse(input) }
     if case .success(let value) = parsed {
-        precondition(depth(of: value) <= JSONParser.defaultMaximumDepth, "parsed a document nested past the limit")
+        require(depth(of: value) <= JSONParser.defaultMaximumDepth, "parsed a document nested past the limit")
         let encoded = JSONWriter.encode(value)
-        precondition(String(validating: encoded, as: UTF8.self) != nil, "JSONWriter wrote invalid UTF-8")
+        require(String(validating: encoded, as: UTF8.self) != nil, "JSONWriter wrote invalid UTF-8")
         let reparsed: JSONValue
         do {
             reparsed = try JSONParser.parse(encoded)
         } catch {
             fatalError("JSONWriter output does not parse: \(error): \(String(decoding: encoded, as: UTF8.self))")
         }
-        precondition(reparsed == value, "round trip changed the value: \(String(decoding: encoded, as: UTF8.self))")
-        precondition(JSONWriter.encode(reparsed) == encoded, "encoding is not deterministic")
+        require(reparsed == value, "round trip changed the value: \(String(decoding: encoded, as: UTF8.self))")
+        require(JSONWriter.encode(reparsed) == encoded, "encoding is not deterministic")
     }
     if case .failure(let error) = parsed {
-        precondition((0...size).contains(error.offset), "error offset \(error.offset) outside the input")
+        require((0...size).contains(error.offset), "error offset \(error.offset) outside the input")
     }
 
     switch Request.decode(input) {
     case .success(let request):
         guard case .success(.object) = parsed else { fatalError("Request.decode accepted a non-object") }
-        precondition(!request.operation.isEmpty && request.operation.utf8.count <= 64, "bad op accepted")
+        require(!request.operation.isEmpty && request.operation.utf8.count <= 64, "bad op accepted")
         switch request.id {
         case .integer: break
-        case .string(let text): precondition(text.utf8.count <= 64, "long string id accepted")
+        case .string(let text): require(text.utf8.count <= 64, "long string id accepted")
         default: fatalError("id of type \(request.id.typeName) accepted")
         }
     case .failure(let failure):
         switch failure.id {
         case .null, .integer: break
-        case .string(let text): precondition(text.utf8.count <= 64, "long string id echoed")
+        case .string(let text): require(text.utf8.count <= 64, "long string id echoed")
         default: fatalError("failure carries an id of type \(failure.id.typeName)")
         }
         // The reply to a bad request must itself be valid JSON.
         let reply = Reply.failure(id: failure.id, error: failure.error)
-        precondition((try? JSONParser.parse(reply)) != nil, "the bad_request reply is not valid JSON")
+        require((try? JSONParser.parse(reply)) != nil, "the bad_request reply is not valid JSON")
     }
     return 0
 }

@@ -18,6 +18,11 @@
 //     parameters, decodes without a protocol violation and yields exactly the messages we echoed.
 import WebSocketProtocol
 
+/// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
+private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError(message()) }
+}
+
 /// Deterministic masking keys, so a crash reproduces from its input alone.
 private struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
@@ -65,19 +70,19 @@ public func fuzzWebSocketFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
 
     func check(_ output: WebSocketOutput) {
         for (index, event) in output.events.enumerated() {
-            precondition(!sawClosed, "event \(event) after .closed")
+            require(!sawClosed, "event \(event) after .closed")
             switch event {
             case .text(let bytes):
-                precondition(String(validating: bytes, as: UTF8.self) != nil, "text event is not valid UTF-8")
-                precondition(bytes.count <= configuration.maxMessageSize, "text message over the limit")
+                require(String(validating: bytes, as: UTF8.self) != nil, "text event is not valid UTF-8")
+                require(bytes.count <= configuration.maxMessageSize, "text message over the limit")
             case .binary(let bytes):
-                precondition(bytes.count <= configuration.maxMessageSize, "binary message over the limit")
+                require(bytes.count <= configuration.maxMessageSize, "binary message over the limit")
             case .ping(let bytes), .pong(let bytes):
-                precondition(bytes.count <= 125, "control payload over 125 bytes")
+                require(bytes.count <= 125, "control payload over 125 bytes")
             case .closed:
-                precondition(index == output.events.count - 1, ".closed is not the last event of its call")
-                precondition(output.shouldCloseTransport, ".closed without shouldCloseTransport")
-                precondition(connection.isClosed && !connection.isOpen, ".closed but the connection is not closed")
+                require(index == output.events.count - 1, ".closed is not the last event of its call")
+                require(output.shouldCloseTransport, ".closed without shouldCloseTransport")
+                require(connection.isClosed && !connection.isOpen, ".closed but the connection is not closed")
                 sawClosed = true
             }
         }
@@ -103,19 +108,19 @@ public func fuzzWebSocketFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
         }
         if chunkCount % 4 == 0 { connection.sendPing([UInt8(truncatingIfNeeded: chunkCount)], into: &output) }
         if sawClosed {
-            precondition(!connection.sendPing(into: &output), "ping accepted after close")
+            require(!connection.sendPing(into: &output), "ping accepted after close")
         }
         written += output.outbound
         output.removeAll()
     }
     connection.receiveEndOfInput(into: &output)
     check(output)
-    precondition(sawClosed, "end of input did not close the connection")
+    require(sawClosed, "end of input did not close the connection")
     written += output.outbound
     output.removeAll()
     // Input after the end changes nothing.
     connection.receive([0x81, 0x80, 0, 0, 0, 0], into: &output)
-    precondition(output.events.isEmpty && output.outbound.isEmpty, "a closed connection reacted to input")
+    require(output.events.isEmpty && output.outbound.isEmpty, "a closed connection reacted to input")
 
     replayToPeer(written, role: role, deflate: deflate, expecting: echoed)
     return 0
@@ -128,7 +133,7 @@ private func replayToPeer(_ bytes: [UInt8], role: Role, deflate: DeflateParamete
                                    deflate: deflate, maskingKeyGenerator: SplitMix64(state: 2))
     var output = WebSocketOutput()
     peer.receive(bytes, into: &output)
-    precondition(peer.violation == nil, "our own output is a protocol violation for the peer: \(peer.violation!)")
+    require(peer.violation == nil, "our own output is a protocol violation for the peer: \(peer.violation!)")
     var received: [Sent] = []
     for event in output.events {
         switch event {
@@ -137,5 +142,5 @@ private func replayToPeer(_ bytes: [UInt8], role: Role, deflate: DeflateParamete
         default: break
         }
     }
-    precondition(received == sent, "the peer read \(received.count) messages back, we sent \(sent.count)")
+    require(received == sent, "the peer read \(received.count) messages back, we sent \(sent.count)")
 }
