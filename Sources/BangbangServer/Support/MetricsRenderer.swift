@@ -45,6 +45,10 @@ enum MetricsRenderer {
                 metrics.slowConsumerDisconnects.current)
         labeled("bangbang_requests_total", "Requests by operation and result (ok or the error code).", "operation_result",
                 metrics.requests.current)
+        labeled("bangbang_rate_limited_total", "Requests refused by a rate limit, and connections closed for flooding.",
+                "limit", metrics.rateLimited.current)
+        labeled("bangbang_admin_secret_logins_total", "auth.admin_secret attempts by result.", "result",
+                metrics.adminSecretLogins.current)
         out += "# HELP bangbang_request_duration_seconds Time from request to reply.\n# TYPE bangbang_request_duration_seconds histogram\n"
         for (operation, value) in metrics.requestLatency.current.sorted(by: { $0.key < $1.key }) {
             histogram("bangbang_request_duration_seconds", "", value, labels: "operation=\"\(escape(operation))\"", header: false)
