@@ -6,6 +6,11 @@ import Foundation
 
 let version = "0.1.0"
 
+// `bangbang admin …` is its own tool (Sources/BangbangServer/Admin/): it never serves.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "admin" {
+    exit(AdminCLI.run(arguments: Array(CommandLine.arguments.dropFirst(2)), environment: ProcessInfo.processInfo.environment))
+}
+
 let loaded: LoadedConfiguration
 do {
     loaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
@@ -46,6 +51,8 @@ if configuration.isDevelopment {
 let server: BangbangServer
 do {
     server = try BangbangServer(configuration: configuration, logger: logger)
+    // Written once the data directory is ours (locked), before anyone can connect.
+    try AdminSecret.create(in: configuration.dataDirectory)
     _ = try server.start()
 } catch {
     logger.error("startup_failed", ["error": "\(error)"])

@@ -135,6 +135,7 @@ public enum ConfigurationLoader {
     public static func helpText() -> String {
         var lines = [
             "usage: bangbang [serve | check-config | version | help] [options]",
+            "       bangbang admin COMMAND [options]   (see bangbang admin --help)",
             "",
             "Bangbang, a real-time dispatch server for campus errand apps.",
             "Precedence: flags > environment (BANGBANG_…) > config file (--config PATH) > defaults.",
