@@ -100,6 +100,7 @@ public final class BangbangServer: @unchecked Sendable {
                 "/metrics": {
                     .plain(contentType: "text/plain; version=0.0.4; charset=utf-8",
                            body: Array(MetricsRenderer.render(metrics, openConnections: server.socketServer?.connectionCount ?? 0,
+                                                              rejectedConnections: server.socketServer?.rejectedConnectionCount ?? 0,
                                                               residentBytes: MetricsRenderer.residentBytes()).utf8))
                 },
             ])

@@ -64,7 +64,9 @@ signal(SIGPIPE, SIG_IGN)
 var signalSources: [DispatchSourceSignal] = []
 for signalNumber in [SIGTERM, SIGINT] {
     signal(signalNumber, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+    // On the main queue: closures written at top level belong to the main actor, and the
+    // runtime checks that they run there.
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
         logger.info("shutting_down", ["signal": signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"])
         server.shutdown()
@@ -75,7 +77,7 @@ for signalNumber in [SIGTERM, SIGINT] {
 }
 // SIGHUP reloads what can change without a restart: today the log level.
 signal(SIGHUP, SIG_IGN)
-let reloadSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+let reloadSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
 reloadSource.setEventHandler {
     do {
         let reloaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
