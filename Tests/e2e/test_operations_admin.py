@@ -190,3 +190,28 @@ def test_offline_approval_on_a_stopped_server_lets_the_runner_accept_after_resta
                 assert taken["status"] == "accepted" and taken["runner"] == runner_id
             status, found, _ = cli(second, "user", str(runner_id), "--json")
             assert status == 0 and found["user"]["verification"]["status"] == "approved"
+
+
+def non_loopback_address():
+    """An address of this machine other than loopback, or None."""
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+def test_the_admin_secret_is_refused_from_a_non_loopback_address():
+    address = non_loopback_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    with running(ARGUMENTS + ["--host", "0.0.0.0"]) as server:
+        secret = open(os.path.join(data_dir(server), "admin-secret")).read().strip()
+        with Client(f"ws://{address}:{server.port}/ws") as remote:
+            refused = remote.error("auth.admin_secret", {"secret": secret})
+            assert refused["code"] == "forbidden" and "loopback" in refused["message"]
+            assert remote.error("admin.pending_verifications")["code"] == "unauthenticated"
+        assert "reason=not_loopback" in server.log()
