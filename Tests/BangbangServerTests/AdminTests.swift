@@ -216,7 +216,9 @@ private struct Accounts {
         #expect(table[2].contains("Ann") && table[2].contains("no"))
         #expect(table[3].contains("22") && table[3].contains("+8613800138000"))
 
-        let single = AdminOutput.render(["user": ["id": 5, "verification": ["status": "approved"]], "empty": []])
+        let single = AdminOutput.render(["user": ["id": 5, "verification": ["status": "approved"]], "empty": [],
+                                         "counts": [:]])
         #expect(single.contains("user.verification.status  approved") && single.contains("empty: none"))
+        #expect(single.contains("counts: none"))
     }
 }

@@ -150,6 +150,12 @@ def test_offline_mode_is_refused_while_the_server_runs(server):
     assert status == 70 and "running" in error
 
 
+def test_a_missing_data_directory_is_never_created(tmp_path):
+    missing = str(tmp_path / "typo")
+    status, _, error = cli(missing, "pending")
+    assert status == 70 and "no data directory" in error and not os.path.exists(missing)
+
+
 def test_usage_errors_exit_64():
     assert cli("/nonexistent", "frobnicate")[0] == 64
     assert cli("/nonexistent", "approve", "abc")[0] == 64

@@ -26,6 +26,13 @@ public enum AdminCLI {
         } catch {
             return fail("\(error.message)", status: 64)
         }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: configuration.dataDirectory, isDirectory: &isDirectory),
+              isDirectory.boolValue else {
+            // Never create one: a mistyped --data-dir must not look like an empty server.
+            return fail("no data directory at \(configuration.dataDirectory); give the server's --data-dir (or --config)",
+                        status: 70)
+        }
         let isLocked = isDirectoryLocked(configuration.dataDirectory)
         let isOnline = switch invocation.mode {
         case .auto: isLocked

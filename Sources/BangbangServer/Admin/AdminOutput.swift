@@ -12,7 +12,7 @@ enum AdminOutput {
             let member = members[key]!
             if case .array(let items) = member, items.contains(where: { if case .object = $0 { true } else { false } }) {
                 sections.append("\(key) (\(items.count)):\n" + table(items))
-            } else if case .array(let items) = member, items.isEmpty {
+            } else if member == .array([]) || member == .object([:]) {
                 sections.append("\(key): none")
             } else {
                 lines += flatten(member, prefix: key)
