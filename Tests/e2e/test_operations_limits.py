@@ -75,7 +75,7 @@ def test_handshakes_per_address_are_rate_limited_with_429():
 @pytest.fixture(scope="module")
 def limited():
     with running(["--dev", "--fsync", "never", "--allowed-origin", "https://app.example.edu",
-                  "--max-message-bytes", "2048", "--requests-per-second", "5", "--user-requests-per-second", "8",
+                  "--max-message-bytes", "2048", "--requests-per-second", "5", "--user-requests-per-second", "2",
                   "--sms-per-ip-hourly", "3"]) as server:
         yield server
 
@@ -143,9 +143,10 @@ def test_a_user_is_limited_across_their_connections(limited):
         token = first.token
         second.ok("auth.resume", {"token": token})
         time.sleep(2.0)  # both connection buckets and the user's bucket are full again
-        replies = burst(first, 9, "profile.get") + burst(second, 9, "profile.get")
+        replies = burst(first, 5, "profile.get") + burst(second, 5, "profile.get")
         refused = [reply for reply in replies if not reply["ok"]]
-        assert 2 <= len(refused) <= 4, "16 of 18 pass: the user's burst, though each connection allowed 9"
+        # Each connection allows 10 at once; the user only 4 (and 2 more per second).
+        assert 4 <= len(refused) <= 6, replies
         assert all(reply["error"]["code"] == "rate_limited" and "user" in reply["error"]["message"] for reply in refused)
     finally:
         first.close()
