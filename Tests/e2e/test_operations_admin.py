@@ -135,6 +135,12 @@ def test_online_order_lookup_shows_the_whole_order(server):
         assert found["order"]["delivery_code"] == order["delivery_code"]
         status, _, error = cli(server, "order", str(order["id"] + (1 << 40)))
         assert status == 1 and "not_found" in error
+        assert publisher.error("admin.order", {"order_id": order["id"]})["code"] == "forbidden"
+        secret = open(os.path.join(data_dir(server), "admin-secret")).read().strip()
+        with connect(server) as operator:
+            operator.ok("auth.admin_secret", {"secret": secret})
+            # Over /ws the reply is checked against protocol/schemas/ops-accounts.json.
+            assert operator.ok("admin.order", {"order_id": order["id"]})["order"]["publisher"] == publisher.user["id"]
 
 
 def test_online_journal_lists_the_files_without_touching_the_lock(server):

@@ -112,8 +112,11 @@ enum AdminOperations {
             do throws(DomainError) {
                 let store = executor.store
                 guard let viewer else {
-                    let found = if let id { try BuiltInAdministrator.user(store, id) }
-                        else { try BuiltInAdministrator.user(store, phone: phone ?? "") }
+                    let found = if let id {
+                        try BuiltInAdministrator.user(store, id)
+                    } else {
+                        try BuiltInAdministrator.user(store, phone: phone ?? "")
+                    }
                     context.succeed(["user": UserWire.encode(found)])
                     return
                 }
