@@ -144,7 +144,8 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     /// Takes a token from the connection's and the user's buckets; replies `rate_limited` (or
     /// closes a flooding connection) and returns false when either is empty.
     private func admit(_ request: Request) -> Bool {
-        guard let channel else { return false }
+        // Once closing (a flood already closed it), nothing more is answered or counted.
+        guard let channel, channel.isOpen else { return false }
         var refusedBy: String?
         if requestBucket != nil || (userLimiter != nil && user != nil) {
             let now = channel.connection.loop.now
@@ -168,7 +169,9 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
             return false
         }
         app.metrics.rateLimited.increment(label: refusedBy)
-        app.metrics.requests.increment(label: "\(request.operation):rate_limited")
+        // Only known names become labels: a flood of made-up names must not grow the metrics.
+        let operation = OperationTable.shared.operations[request.operation] == nil ? "unknown" : request.operation
+        app.metrics.requests.increment(label: "\(operation):rate_limited")
         if consecutiveRefusals == 1 {
             app.logger.info("rate_limited", ["connection.id": connectionID, "request.id": Self.describe(request.id),
                                              "limit": refusedBy, "user": user.map { "\($0)" } ?? "-"])
