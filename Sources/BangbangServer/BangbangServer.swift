@@ -50,7 +50,8 @@ public final class BangbangServer: @unchecked Sendable {
             pingIntervalMilliseconds: Int64(configuration.pingIntervalSeconds) * 1000,
             pongTimeoutMilliseconds: max(5_000, Int64(configuration.pingIntervalSeconds) * 500),
             maxOutputBytes: configuration.maxOutputBytes,
-            addressLimiter: AddressLimiter(limit: configuration.maxConnectionsPerAddress))
+            addressLimiter: AddressLimiter(limit: configuration.maxConnectionsPerAddress,
+                                           handshakesPerSecond: configuration.handshakesPerSecondPerAddress))
         let metrics = metrics
         let server = SocketServer(configuration: socketConfiguration, group: group) { connection in
             ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)
@@ -67,12 +68,14 @@ public final class BangbangServer: @unchecked Sendable {
 
     private func makeRouter() -> HTTPRouter {
         let application = application
+        let userLimiter = KeyedRateLimiter<UserID>(ratePerSecond: configuration.userRequestsPerSecond,
+                                                   capacity: configuration.userRequestsPerSecond * 2)
         var routes: [String: WebSocketRoute] = [
             "/ws": WebSocketRoute(
                 configuration: WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes,
                                                       maxMessageSize: configuration.maxMessageBytes,
                                                       maxFragmentsPerMessage: 256),
-                makeEndpoint: { ClientSession(app: application) }),
+                makeEndpoint: { ClientSession(app: application, userLimiter: userLimiter) }),
         ]
         if configuration.enablesEcho {
             routes["/echo"] = WebSocketRoute(configuration: .echo, makeEndpoint: { EchoEndpoint() })
@@ -97,6 +100,7 @@ public final class BangbangServer: @unchecked Sendable {
                 "/metrics": {
                     .plain(contentType: "text/plain; version=0.0.4; charset=utf-8",
                            body: Array(MetricsRenderer.render(metrics, openConnections: server.socketServer?.connectionCount ?? 0,
+                                                              rejectedConnections: server.socketServer?.rejectedConnectionCount ?? 0,
                                                               residentBytes: MetricsRenderer.residentBytes()).utf8))
                 },
             ])

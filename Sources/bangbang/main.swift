@@ -6,6 +6,11 @@ import Foundation
 
 let version = "0.1.0"
 
+// `bangbang admin …` is its own tool (Sources/BangbangServer/Admin/): it never serves.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "admin" {
+    exit(AdminCLI.run(arguments: Array(CommandLine.arguments.dropFirst(2)), environment: ProcessInfo.processInfo.environment))
+}
+
 let loaded: LoadedConfiguration
 do {
     loaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
@@ -46,6 +51,8 @@ if configuration.isDevelopment {
 let server: BangbangServer
 do {
     server = try BangbangServer(configuration: configuration, logger: logger)
+    // Written once the data directory is ours (locked), before anyone can connect.
+    try AdminSecret.create(in: configuration.dataDirectory)
     _ = try server.start()
 } catch {
     logger.error("startup_failed", ["error": "\(error)"])
@@ -57,7 +64,9 @@ signal(SIGPIPE, SIG_IGN)
 var signalSources: [DispatchSourceSignal] = []
 for signalNumber in [SIGTERM, SIGINT] {
     signal(signalNumber, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+    // On the main queue: closures written at top level belong to the main actor, and the
+    // runtime checks that they run there.
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
         logger.info("shutting_down", ["signal": signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"])
         server.shutdown()
@@ -68,7 +77,7 @@ for signalNumber in [SIGTERM, SIGINT] {
 }
 // SIGHUP reloads what can change without a restart: today the log level.
 signal(SIGHUP, SIG_IGN)
-let reloadSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+let reloadSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
 reloadSource.setEventHandler {
     do {
         let reloaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),

@@ -53,6 +53,9 @@ import Testing
         (["--sms-per-ip-hourly", "-1"], "--sms-per-ip-hourly"),
         (["--sms-per-ip-hourly", "many"], "--sms-per-ip-hourly"),
         (["--host", "h", "stray"], "stray"),
+        (["--requests-per-second", "-1"], "--requests-per-second"),
+        (["--user-requests-per-second", "lots"], "--user-requests-per-second"),
+        (["--handshakes-per-second-per-address", "1000001"], "--handshakes-per-second-per-address"),
     ])
     func refusesBadInputNamingIt(arguments: [String], mentioned: String) {
         do {
@@ -83,6 +86,21 @@ import Testing
         #expect(try load(["--sms-per-ip-hourly", "0"]).configuration.smsPerIPHourly == 0)
         #expect(try load([], environment: ["BANGBANG_SMS_PER_IP_HOURLY": "500"]).configuration.smsPerIPHourly == 500)
         #expect(try load(["--config", "b.conf"], file: "sms-per-ip-hourly = 7\n").configuration.smsPerIPHourly == 7)
+    }
+
+    @Test func rateLimitsHaveDocumentedDefaultsAndFollowPrecedence() throws {
+        let defaults = try load([]).configuration
+        #expect(defaults.requestsPerSecond == 50)
+        #expect(defaults.userRequestsPerSecond == 100)
+        #expect(defaults.handshakesPerSecondPerAddress == 100)
+        let loaded = try load(["--config", "r.conf", "--requests-per-second", "0"],
+                              environment: ["BANGBANG_USER_REQUESTS_PER_SECOND": "7", "BANGBANG_REQUESTS_PER_SECOND": "9"],
+                              file: "requests-per-second = 3\nuser-requests-per-second = 4\nhandshakes-per-second-per-address = 5\n")
+        #expect(loaded.configuration.requestsPerSecond == 0)
+        #expect(loaded.configuration.userRequestsPerSecond == 7)
+        #expect(loaded.configuration.handshakesPerSecondPerAddress == 5)
+        let help = ConfigurationLoader.helpText()
+        #expect(help.contains("--requests-per-second N") && help.contains("BANGBANG_HANDSHAKES_PER_SECOND_PER_ADDRESS"))
     }
 
     @Test func commandsAndHelp() throws {

@@ -2,6 +2,12 @@
 // which personal events it has been sent. It reads requests, runs them through the operation
 // table and writes replies; the registry of its loop delivers pushes to it.
 //
+// Every request first passes two token buckets: this connection's (`--requests-per-second`)
+// and, once logged in, its user's, shared by all their connections (`--user-requests-per-second`).
+// A refused request gets `rate_limited` and costs nothing more; a connection that keeps sending
+// through a whole burst's worth of refusals in a row is not a client waiting its turn, and is
+// closed with 1008.
+//
 // Confined to its connection's event-loop queue (it is a `WebSocketEndpoint`). Operations may
 // hop to owners' queues; they come back through `OperationContext.reply`, which returns here.
 import BangbangCore
@@ -23,8 +29,18 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     private var lastPersonalSequence: UInt64 = 0
     private var requestsInFlight = 0
     private(set) var isClosed = false
+    /// Logged in with the server's admin secret (`auth.admin_secret`): may run `admin.*`
+    /// operations as the built-in administrator, and nothing that needs a user.
+    private(set) var isBuiltInAdministrator = false
+    private var requestBucket: TokenBucket?
+    private let userLimiter: KeyedRateLimiter<UserID>?
+    /// Requests refused in a row; reset by any admitted request.
+    private var consecutiveRefusals = 0
 
-    init(app: Application) { self.app = app }
+    init(app: Application, userLimiter: KeyedRateLimiter<UserID>? = nil) {
+        self.app = app
+        self.userLimiter = userLimiter
+    }
 
     var loop: EventLoop? { channel?.connection.loop }
 
@@ -33,7 +49,14 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     func webSocketDidOpen(_ channel: WebSocketChannel) {
         self.channel = channel
         registry = app.registry(for: channel.connection.loop)
+        let rate = app.configuration.requestsPerSecond
+        if rate > 0 {
+            requestBucket = TokenBucket(ratePerSecond: rate, capacity: rate * 2, now: channel.connection.loop.now)
+        }
     }
+
+    /// The connection's id for log lines.
+    var connectionID: UInt64 { channel?.connection.id ?? 0 }
 
     func webSocket(_ channel: WebSocketChannel, didReceiveText bytes: [UInt8]) {
         let decoded = bytes.withUnsafeBytes { Request.decode($0) }
@@ -60,6 +83,11 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     // MARK: Requests
 
     private func handle(_ request: Request) {
+        guard admit(request) else { return }
+        if app.logger.level <= .debug {
+            app.logger.debug("request", ["connection.id": connectionID, "request.id": Self.describe(request.id),
+                                         "op": request.operation, "user": user.map { "\($0)" } ?? "-"])
+        }
         guard let operation = OperationTable.shared.operations[request.operation] else {
             app.metrics.requests.increment(label: "unknown:unknown_operation")
             channel?.send(text: Reply.failure(id: request.id, error: DomainError(.unknownOperation,
@@ -73,7 +101,12 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         }
         let context = OperationContext(session: self, request: request, operation: operation.name,
                                        started: ContinuousClock.now)
-        if operation.requiresLogin, user == nil {
+        if operation.requiresLogin, user == nil, isBuiltInAdministrator {
+            guard operation.name.hasPrefix("admin.") else {
+                context.reply(.failure(DomainError(.forbidden, "the admin secret grants admin.* operations only")))
+                return
+            }
+        } else if operation.requiresLogin, user == nil {
             context.reply(.failure(DomainError(.unauthenticated, "log in first (auth.login_code, auth.login_password or auth.resume)")))
             return
         }
@@ -99,16 +132,78 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
             channel?.send(text: Reply.failure(id: context.request.id, error: error))
         }
         app.metrics.requests.increment(label: "\(context.operation):\(label)")
+        if app.logger.level <= .debug {
+            app.logger.debug("reply", ["connection.id": connectionID, "request.id": Self.describe(context.request.id),
+                                       "op": context.operation, "result": label])
+        }
         let elapsed = ContinuousClock.now - context.started
         app.metrics.requestLatency.observe(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds),
                                            label: context.operation)
     }
 
+    /// Takes a token from the connection's and the user's buckets; replies `rate_limited` (or
+    /// closes a flooding connection) and returns false when either is empty.
+    private func admit(_ request: Request) -> Bool {
+        // Once closing (a flood already closed it), nothing more is answered or counted.
+        guard let channel, channel.isOpen else { return false }
+        var refusedBy: String?
+        if requestBucket != nil || (userLimiter != nil && user != nil) {
+            let now = channel.connection.loop.now
+            if requestBucket?.take(now: now) == false {
+                refusedBy = "connection"
+            } else if let user, let userLimiter, !userLimiter.admit(user, now: now) {
+                refusedBy = "user"
+            }
+        }
+        guard let refusedBy else {
+            consecutiveRefusals = 0
+            return true
+        }
+        consecutiveRefusals += 1
+        let allowance = max(requestBucket?.capacity ?? 0, userLimiter?.capacity ?? 0)
+        if consecutiveRefusals > allowance {
+            app.metrics.rateLimited.increment(label: "flood")
+            app.logger.warning("connection_flooding", ["connection.id": connectionID, "refused": consecutiveRefusals,
+                                                       "limit": refusedBy])
+            channel.close(code: .policyViolation, reason: "request rate limit exceeded repeatedly")
+            return false
+        }
+        app.metrics.rateLimited.increment(label: refusedBy)
+        // Only known names become labels: a flood of made-up names must not grow the metrics.
+        let operation = OperationTable.shared.operations[request.operation] == nil ? "unknown" : request.operation
+        app.metrics.requests.increment(label: "\(operation):rate_limited")
+        if consecutiveRefusals == 1 {
+            app.logger.info("rate_limited", ["connection.id": connectionID, "request.id": Self.describe(request.id),
+                                             "limit": refusedBy, "user": user.map { "\($0)" } ?? "-"])
+        }
+        let message = refusedBy == "connection"
+            ? "too many requests on this connection (limit \(app.configuration.requestsPerSecond)/s); slow down"
+            : "too many requests for this user across connections (limit \(app.configuration.userRequestsPerSecond)/s); slow down"
+        channel.send(text: Reply.failure(id: request.id, error: DomainError(.rateLimited, message)))
+        return false
+    }
+
+    /// A request id as the client sent it, for logs (ids are the client's and never secret).
+    static func describe(_ id: JSONValue) -> String {
+        switch id {
+        case .string(let text): text
+        case .integer(let value): String(value)
+        default: "-"
+        }
+    }
+
     // MARK: Login state
+
+    /// Logs this connection in as the built-in administrator (after `auth.admin_secret`).
+    func logInAsBuiltInAdministrator() {
+        logOut()
+        isBuiltInAdministrator = true
+    }
 
     /// Logs this connection in and replays what it missed after `lastSeenSequence`
     /// (nil: a fresh login, which starts at the stream's current end). Returns the reply fields.
     func logIn(as user: UserID, session: SessionID, lastSeenSequence: UInt64?) -> (sequence: UInt64, resync: Bool) {
+        isBuiltInAdministrator = false
         if let previous = self.user { registry?.unregister(self, as: previous) }
         self.user = user
         self.sessionID = session
@@ -132,6 +227,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     }
 
     func logOut() {
+        isBuiltInAdministrator = false
         if let user { registry?.unregister(self, as: user) }
         user = nil
         sessionID = nil

@@ -135,6 +135,7 @@ public enum ConfigurationLoader {
     public static func helpText() -> String {
         var lines = [
             "usage: bangbang [serve | check-config | version | help] [options]",
+            "       bangbang admin COMMAND [options]   (see bangbang admin --help)",
             "",
             "Bangbang, a real-time dispatch server for campus errand apps.",
             "Precedence: flags > environment (BANGBANG_…) > config file (--config PATH) > defaults.",
@@ -147,8 +148,9 @@ public enum ConfigurationLoader {
             let left = setting.kind == .flag ? "--\(setting.name)" : "--\(setting.name) \(setting.placeholder)"
             let current = setting.current(defaults)
             let suffix = current.isEmpty ? "" : " (default: \(current))"
-            lines.append("  " + left.padding(toLength: 30, withPad: " ", startingAt: 0)
-                         + (left.count >= 30 ? " " : "") + setting.help + suffix)
+            // padding(toLength:) also truncates: long names get a single space instead.
+            let column = left.count < 30 ? left.padding(toLength: 30, withPad: " ", startingAt: 0) : left + " "
+            lines.append("  " + column + setting.help + suffix)
             lines.append(String(repeating: " ", count: 32) + "env \(setting.environmentVariable)")
         }
         lines.append("  --help, --version")

@@ -59,6 +59,15 @@ public struct ServerConfiguration: Sendable {
     /// Seconds without traffic before the server pings; a missing pong closes the connection.
     public var pingIntervalSeconds = 30
     public var logLevel = "info"
+    /// Requests one connection may make per second, with bursts of twice that: an app opening a
+    /// screen fires a handful at once, and 50/s sustained is far above any human's pace. 0: none.
+    public var requestsPerSecond = 50
+    /// Requests one user may make per second across all their connections (burst: twice that),
+    /// so opening more connections does not multiply a user's budget. 0: no limit.
+    public var userRequestsPerSecond = 100
+    /// WebSocket handshakes one client address may start per second (burst: twice that). A
+    /// campus NAT reconnecting after a restart stays under it; a reconnect loop does not. 0: none.
+    public var handshakesPerSecondPerAddress = 100
 
     public init() {}
 }

@@ -137,6 +137,22 @@ enum SettingsTable {
                     }
                     config.logLevel = text },
                 current: { $0.logLevel }),
+        Setting(name: "requests-per-second", kind: .value, placeholder: "N",
+                help: "requests per second per connection, bursts of 2N (0: unlimited)",
+                apply: { config, text throws(ConfigurationError) in
+                    config.requestsPerSecond = try integer("--requests-per-second", text, in: 0...1_000_000) },
+                current: { String($0.requestsPerSecond) }),
+        Setting(name: "user-requests-per-second", kind: .value, placeholder: "N",
+                help: "requests per second per user across connections, bursts of 2N (0: unlimited)",
+                apply: { config, text throws(ConfigurationError) in
+                    config.userRequestsPerSecond = try integer("--user-requests-per-second", text, in: 0...1_000_000) },
+                current: { String($0.userRequestsPerSecond) }),
+        Setting(name: "handshakes-per-second-per-address", kind: .value, placeholder: "N",
+                help: "WebSocket handshakes per second per client address, bursts of 2N (0: unlimited)",
+                apply: { config, text throws(ConfigurationError) in
+                    config.handshakesPerSecondPerAddress = try integer("--handshakes-per-second-per-address", text,
+                                                                       in: 0...1_000_000) },
+                current: { String($0.handshakesPerSecondPerAddress) }),
     ]
 
     static func named(_ name: String) -> Setting? { all.first { $0.name == name } }

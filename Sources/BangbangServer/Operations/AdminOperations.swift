@@ -2,11 +2,15 @@
 // granting and revoking administration, looking users up (protocol/operations-accounts.md).
 // Every check of who may do this is the domain's (`forbidden` for anyone else), made on the
 // accounts queue together with the work, so a grant revoked a moment ago is already in force.
+// A connection logged in with the admin secret acts as the built-in administrator (user 0,
+// BuiltInAdministrator.swift) and takes the same paths; every change an administrator makes
+// is logged with the connection and request ids.
 import BangbangCore
 import BangbangProtocol
 
 enum AdminOperations {
-    static let all: [Operation] = [pendingVerifications, decideVerification, listFeedback, grantAdmin, revokeAdmin, user]
+    static let all: [Operation] = [pendingVerifications, decideVerification, listFeedback, grantAdmin, revokeAdmin, user,
+                                   order]
 
     /// Decisions an administrator can make on a verification.
     enum Decision: String, CaseIterable, Sendable {
@@ -16,10 +20,14 @@ enum AdminOperations {
 
     static let pendingVerifications = Operation("admin.pending_verifications") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
-        let viewer = context.user
+        let viewer = actor(context)
         context.app.accounts.perform { executor in
             do throws(DomainError) {
-                let users = try executor.store.pendingVerifications(viewer: viewer)
+                let users = if let viewer {
+                    try executor.store.pendingVerifications(viewer: viewer)
+                } else {
+                    BuiltInAdministrator.pendingVerifications(executor.store)
+                }
                 context.succeed(["users": .array(users.map(UserWire.encode))])
             } catch {
                 context.fail(error)
@@ -39,14 +47,15 @@ enum AdminOperations {
             throw DomainError(.invalidField, "reason is required to reject: the applicant reads it", field: "reason")
         default: break
         }
-        administer(context) { store, administrator, now throws(DomainError) in
-            switch decision {
-            case .approve: try store.decideVerificationApproval(administrator: administrator, user: subject, now: now)
-            case .reject: try store.decideVerificationRejection(administrator: administrator, user: subject,
-                                                                 reason: reason ?? "", now: now)
+        administer(context, subject: subject) { store, administrator, now throws(DomainError) in
+            guard let administrator else {
+                return try BuiltInAdministrator.decideVerification(store, user: subject, reason: reason, now: now)
             }
-        } reply: { store, administrator in
-            userReply(subject, store: store, viewer: administrator)
+            switch decision {
+            case .approve: return try store.decideVerificationApproval(administrator: administrator, user: subject, now: now)
+            case .reject: return try store.decideVerificationRejection(administrator: administrator, user: subject,
+                                                                        reason: reason ?? "", now: now)
+            }
         }
     }
 
@@ -54,9 +63,14 @@ enum AdminOperations {
         try arguments.allowOnly(["before", "limit"])
         let before = try arguments.optionalInteger("before", in: 1...Int64.max).map { UInt64($0) }
         let limit = Int(try arguments.optionalInteger("limit", in: 1...100) ?? 20)
-        let viewer = context.user
+        let viewer = actor(context)
         context.app.accounts.perform { executor in
             do throws(DomainError) {
+                guard let viewer else {
+                    let page = BuiltInAdministrator.feedbackPage(executor.store, before: before, limit: limit)
+                    context.succeed(page.map(FeedbackWire.encode) ?? ["feedback": []])
+                    return
+                }
                 context.succeed(FeedbackWire.encode(try executor.store.feedbackPage(viewer: viewer, before: before, limit: limit)))
             } catch {
                 context.fail(error)
@@ -67,20 +81,22 @@ enum AdminOperations {
     static let grantAdmin = Operation("admin.grant_admin") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["user_id"])
         let subject = try userID(arguments)
-        administer(context) { store, administrator, now throws(DomainError) in
-            try store.decideAdministratorGrant(by: administrator, to: subject, now: now)
-        } reply: { store, administrator in
-            userReply(subject, store: store, viewer: administrator)
+        administer(context, subject: subject) { store, administrator, now throws(DomainError) in
+            guard let administrator else {
+                return try BuiltInAdministrator.decideAdministrator(store, user: subject, isGranted: true, now: now)
+            }
+            return try store.decideAdministratorGrant(by: administrator, to: subject, now: now)
         }
     }
 
     static let revokeAdmin = Operation("admin.revoke_admin") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["user_id"])
         let subject = try userID(arguments)
-        administer(context) { store, administrator, now throws(DomainError) in
-            try store.decideAdministratorRevocation(by: administrator, from: subject, now: now)
-        } reply: { store, administrator in
-            userReply(subject, store: store, viewer: administrator)
+        administer(context, subject: subject) { store, administrator, now throws(DomainError) in
+            guard let administrator else {
+                return try BuiltInAdministrator.decideAdministrator(store, user: subject, isGranted: false, now: now)
+            }
+            return try store.decideAdministratorRevocation(by: administrator, from: subject, now: now)
         }
     }
 
@@ -91,10 +107,19 @@ enum AdminOperations {
         guard (id == nil) != (phone == nil) else {
             throw DomainError(.invalidField, "give exactly one of user_id and phone", field: id == nil ? "user_id" : "phone")
         }
-        let viewer = context.user
+        let viewer = actor(context)
         context.app.accounts.perform { executor in
             do throws(DomainError) {
                 let store = executor.store
+                guard let viewer else {
+                    let found = if let id {
+                        try BuiltInAdministrator.user(store, id)
+                    } else {
+                        try BuiltInAdministrator.user(store, phone: phone ?? "")
+                    }
+                    context.succeed(["user": UserWire.encode(found)])
+                    return
+                }
                 guard store.isAdministrator(viewer) else { throw DomainError(.forbidden, "Only administrators may do this.") }
                 let subject: UserID
                 if let id {
@@ -112,31 +137,65 @@ enum AdminOperations {
         }
     }
 
+    /// Any order in full (as its publisher sees it: addresses, cancel code, runner), for support.
+    static let order = Operation("admin.order") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["order_id"])
+        let (executor, id) = try OrderOperations.shard(for: arguments, in: context.app)
+        let viewer = actor(context)
+        let app = context.app
+        app.accounts.perform { accounts in
+            guard viewer.map(accounts.store.isAdministrator) ?? true else {
+                context.fail(DomainError(.forbidden, "Only administrators may do this."))
+                return
+            }
+            executor.perform { executor in
+                guard let order = executor.shard.orders[id] else {
+                    context.fail(DomainError(.notFound, "no such order"))
+                    return
+                }
+                context.succeed(["order": OrderWire.encode(OrderView(order, viewer: order.publisher))])
+            }
+        }
+    }
+
     // MARK: Helpers
+
+    /// The administrator making the request: a user, or nil for the built-in administrator.
+    private static func actor(_ context: OperationContext) -> UserID? {
+        context.session.isBuiltInAdministrator ? nil : context.user
+    }
 
     private static func userID(_ arguments: Arguments) throws(DomainError) -> UserID {
         UserID(rawValue: UInt64(try arguments.integer("user_id", in: 1...Int64.max)))
     }
 
-    private static func userReply(_ user: UserID, store: AccountStore, viewer: UserID) -> JSONValue {
+    private static func userReply(_ user: UserID, store: AccountStore, viewer: UserID?) -> JSONValue {
         do {
-            return ["user": UserWire.encode(try store.user(user, viewer: viewer))]
+            return ["user": UserWire.encode(try store.user(user, viewer: viewer ?? user))]
         } catch {
             fatalError("internal inconsistency in admin operations: user \(user) vanished after a change")
         }
     }
 
     /// Decides an administrator's command on the accounts queue, applies and commits it.
-    private static func administer(_ context: OperationContext,
-                                   decide: @escaping @Sendable (AccountStore, UserID, Timestamp) throws(DomainError) -> AccountEvent,
-                                   reply: @escaping @Sendable (AccountStore, UserID) -> JSONValue) {
-        let administrator = context.user
+    /// `decide` gets the administrator (nil: the built-in one); the reply is the subject as
+    /// the administrator now sees them.
+    private static func administer(_ context: OperationContext, subject: UserID,
+                                   decide: @escaping @Sendable (AccountStore, UserID?, Timestamp) throws(DomainError) -> AccountEvent) {
+        let administrator = actor(context)
         let app = context.app
+        let connectionID = context.session.connectionID
+        let requestID = ClientSession.describe(context.request.id)
         app.accounts.perform { executor in
             do throws(DomainError) {
                 let now = app.clock()
                 let event = try decide(executor.store, administrator, now)
-                AuthOperations.commit(event, on: executor, at: now, context: context) { store in reply(store, administrator) }
+                app.logger.info("admin_action", ["connection.id": connectionID, "request.id": requestID,
+                                                 "op": context.operation, "subject": subject.rawValue,
+                                                 "administrator": (administrator ?? BuiltInAdministrator.id).rawValue])
+                AuthOperations.commit(event, on: executor, at: now, context: context) { store in
+                    userReply(subject, store: store, viewer: administrator)
+                }
             } catch {
                 context.fail(error)
             }

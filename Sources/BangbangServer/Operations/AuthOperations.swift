@@ -12,10 +12,44 @@
 import BangbangCore
 import BangbangProtocol
 import Crypto
+import Dispatch
 
 enum AuthOperations {
     static let all: [Operation] = [requestCode, loginWithCode, loginWithPassword, resume, logout,
-                                   setPassword, changePassword, sessions, revokeSession]
+                                   setPassword, changePassword, sessions, revokeSession, adminSecret]
+
+    /// Logs the connection in as the built-in administrator with the secret the server wrote to
+    /// `<data-dir>/admin-secret` (see AdminSecret.swift): loopback peers only, compared in
+    /// constant time, read off the loop, never logged.
+    static let adminSecret = Operation("auth.admin_secret", requiresLogin: false) { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["secret"])
+        let candidate = try arguments.string("secret", maxLength: 128)
+        let app = context.app
+        let session = context.session
+        let host = session.channel?.connection.remoteAddress.host ?? ""
+        let connectionID = session.connectionID
+        guard AdminSecret.isLoopback(host) else {
+            app.metrics.adminSecretLogins.increment(label: "not_loopback")
+            app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "not_loopback", "peer": host])
+            throw DomainError(.forbidden, "the admin secret is accepted only from the server's own machine (loopback)")
+        }
+        DispatchQueue.global().async {
+            let secret = AdminSecret.read(from: app.configuration.dataDirectory)
+            let isMatch = secret.map { AdminSecret.matches(candidate, $0) } ?? false
+            session.loop?.execute {
+                guard isMatch else {
+                    app.metrics.adminSecretLogins.increment(label: "wrong_secret")
+                    app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "wrong_secret"])
+                    context.fail(DomainError(.unauthenticated, "wrong admin secret"))
+                    return
+                }
+                session.logInAsBuiltInAdministrator()
+                app.metrics.adminSecretLogins.increment(label: "ok")
+                app.logger.info("admin_logged_in", ["connection.id": connectionID, "as": "built_in_administrator"])
+                context.succeed(["administrator": .integer(Int64(BuiltInAdministrator.id.rawValue))])
+            }
+        }
+    }
 
     static let requestCode = Operation("auth.request_code", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly(["phone", "purpose"])

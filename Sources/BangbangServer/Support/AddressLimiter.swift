@@ -1,10 +1,18 @@
-// Counts open connections per client address, so one host cannot take every descriptor the
-// process has. A lock per connection open and close is cheap next to the accept itself.
+// Per client address: how many connections it holds open (so one host cannot take every
+// descriptor the process has) and how fast it starts handshakes (so a reconnect loop or a
+// handshake flood from one host is refused with 429 before it costs a parse or a TLS session).
+// A lock per connection open and close is cheap next to the accept itself.
 final class AddressLimiter: Sendable {
     let limit: Int
     private let counts = Mutex<[String: Int]>([:])
+    private let handshakes: KeyedRateLimiter<String>
 
-    init(limit: Int) { self.limit = limit }
+    /// - Parameter handshakesPerSecond: sustained handshakes per address, bursts of twice that;
+    ///   0 (the default, for callers that predate the setting) means no rate limit.
+    init(limit: Int, handshakesPerSecond: Int = 0) {
+        self.limit = limit
+        self.handshakes = KeyedRateLimiter(ratePerSecond: handshakesPerSecond, capacity: handshakesPerSecond * 2)
+    }
 
     /// Counts one more connection from `address`; false (and nothing counted) when at the limit.
     func acquire(_ address: String) -> Bool {
@@ -24,4 +32,9 @@ final class AddressLimiter: Sendable {
     }
 
     func count(for address: String) -> Int { counts.withLock { $0[address] ?? 0 } }
+
+    /// Whether `address` may start another handshake at `now` (milliseconds, monotonic).
+    func admitHandshake(from address: String, now: Int64) -> Bool {
+        handshakes.admit(address, now: now)
+    }
 }

@@ -78,6 +78,12 @@ final class ServerMetrics: Sendable {
     let bytesOut = Counter()
     let slowConsumerDisconnects = Counter()
     let requests = LabeledCounter()
+    /// Refusals by limit: `connection` and `user` request rates (a `rate_limited` reply),
+    /// `flood` (a connection closed 1008 for flooding on after refusals). Handshake-rate refusals
+    /// are handshake failures (`handshake_rate`), counted there.
+    let rateLimited = LabeledCounter()
+    /// Connections logged in with the admin secret.
+    let adminSecretLogins = LabeledCounter()
     let requestLatency = LabeledHistogram(bounds: latencyBounds)
     let accepts = Counter()
     let racesLost = Counter()

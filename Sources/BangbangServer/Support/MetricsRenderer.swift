@@ -2,7 +2,8 @@
 import Foundation
 
 enum MetricsRenderer {
-    static func render(_ metrics: ServerMetrics, openConnections: Int, residentBytes: Int) -> String {
+    static func render(_ metrics: ServerMetrics, openConnections: Int, rejectedConnections: Int = 0,
+                       residentBytes: Int) -> String {
         var out = ""
         func counter(_ name: String, _ help: String, _ value: Int) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
@@ -33,6 +34,8 @@ enum MetricsRenderer {
         gauge("bangbang_connections_open", "Connections open now.", openConnections)
         counter("bangbang_connections_opened_total", "Connections accepted.", metrics.connectionsOpened.current)
         counter("bangbang_connections_closed_total", "Connections closed.", metrics.connectionsClosed.current)
+        counter("bangbang_connections_rejected_total", "Connections refused at accept: --max-connections reached.",
+                rejectedConnections)
         counter("bangbang_websockets_opened_total", "Successful WebSocket upgrades.", metrics.webSocketsOpened.current)
         labeled("bangbang_websocket_closes_total", "WebSocket closes by who closed and the code.", "reason", metrics.closes.current)
         labeled("bangbang_handshake_failures_total", "Refused or timed-out handshakes by reason.", "reason",
@@ -45,6 +48,10 @@ enum MetricsRenderer {
                 metrics.slowConsumerDisconnects.current)
         labeled("bangbang_requests_total", "Requests by operation and result (ok or the error code).", "operation_result",
                 metrics.requests.current)
+        labeled("bangbang_rate_limited_total", "Requests refused by a rate limit, and connections closed for flooding.",
+                "limit", metrics.rateLimited.current)
+        labeled("bangbang_admin_secret_logins_total", "auth.admin_secret attempts by result.", "result",
+                metrics.adminSecretLogins.current)
         out += "# HELP bangbang_request_duration_seconds Time from request to reply.\n# TYPE bangbang_request_duration_seconds histogram\n"
         for (operation, value) in metrics.requestLatency.current.sorted(by: { $0.key < $1.key }) {
             histogram("bangbang_request_duration_seconds", "", value, labels: "operation=\"\(escape(operation))\"", header: false)

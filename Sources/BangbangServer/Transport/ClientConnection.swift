@@ -66,6 +66,12 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     func connectionDidOpen(_ connection: Connection) {
         metrics.connectionsOpened.increment()
         connection.userData = self   // released in connectionDidClose; lets shutdown find us
+        guard limits.addressLimiter.admitHandshake(from: connection.remoteAddress.host, now: connection.loop.now) else {
+            phase = .closed
+            metrics.handshakeFailures.increment(label: "handshake_rate")
+            respondAndClose(.rejection(status: 429, reason: "too many handshakes from this address; slow down"), isHead: false)
+            return
+        }
         guard limits.addressLimiter.acquire(connection.remoteAddress.host) else {
             phase = .closed
             metrics.handshakeFailures.increment(label: "too_many_connections_from_address")

@@ -1,0 +1,59 @@
+// The admin secret: 32 random bytes (hex) that the server writes to `<data-dir>/admin-secret`
+// (mode 0600) at every start, and that `auth.admin_secret` accepts to log a connection in as
+// the built-in administrator. Whoever can read the data directory already owns the server's
+// state, so the file grants nothing new; a fresh secret per start means a copy taken earlier is
+// worthless. It is compared in constant time, accepted from loopback addresses only, and never
+// logged.
+import Crypto
+import Foundation
+
+public enum AdminSecret {
+    public static let fileName = "admin-secret"
+
+    public static func path(in dataDirectory: String) -> String {
+        (dataDirectory as NSString).appendingPathComponent(fileName)
+    }
+
+    /// Makes a new secret and writes it (temp file 0600, then rename, so a reader never sees
+    /// half a secret). Call after the data directory's lock is taken.
+    @discardableResult
+    public static func create(in dataDirectory: String) throws -> String {
+        let secret = SecureRandom.bytes(count: 32).map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+        }.joined()
+        let target = path(in: dataDirectory)
+        let temporary = target + ".tmp"
+        unlink(temporary)
+        guard FileManager.default.createFile(atPath: temporary, contents: Data((secret + "\n").utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw ConfigurationError("cannot write \(temporary): check the data directory's permissions")
+        }
+        guard rename(temporary, target) == 0 else {
+            throw ConfigurationError("cannot create \(target): \(String(cString: strerror(errno)))")
+        }
+        return secret
+    }
+
+    /// The secret of the server that owns `dataDirectory`, or nil if there is none (never started).
+    public static func read(from dataDirectory: String) -> String? {
+        guard let text = try? String(contentsOfFile: path(in: dataDirectory), encoding: .utf8) else { return nil }
+        let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return secret.isEmpty ? nil : secret
+    }
+
+    /// Constant-time comparison: the time taken does not depend on where the first difference is.
+    static func matches(_ candidate: String, _ secret: String) -> Bool {
+        let left = Array(candidate.utf8), right = Array(secret.utf8)
+        var difference = UInt8(truncatingIfNeeded: left.count ^ right.count)
+        for index in 0..<right.count {
+            difference |= right[index] ^ (index < left.count ? left[index] : 0)
+        }
+        return difference == 0 && left.count == right.count
+    }
+
+    /// Loopback peers only: the secret is for an operator on the server's own machine.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "::1" || host.hasPrefix("127.") || host.hasPrefix("::ffff:127.")
+    }
+}

@@ -1,0 +1,51 @@
+// A token bucket: `capacity` tokens, refilled at `ratePerSecond`, one taken per event. It allows
+// bursts up to the capacity and a sustained rate of `ratePerSecond`, which is what request and
+// handshake limits want: a client that opens a screen may fire a dozen requests at once, but not
+// keep it up. Pure: the caller passes `now` (milliseconds on any monotonic clock), so it is
+// tested with explicit times and costs no clock read of its own.
+struct TokenBucket: Sendable, Equatable {
+    let ratePerSecond: Int
+    let capacity: Int
+    /// Tokens scaled by 1000 so refills of a fraction of a token are kept without floating point.
+    private var milliTokens: Int
+    private var updatedAt: Int64
+    /// When a token was last taken (or the bucket made): idle buckets are full after
+    /// `capacity / ratePerSecond` seconds from here.
+    private(set) var lastTakenAt: Int64
+
+    /// A full bucket as of `now`. A rate of 0 means "no limit".
+    init(ratePerSecond: Int, capacity: Int, now: Int64) {
+        precondition(ratePerSecond >= 0 && capacity >= 1, "a token bucket needs a rate ≥ 0 and a capacity ≥ 1")
+        self.ratePerSecond = ratePerSecond
+        self.capacity = capacity
+        self.milliTokens = capacity * 1000
+        self.updatedAt = now
+        self.lastTakenAt = now
+    }
+
+    var isUnlimited: Bool { ratePerSecond == 0 }
+
+    /// Whole tokens available at the last update (for tests and logs).
+    var available: Int { milliTokens / 1000 }
+
+    /// Takes one token if there is one at `now`; false (and nothing taken) otherwise. A `now`
+    /// earlier than the last call (a clock step) refills nothing rather than draining.
+    mutating func take(now: Int64) -> Bool {
+        if isUnlimited { return true }
+        refill(now: now)
+        guard milliTokens >= 1000 else { return false }
+        milliTokens -= 1000
+        lastTakenAt = max(lastTakenAt, now)
+        return true
+    }
+
+    private mutating func refill(now: Int64) {
+        guard now > updatedAt else { return }
+        let elapsed = now - updatedAt
+        // Tokens per millisecond × 1000 = ratePerSecond; cap the product to avoid overflow after
+        // a long idle period.
+        let gained = elapsed >= Int64(capacity) * 1000 ? capacity * 1000 : Int(elapsed) * ratePerSecond
+        milliTokens = min(capacity * 1000, milliTokens + gained)
+        updatedAt = now
+    }
+}

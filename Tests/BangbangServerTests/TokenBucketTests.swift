@@ -1,0 +1,78 @@
+import Testing
+@testable import BangbangServer
+
+/// Takes outside the `#expect` macro, which cannot mutate its operands.
+private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
+    bucket.take(now: now)
+}
+
+@Suite struct TokenBucketTests {
+    @Test func aFullBucketAdmitsItsCapacityAtOnceAndThenRefuses() {
+        var bucket = TokenBucket(ratePerSecond: 50, capacity: 100, now: 1_000)
+        for _ in 0..<100 { #expect(take(&bucket, 1_000)) }
+        #expect(!take(&bucket, 1_000))
+        #expect(bucket.available == 0)
+    }
+
+    @Test func tokensComeBackAtTheRateIncludingFractions() {
+        var bucket = TokenBucket(ratePerSecond: 50, capacity: 100, now: 0)
+        for _ in 0..<100 { _ = bucket.take(now: 0) }
+        // 50/s is one token per 20 ms: 19 ms is not enough, 20 ms is exactly one.
+        #expect(!take(&bucket, 19))
+        #expect(take(&bucket, 20))
+        #expect(!take(&bucket, 20))
+        // The 19 ms of the refused attempt were not lost: 10 ms later (30 ms since 20) gives one more.
+        #expect(!take(&bucket, 39))
+        #expect(take(&bucket, 40))
+    }
+
+    @Test func refillStopsAtCapacityAfterALongIdle() {
+        var bucket = TokenBucket(ratePerSecond: 3, capacity: 5, now: 0)
+        for _ in 0..<5 { _ = bucket.take(now: 0) }
+        let later: Int64 = 86_400_000 * 365
+        for _ in 0..<5 { #expect(take(&bucket, later)) }
+        #expect(!take(&bucket, later))
+    }
+
+    @Test func aClockThatStepsBackRefillsNothing() {
+        var bucket = TokenBucket(ratePerSecond: 10, capacity: 1, now: 10_000)
+        #expect(take(&bucket, 10_000))
+        #expect(!take(&bucket, 5_000))
+        #expect(!take(&bucket, 10_050))
+        #expect(take(&bucket, 10_100))
+    }
+
+    @Test func rateZeroMeansUnlimited() {
+        var bucket = TokenBucket(ratePerSecond: 0, capacity: 1, now: 0)
+        for _ in 0..<10_000 { #expect(take(&bucket, 0)) }
+    }
+
+    @Test func keyedLimiterKeepsKeysApartAndForgetsIdleOnes() {
+        let limiter = KeyedRateLimiter<String>(ratePerSecond: 1, capacity: 2)
+        #expect(limiter.admit("a", now: 0))
+        #expect(limiter.admit("a", now: 0))
+        #expect(!limiter.admit("a", now: 0))
+        #expect(limiter.admit("b", now: 0))
+        #expect(limiter.trackedKeyCount == 2)
+        // Two seconds refill a bucket of two at 1/s: both are forgotten at the next sweep,
+        // and a forgotten key starts full again.
+        #expect(limiter.admit("c", now: 2_500))
+        #expect(limiter.trackedKeyCount == 1)
+        #expect(limiter.admit("a", now: 2_500))
+        #expect(limiter.admit("a", now: 2_500))
+        #expect(!limiter.admit("a", now: 2_500))
+    }
+
+    @Test func addressLimiterRefusesHandshakesAboveTheRatePerAddress() {
+        let limiter = AddressLimiter(limit: 10, handshakesPerSecond: 2)
+        for _ in 0..<4 { #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0)) }
+        #expect(!limiter.admitHandshake(from: "10.0.0.1", now: 0))
+        #expect(limiter.admitHandshake(from: "10.0.0.2", now: 0))
+        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 500))
+    }
+
+    @Test func addressLimiterWithoutARateAdmitsEveryHandshake() {
+        let limiter = AddressLimiter(limit: 1)
+        for _ in 0..<1_000 { #expect(limiter.admitHandshake(from: "::1", now: 0)) }
+    }
+}
