@@ -1,0 +1,119 @@
+// The main thread's side of a run: it creates the event loops and workers, moves the run
+// through its phases, prints the progress line and gathers the workers' results.
+//
+// The main thread never touches a worker directly: it hops onto the worker's loop with
+// `queue.sync` (a read of a few counters, once per poll) or `loop.execute`. Between phases a
+// multi-process child reports "ready" to its parent and waits for "go", so every process
+// starts measuring at the same moment.
+import Foundation
+import SocketServer
+import WebSocketProtocol
+
+final class Harness<W: Worker> {
+    let options: Options
+    let group: EventLoopGroup
+    let workers: [W]
+    private let startedAt = MonotonicClock.nanoseconds()
+    private let cpuAtStart = ProcessResources.cpuTime()
+    private var lastProgress: UInt64 = 0
+    private let coordinator = ChildCoordinator()
+
+    init(options: Options, settings: ClientSettings,
+         makeWorker: (EventLoop, Int, Int, Options, ClientSettings) -> W) {
+        self.options = options
+        group = EventLoopGroup(count: options.threads)
+        var workers: [W] = []
+        for (index, loop) in group.loops.enumerated() {
+            workers.append(makeWorker(loop, index, group.loops.count, options, settings))
+        }
+        self.workers = workers
+    }
+
+    /// Runs `body` on every worker's loop, one after another, and returns what each returned.
+    func onEach<T>(_ body: (W) -> T) -> [T] {
+        workers.map { worker in worker.loop.queue.sync { body(worker) } }
+    }
+
+    /// Runs `body` on every worker's loop without waiting.
+    func startOnEach(_ body: @escaping @Sendable (W) -> Void) {
+        for worker in workers {
+            let box = WorkerBox(worker)
+            worker.loop.execute { body(box.worker) }
+        }
+    }
+
+    /// Hands the clients numbered `0..<count` out to the loops round-robin and starts them.
+    func connect(count: Int, tagOffset: Int = 0) {
+        let loops = workers.count
+        startOnEach { worker in
+            worker.connect(tags: Array(stride(from: tagOffset + worker.index, to: tagOffset + count, by: loops)))
+        }
+    }
+
+    /// Polls every 50 ms until `isDone` says so or `timeoutSeconds` pass; prints the progress
+    /// line once a second. Returns false on timeout.
+    @discardableResult
+    func wait(timeoutSeconds: Double, phase: String, progress: () -> String, until isDone: () -> Bool) -> Bool {
+        let deadline = MonotonicClock.nanoseconds() + UInt64(timeoutSeconds * 1e9)
+        while true {
+            if isDone() { return true }
+            let now = MonotonicClock.nanoseconds()
+            if now >= deadline { return false }
+            if !options.quiet, now - lastProgress >= 1_000_000_000 {
+                lastProgress = now
+                let elapsed = Double(now - startedAt) / 1e9
+                let cpu = ProcessResources.cpuTime()
+                let cpuSeconds = Double(cpu.userMicroseconds + cpu.systemMicroseconds
+                                        - cpuAtStart.userMicroseconds - cpuAtStart.systemMicroseconds) / 1e6
+                let line = "[\(Report.format((elapsed * 10).rounded() / 10))s] \(phase): \(progress()) | driver cpu \(Int(cpuSeconds / elapsed * 100))%"
+                FileHandle.standardError.write(Data((line + "\n").utf8))
+            }
+            usleep(50_000)
+        }
+    }
+
+    /// Sleeps for the measured phase, printing progress.
+    func hold(seconds: Double, phase: String, progress: () -> String) {
+        wait(timeoutSeconds: seconds, phase: phase, progress: progress) { false }
+    }
+
+    /// Sum of `count` over the workers.
+    func total(_ count: (W) -> Int) -> Int {
+        onEach(count).reduce(0, +)
+    }
+
+    /// Between the connect phase and the measured phase: a child of a multi-process run tells
+    /// its parent it is ready and waits for the signal to go on.
+    func synchronizeWithParent() {
+        guard options.processCount > 1 else { return }
+        coordinator.reportReadyAndWaitForGo()
+    }
+
+    /// Closes every client and waits (up to five seconds) for the closes to complete.
+    func closeAll() {
+        startOnEach { $0.closeAll() }
+        wait(timeoutSeconds: 5, phase: "closing", progress: { "\(total { $0.liveClients }) open" }) {
+            total { $0.liveClients } == 0
+        }
+    }
+
+    /// The merged result of all workers, with this process's CPU time.
+    func gatherResult(durationSeconds: Double) -> RunResult {
+        var merged = RunResult(scenario: options.scenario.rawValue)
+        for part in onEach({ $0.finalResult() }) { merged.merge(part) }
+        merged.durationSeconds = durationSeconds
+        let cpu = ProcessResources.cpuTime()
+        merged.add(cpu.userMicroseconds - cpuAtStart.userMicroseconds, to: "cpu_user_microseconds")
+        merged.add(cpu.systemMicroseconds - cpuAtStart.systemMicroseconds, to: "cpu_system_microseconds")
+        for sample in onEach({ $0.failureSamples }).joined() {
+            FileHandle.standardError.write(Data("loadtest: failure: \(sample)\n".utf8))
+        }
+        return merged
+    }
+}
+
+/// Carries a loop-confined worker to its loop.
+struct WorkerBox<W: Worker>: @unchecked Sendable {
+    let worker: W
+    init(_ worker: W) { self.worker = worker }
+}

@@ -1,0 +1,49 @@
+// What the driver learns about processes from the kernel: its own CPU time (so a run can show
+// the driver was not the bottleneck), its descriptor limit, and a server's resident memory.
+import Foundation
+import Glibc
+
+enum ProcessResources {
+    struct CPUTime: Sendable {
+        var userMicroseconds: Int64
+        var systemMicroseconds: Int64
+    }
+
+    static func cpuTime() -> CPUTime {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func micro(_ time: timeval) -> Int64 { Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_usec) }
+        return CPUTime(userMicroseconds: micro(usage.ru_utime), systemMicroseconds: micro(usage.ru_stime))
+    }
+
+    /// Raises the soft descriptor limit to the hard one and returns the new soft limit: a
+    /// process that holds thousands of sockets needs all it is allowed.
+    @discardableResult
+    static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return limit.rlim_cur > UInt(Int.max) ? Int.max : Int(limit.rlim_cur)
+    }
+
+    /// Resident set size of `pid` in KiB (VmRSS in /proc/PID/status), or nil if unreadable.
+    static func residentKiB(of pid: Int32) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        return parseResidentKiB(status: text)
+    }
+
+    /// The VmRSS figure of a /proc/PID/status text.
+    static func parseResidentKiB(status text: String) -> Int? {
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let fields = line.dropFirst(6).split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 1, let value = Int(fields[0]) else { return nil }
+            if fields.count >= 2, fields[1] == "mB" || fields[1] == "MB" { return value * 1024 }
+            return value
+        }
+        return nil
+    }
+}
