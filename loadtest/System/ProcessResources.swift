@@ -9,6 +9,8 @@ enum ProcessResources {
         var systemMicroseconds: Int64
     }
 
+    static var currentProcessID: Int32 { getpid() }
+
     static func cpuTime() -> CPUTime {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -39,7 +41,7 @@ enum ProcessResources {
     /// The VmRSS figure of a /proc/PID/status text.
     static func parseResidentKiB(status text: String) -> Int? {
         for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            let fields = line.dropFirst(6).split(separator: " ", omittingEmptySubsequences: true)
+            let fields = line.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard fields.count >= 1, let value = Int(fields[0]) else { return nil }
             if fields.count >= 2, fields[1] == "mB" || fields[1] == "MB" { return value * 1024 }
             return value
