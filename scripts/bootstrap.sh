@@ -15,9 +15,9 @@ if ! pkg-config --exists openssl zlib 2>/dev/null; then
 fi
 
 venv=.build/pyenv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, jsonschema" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, jsonschema, pytest" 2>/dev/null; then
     mkdir -p .build
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
+    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/e2e/requirements.txt
 fi
 echo "bootstrap: ready (python: $venv/bin/python)"

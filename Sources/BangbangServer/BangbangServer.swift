@@ -1,1 +1,126 @@
-// BangbangServer: the composition root.
+// BangbangServer: the composition root. It is the only module that sees both the domain and the
+// transport: it recovers the application from the data directory, wires the HTTP routes
+// (`/ws`, `/echo`, `/healthz`, `/readyz`, `/metrics`) onto the socket server, and owns start-up
+// and shutdown.
+import BangbangCore
+import Foundation
+import SocketServer
+import WebSocketProtocol
+
+public final class BangbangServer: @unchecked Sendable {
+    public let configuration: ServerConfiguration
+    let logger: Logger
+    let metrics = ServerMetrics()
+    let application: Application
+    private let group: EventLoopGroup
+    private var socketServer: SocketServer?
+    private let isReady = Mutex(false)
+
+    /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
+    /// server holds or that cannot be written). Does not listen yet.
+    public init(configuration: ServerConfiguration, logger: Logger,
+                clock: @escaping @Sendable () -> Timestamp = BangbangServer.wallClock) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let sms: SMSProvider = DevelopmentSMSProvider(logger: logger, revealsCodes: configuration.isDevelopment)
+        application = try Application(configuration: configuration, logger: logger, metrics: metrics, clock: clock, sms: sms)
+        let loopCount = configuration.eventLoops > 0 ? configuration.eventLoops : ProcessInfo.processInfo.activeProcessorCount
+        group = EventLoopGroup(count: loopCount)
+        application.attach(to: group.loops)
+    }
+
+    public static let wallClock: @Sendable () -> Timestamp = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Timestamp(rawValue: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000)
+    }
+
+    /// Starts listening; returns the bound addresses (the real port when configured with 0).
+    public func start() throws -> [SocketAddress] {
+        var socketConfiguration = SocketServerConfiguration(host: configuration.host, port: configuration.port)
+        socketConfiguration.eventLoopCount = group.loops.count
+        socketConfiguration.maxConnections = configuration.maxConnections
+        socketConfiguration.connection.outputLimit = configuration.maxOutputBytes + 1024 * 1024
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            socketConfiguration.tls = TLSConfiguration(certificatePath: certificate, keyPath: key)
+        }
+        let router = makeRouter()
+        let limits = ConnectionLimits(
+            handshakeTimeoutMilliseconds: Int64(configuration.handshakeTimeoutSeconds) * 1000,
+            pingIntervalMilliseconds: Int64(configuration.pingIntervalSeconds) * 1000,
+            pongTimeoutMilliseconds: max(5_000, Int64(configuration.pingIntervalSeconds) * 500),
+            maxOutputBytes: configuration.maxOutputBytes)
+        let metrics = metrics
+        let server = SocketServer(configuration: socketConfiguration, group: group) { connection in
+            ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)
+        }
+        let addresses = try server.start()
+        socketServer = server
+        isReady.withLock { $0 = true }
+        for address in addresses {
+            logger.info("listening", ["address": address.description, "port": address.port,
+                                      "tls": configuration.tlsCertificatePath != nil, "echo": configuration.enablesEcho])
+        }
+        return addresses
+    }
+
+    private func makeRouter() -> HTTPRouter {
+        let application = application
+        var routes: [String: WebSocketRoute] = [
+            "/ws": WebSocketRoute(
+                configuration: WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes,
+                                                      maxMessageSize: configuration.maxMessageBytes,
+                                                      maxFragmentsPerMessage: 256),
+                makeEndpoint: { ClientSession(app: application) }),
+        ]
+        if configuration.enablesEcho {
+            routes["/echo"] = WebSocketRoute(configuration: .echo, makeEndpoint: { EchoEndpoint() })
+        }
+        let metrics = metrics
+        let isReady = isReady
+        let server = self
+        return HTTPRouter(
+            webSocketRoutes: routes,
+            handshake: ServerHandshakeConfiguration(subprotocols: ["bangbang.v1"]),
+            plainRoutes: [
+                "/healthz": { .plain(body: Array("ok\n".utf8)) },
+                "/readyz": {
+                    isReady.withLock { $0 } ? .plain(body: Array("ready\n".utf8))
+                        : .plain(status: 503, body: Array("starting\n".utf8))
+                },
+                "/metrics": {
+                    .plain(contentType: "text/plain; version=0.0.4; charset=utf-8",
+                           body: Array(MetricsRenderer.render(metrics, openConnections: server.socketServer?.connectionCount ?? 0,
+                                                              residentBytes: MetricsRenderer.residentBytes()).utf8))
+                },
+            ])
+    }
+
+    /// Stops accepting, tells every WebSocket client the server is going away (1001), lets
+    /// queued output drain, then flushes the journal. Blocks up to `timeout`.
+    public func shutdown(timeout: Duration = .seconds(5)) {
+        isReady.withLock { $0 = false }
+        socketServer?.stop(closeConnections: false)
+        let done = DispatchGroup()
+        for registry in application.registries {
+            done.enter()
+            registry.loop.execute {
+                registry.loop.forEachConnection { connection in
+                    if let client = connection.userData as? ClientConnection {
+                        client.close(code: .goingAway, reason: "server shutting down")
+                    } else {
+                        connection.close(flushFirst: true)
+                    }
+                }
+                done.leave()
+            }
+        }
+        _ = done.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000)))
+        Thread.sleep(forTimeInterval: 0.2)
+        socketServer?.stop(closeConnections: true, flushFirst: true)
+        do { try application.journal.close() } catch {
+            logger.error("journal_close_failed", ["error": "\(error)"])
+        }
+        logger.info("stopped", [:])
+    }
+}

@@ -8,10 +8,10 @@ import BangbangCore
     }
 
     @Test func decodesAWellFormedRequest() throws {
-        let request = try decode(#"{"id": 7, "op": "order.accept", "data": {"orderId": 5}}"#).get()
+        let request = try decode(#"{"id": 7, "op": "order.accept", "data": {"order_id": 5}}"#).get()
         #expect(request.id == 7)
         #expect(request.operation == "order.accept")
-        #expect(request.data == ["orderId": 5])
+        #expect(request.data == ["order_id": 5])
     }
 
     @Test(arguments: [

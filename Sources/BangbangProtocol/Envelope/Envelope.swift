@@ -4,7 +4,7 @@
 //   reply    {"id": 7, "ok": true, "data": {…}}
 //            {"id": 7, "ok": false, "error": {"code": "order_taken", "message": "…", "field": …}}
 //   event    {"event": "order.changed", "seq": 42, "data": {…}}          personal stream
-//            {"event": "feed.enter", "sub": 3, "seq": 9, "data": {…}}    board subscription
+//            {"event": "feed.enter", "type": "express", "seq": 9, "data": {…}}   board feed
 //
 // Every request gets exactly one reply carrying its id. A message that cannot be read as a
 // request at all is answered with `bad_request` and the id it carried, or null.
@@ -90,9 +90,10 @@ public enum EventMessage {
         JSONWriter.encode(.object(["event": .string(name), "seq": .integer(Int64(sequence)), "data": data]))
     }
 
-    /// A board-subscription event: `seq` counts the events of subscription `subscription`.
-    public static func feed(name: String, subscription: Int64, sequence: UInt64, data: JSONValue) -> [UInt8] {
-        JSONWriter.encode(.object(["event": .string(name), "sub": .integer(subscription),
+    /// A board-feed event: `seq` is the board's own position (one counter per order type), the
+    /// same for every watcher, so the message is encoded once and shared.
+    public static func board(name: String, type: String, sequence: UInt64, data: JSONValue) -> [UInt8] {
+        JSONWriter.encode(.object(["event": .string(name), "type": .string(type),
                                    "seq": .integer(Int64(sequence)), "data": data]))
     }
 }

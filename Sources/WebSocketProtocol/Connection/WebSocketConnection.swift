@@ -239,12 +239,13 @@ public final class WebSocketConnection {
                 incoming = IncomingMessage(isText: header.opcode == .text, isCompressed: header.isCompressed)
                 utf8.reset()
                 if isOpen && !header.isCompressed {
+                    // One exact allocation for the common single-frame message.
                     messageBuffer.reserveCapacity(header.payloadLength)
                 }
             case .continuation:
-                if isOpen && incoming?.isCompressed == false {
-                    messageBuffer.reserveCapacity(messageBuffer.count + header.payloadLength)
-                }
+                // No exact reservation here: growing by exactly each fragment would copy the
+                // message once per fragment. Appending grows geometrically instead.
+                break
             }
 
         case .payload(let piece, let phase):

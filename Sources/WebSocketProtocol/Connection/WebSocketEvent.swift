@@ -16,7 +16,7 @@ public enum WebSocketEvent: Sendable, Hashable {
 
 /// What one call into a `WebSocketConnection` produced. Reuse one value across calls: clear it
 /// with `removeAll()` after acting on it so its buffers keep their capacity.
-public struct WebSocketOutput {
+public struct WebSocketOutput: Sendable {
     /// Events, in the order the frames that caused them arrived.
     public var events: [WebSocketEvent] = []
     /// Bytes to write to the transport, in order. Write them straight from this array (e.g.

@@ -22,6 +22,10 @@
 
 import CZlib
 
+/// Output space is offered to zlib in steps of at most this many bytes; growing the array by
+/// copying from a zero page is a plain memory copy, unlike appending repeated elements.
+let zlibOutputPage = [UInt8](repeating: 0, count: 64 * 1024)
+
 /// Compresses outgoing messages as RFC 7692 §7.2.1 describes. Not thread-safe: confine it to
 /// the connection's serial queue, like the connection that owns it.
 public final class MessageDeflater {
@@ -71,9 +75,11 @@ public final class MessageDeflater {
             // A sync flush on the last chunk only: it ends on a byte boundary with 00 00 FF FF.
             let flush = isLastChunk ? Z_SYNC_FLUSH : Z_NO_FLUSH
             while true {
-                let room = max(64, Int(stream.pointee.avail_in) / 2 + 64)
+                // Typical messages compress to well under half; the loop grows for the rest, in
+                // steps bounded so incompressible input does not over-reserve.
+                let room = min(64 * 1024, Int(stream.pointee.avail_in) / 2 + 64)
                 let before = output.count
-                output.append(contentsOf: repeatElement(0, count: room))
+                output.append(contentsOf: zlibOutputPage[..<room])
                 let result = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
                     stream.pointee.next_out = buffer.baseAddress! + before
                     stream.pointee.avail_out = uInt(room)

@@ -47,9 +47,9 @@ public final class MessageInflater {
                 // overflow: a bomb cannot make us allocate more than that.
                 let allowance = limit - output.count + 1
                 guard allowance > 0 else { throw .messageTooLarge(limit: limit) }
-                let room = min(allowance, max(4096, min(Int(stream.pointee.avail_in) * 4, 1 << 20)))
+                let room = min(allowance, zlibOutputPage.count)
                 let before = output.count
-                output.append(contentsOf: repeatElement(0, count: room))
+                output.append(contentsOf: zlibOutputPage[..<room])
                 let result = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
                     stream.pointee.next_out = buffer.baseAddress! + before
                     stream.pointee.avail_out = uInt(room)

@@ -124,16 +124,16 @@ import Testing
     }
 
     @Test func decompressionBombFailsFastWithoutAllocatingItsOutput() throws {
-        // 64 MiB of zeros as one message: a context-keeping deflater compresses it in 1 MiB
+        // 32 MiB of zeros as one message: a context-keeping deflater compresses it in 1 MiB
         // steps, and the flush tails between steps are put back so the pieces form one stream.
         let deflater = MessageDeflater(windowBits: 15, keepsContext: true)
         let zeros = [UInt8](repeating: 0, count: 1 << 20)
         var bomb: [UInt8] = []
-        for step in 0..<64 {
+        for step in 0..<32 {
             if step > 0 { bomb += [0x00, 0x00, 0xFF, 0xFF] }
             bomb += deflater.compress(zeros)
         }
-        #expect(bomb.count < 128 * 1024, "the bomb is small on the wire: \(bomb.count) bytes")
+        #expect(bomb.count < 64 * 1024, "the bomb is small on the wire: \(bomb.count) bytes")
 
         let limit = 1 << 20
         let inflater = MessageInflater(windowBits: 15, keepsContext: false)
@@ -142,22 +142,12 @@ import Testing
             try bomb.withUnsafeBytes { (bytes) throws in try inflater.inflate(bytes, appendingTo: &output, limit: limit) }
         }
         #expect(output.count <= limit + 1)
-        #expect(output.capacity < 4 * limit, "inflated output must stay near the limit, not 64 MiB")
+        #expect(output.capacity < 4 * limit, "inflated output must stay near the limit, not 32 MiB")
     }
 
     @Test func garbageIsRejectedAsInvalidCompressedData() {
         #expect(throws: ProtocolViolation.invalidCompressedData) {
             try inflate([0xFF, 0xFF, 0xFF, 0xFF, 0x12], with: MessageInflater(windowBits: 15, keepsContext: false))
-        }
-    }
-
-    @Test func referenceBeyondTheNegotiatedWindowIsRejected() throws {
-        // Compressed with a 32 KiB window, so it refers back further than a 512-byte window allows.
-        var message = sampleMessage(3, length: 20_000)
-        message += message
-        let compressed = MessageDeflater(windowBits: 15, keepsContext: false).compress(message)
-        #expect(throws: ProtocolViolation.invalidCompressedData) {
-            try inflate(compressed, with: MessageInflater(windowBits: 9, keepsContext: false))
         }
     }
 

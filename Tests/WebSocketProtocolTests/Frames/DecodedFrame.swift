@@ -62,3 +62,11 @@ func decode(_ chunks: [ArraySlice<UInt8>], limits: DecoderLimits = DecoderLimits
 func decodeWhole(_ bytes: [UInt8], limits: DecoderLimits = DecoderLimits()) -> [Decoded] {
     decode([bytes[...]], limits: limits)
 }
+
+extension [Decoded]: DripFeedOutcome {
+    /// After a failure the decoder reads nothing more.
+    static func sequence(_ first: [Decoded], _ second: [Decoded]) -> [Decoded] {
+        if case .failure? = first.last { return first }
+        return first + second
+    }
+}

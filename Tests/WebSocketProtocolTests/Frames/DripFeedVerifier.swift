@@ -1,27 +1,45 @@
 import Testing
 @testable import WebSocketProtocol
 
+/// An outcome that can say what feeding two inputs back to back should produce.
+protocol DripFeedOutcome: Equatable {
+    /// The outcome of `first`'s input followed by `second`'s, each fed to a fresh parser.
+    static func sequence(_ first: Self, _ second: Self) -> Self
+}
+
 /// Feeds an input to a fresh parser in every way a transport could deliver it and checks that
 /// the outcome never depends on the chunking: whole, one byte at a time, split in two at every
-/// index, and in three pieces around the middle. Returns the outcome of the whole input.
+/// index, and in three pieces. With `followedBy`, it also feeds the input concatenated with
+/// another (complete) input and checks that the parser picks up exactly where the first ended.
+/// Returns the outcome of the whole input.
 @discardableResult
-func verifyDripFeed<Outcome: Equatable>(
+func verifyDripFeed<Outcome: DripFeedOutcome>(
     _ input: [UInt8],
+    followedBy other: [UInt8]? = nil,
     sourceLocation: SourceLocation = #_sourceLocation,
     run: ([ArraySlice<UInt8>]) -> Outcome
 ) -> Outcome {
-    let whole = run([input[...]])
-    let byteByByte = run(input.indices.map { input[$0...$0] })
-    #expect(byteByByte == whole, "byte by byte", sourceLocation: sourceLocation)
-    for split in 0...input.count {
-        let outcome = run([input[..<split], input[split...]])
-        #expect(outcome == whole, "split at \(split)", sourceLocation: sourceLocation)
-        if outcome != whole { break }
+    func checkChunkings(_ bytes: [UInt8], expected: Outcome, label: String) {
+        let byteByByte = run(bytes.indices.map { bytes[$0...$0] })
+        #expect(byteByByte == expected, "\(label): byte by byte", sourceLocation: sourceLocation)
+        for split in 0...bytes.count {
+            let outcome = run([bytes[..<split], bytes[split...]])
+            #expect(outcome == expected, "\(label): split at \(split)", sourceLocation: sourceLocation)
+            if outcome != expected { break }
+        }
+        if bytes.count >= 3 {
+            let third = bytes.count / 3
+            let outcome = run([bytes[..<third], bytes[third..<(2 * third)], bytes[(2 * third)...]])
+            #expect(outcome == expected, "\(label): three pieces", sourceLocation: sourceLocation)
+        }
     }
-    if input.count >= 3 {
-        let third = input.count / 3
-        let outcome = run([input[..<third], input[third..<(2 * third)], input[(2 * third)...]])
-        #expect(outcome == whole, "three pieces", sourceLocation: sourceLocation)
+    let whole = run([input[...]])
+    checkChunkings(input, expected: whole, label: "input")
+    if let other {
+        let concatenated = input + other
+        let expected = Outcome.sequence(whole, run([other[...]]))
+        #expect(run([concatenated[...]]) == expected, "concatenated", sourceLocation: sourceLocation)
+        checkChunkings(concatenated, expected: expected, label: "concatenated")
     }
     return whole
 }

@@ -9,7 +9,8 @@ import Testing
         let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let input = rawFrame(opcode: 2, payload: payload, mask: testKey)
         // Splitting a 70 kB frame at every index is slow; drip-feed only the small ones.
-        let outcome = length <= 300 ? verifyDripFeed(input) { decode($0) } : decodeWhole(input)
+        let other = rawFrame(opcode: 9, payload: [9], mask: testKey)
+        let outcome = length <= 300 ? verifyDripFeed(input, followedBy: other) { decode($0) } : decodeWhole(input)
         let header = FrameHeader(opcode: .binary, maskingKey: testKey, payloadLength: length)
         #expect(outcome == [.frame(header, payload: payload)])
     }
@@ -18,7 +19,9 @@ import Testing
         let first = rawFrame(fin: false, opcode: 1, payload: Array("Hel".utf8), mask: testKey)
         let ping = rawFrame(opcode: 9, payload: [1, 2], mask: testKey)
         let last = rawFrame(opcode: 0, payload: Array("lo".utf8), mask: testKey)
-        let outcome = verifyDripFeed(first + ping + last) { decode($0) }
+        let outcome = verifyDripFeed(first + ping + last, followedBy: rawFrame(opcode: 2, payload: [1], mask: testKey)) {
+            decode($0)
+        }
         #expect(outcome == [
             .frame(FrameHeader(isFinal: false, opcode: .text, maskingKey: testKey, payloadLength: 3),
                    payload: Array("Hel".utf8)),
@@ -39,14 +42,14 @@ import Testing
     func acceptsNonMinimalLengthEncodings(encoding: Int, length: Int) {
         let payload = [UInt8](repeating: 0x41, count: length)
         let input = rawFrame(opcode: 2, payload: payload, mask: testKey, lengthEncoding: encoding)
-        let outcome = verifyDripFeed(input) { decode($0) }
+        let outcome = verifyDripFeed(input, followedBy: input) { decode($0) }
         #expect(outcome == [.frame(FrameHeader(opcode: .binary, maskingKey: testKey, payloadLength: length),
                                    payload: payload)])
     }
 
     @Test func rejectsSixtyFourBitLengthWithHighBitSet() {
         let header = rawFrame(opcode: 2, mask: testKey, declaredLength: 1 << 63)
-        let outcome = verifyDripFeed(header) { decode($0) }
+        let outcome = verifyDripFeed(header, followedBy: rawFrame(opcode: 2, mask: testKey)) { decode($0) }
         #expect(outcome == [.failure(.payloadLengthHighBitSet)])
         #expect(ProtocolViolation.payloadLengthHighBitSet.closeCode == .protocolError)
     }

@@ -1,0 +1,284 @@
+// The application: every piece of domain state, its owner, the journal, and how a committed
+// change reaches people. Built by `BangbangServer` at start-up; shared by every connection.
+//
+// Start-up is recovery: open the journal (which takes the data directory's lock), load the
+// snapshot, replay the journal through the same `apply` + `publish` path that live changes take
+// (so the personal streams are rebuilt with the same numbering), then apply what came due while
+// the server was down. Only then does the server accept connections.
+import BangbangCore
+import BangbangProtocol
+import Crypto
+import Dispatch
+import Foundation
+import Journal
+import SocketServer
+
+/// A change that has been applied to its owner, with what pushes need.
+enum AppliedChange: Sendable {
+    case account(AccountEvent, at: Timestamp)
+    case order(AppliedOrderChange)
+}
+
+final class Application: @unchecked Sendable {
+    let configuration: ServerConfiguration
+    let logger: Logger
+    let metrics: ServerMetrics
+    let clock: @Sendable () -> Timestamp
+    let journal: Journal
+    let accounts: AccountsExecutor
+    let layout: BoardLayout
+    let shards: [ShardExecutor]
+    let orderRules = OrderRules()
+    let streams = PersonalStreams()
+    let tokenSecret: [UInt8]
+    let passwordHasher: PasswordHasher
+    let sms: SMSProvider
+    /// Password hashing is slow on purpose; it runs here, never on an owner's queue.
+    let hashingQueue = DispatchQueue(label: "bangbang.passwords", qos: .userInitiated, attributes: .concurrent)
+    /// Approved runners, mirrored from the accounts store so accepts and counts need no hop.
+    let approvedRunners = Mutex<Set<UserID>>([])
+    private(set) var registries: [LoopRegistry] = []
+    private let boardSequences = Mutex<[OrderType: UInt64]>([:])
+    private let isRecovering = Mutex(true)
+
+    init(configuration: ServerConfiguration, logger: Logger, metrics: ServerMetrics,
+         clock: @escaping @Sendable () -> Timestamp, sms: SMSProvider,
+         passwordHasher: PasswordHasher = PasswordHasher()) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = metrics
+        self.clock = clock
+        self.sms = sms
+        self.passwordHasher = passwordHasher
+
+        var policy = AccountPolicy()
+        policy.campuses = configuration.campuses
+        var adminPhones: Set<PhoneNumber> = []
+        for phone in configuration.adminPhones {
+            do { adminPhones.insert(try PhoneNumber(parsing: phone)) } catch {
+                throw ConfigurationError("invalid --admin-phone '\(phone)': \(error.message)")
+            }
+        }
+        policy.administratorPhones = adminPhones
+
+        let journalConfiguration = JournalConfiguration(syncPolicy: Self.syncPolicy(configuration.fsyncPolicy))
+        let (journal, recovery) = try Journal.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
+        self.journal = journal
+        self.tokenSecret = try SecretFile.loadOrCreate(in: configuration.dataDirectory)
+        let layout = BoardLayout(shardsPerType: configuration.shardsPerType)
+        self.layout = layout
+
+        let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
+        if let snapshot, snapshot.shards.count != layout.shardCount {
+            throw ConfigurationError("the snapshot has \(snapshot.shards.count) board shards but --shards-per-type "
+                                     + "gives \(layout.shardCount); start with --shards-per-type \(snapshot.shards.count / OrderType.allCases.count)")
+        }
+        accounts = AccountsExecutor(store: AccountStore(policy: policy, state: snapshot?.accounts ?? AccountState()))
+        shards = (0..<layout.shardCount).map { index in
+            ShardExecutor(shard: snapshot?.shards[index] ?? BoardShard(index: index), type: layout.type(ofShard: index))
+        }
+        if let snapshot {
+            streams.restore(snapshot.streams)
+            boardSequences.withLock { $0 = snapshot.boardSequences }
+        }
+        for warning in recovery.report.warnings { logger.warning("journal_recovery", ["detail": warning]) }
+        try replay(recovery.records)
+        refreshApprovedRunners()
+        logger.info("recovered", ["snapshot_sequence": recovery.report.snapshotSequence,
+                                  "records": recovery.records.count, "users": accounts.store.state.accounts.count,
+                                  "orders": shards.reduce(0) { $0 + $1.shard.orders.count }])
+    }
+
+    static func syncPolicy(_ policy: FsyncPolicy) -> SyncPolicy {
+        switch policy {
+        case .always: .always
+        case .never: .never
+        case .interval(let milliseconds): .interval(milliseconds: milliseconds)
+        }
+    }
+
+    /// Connects the application to the transport's loops and starts its timers. Call once,
+    /// after construction and before the server accepts connections.
+    func attach(to loops: [EventLoop]) {
+        registries = loops.map(LoopRegistry.init)
+        isRecovering.withLock { $0 = false }
+        for executor in shards {
+            executor.perform { [self] executor in applyDueTransitions(executor) }
+        }
+        scheduleSessionPurge()
+    }
+
+    func registry(for loop: EventLoop) -> LoopRegistry { registries[loop.index] }
+
+    // MARK: Replay
+
+    private func replay(_ records: [JournalRecord]) throws {
+        for record in records {
+            let entry: JournalEntry
+            do { entry = try JournalEntry.decode(record.payload) } catch {
+                throw JournalEntryError(message: "journal record \(record.sequence) cannot be read: \(error). "
+                                        + "It was written by an incompatible server version; restore from a backup or "
+                                        + "run the version that wrote it.")
+            }
+            switch entry {
+            case .account(let event):
+                accounts.store.apply(event)
+                publish(.account(event, at: clock()))
+            case .order(let shard, let event):
+                guard shards.indices.contains(shard) else {
+                    throw JournalEntryError(message: "journal record \(record.sequence) names board shard \(shard), "
+                                            + "but this server has \(shards.count); start with the --shards-per-type it was written with")
+                }
+                publish(.order(shards[shard].shard.apply(event)))
+            }
+        }
+    }
+
+    // MARK: Commit
+
+    /// The single commit point. Call on the owner's queue right after applying `entry`'s event;
+    /// `onDurable` runs on the journal's queue once the record is durable (reply there), and
+    /// the change is pushed to everyone concerned right after it.
+    func commit(_ entry: JournalEntry, applied: AppliedChange,
+                onDurable: @escaping @Sendable (Result<Void, DomainError>) -> Void) {
+        let bytes = entry.encoded()
+        journal.append(bytes) { [self] result in
+            switch result {
+            case .success:
+                onDurable(.success(()))
+                publish(applied)
+            case .failure(let error):
+                logger.error("journal_write_failed", ["error": error.description])
+                onDurable(.failure(DomainError(.storageUnavailable,
+                    "the server could not store this change (\(error.shortDescription)); nothing was changed, try again later")))
+                handleStorageFailure()
+            }
+        }
+    }
+
+    /// A record that was applied in memory could not be stored. Memory must not keep it: the
+    /// server stops taking changes and exits so a supervisor restarts it from what is on disk
+    /// (recovery brings back exactly the stored state). Clients reconnect and resume.
+    private func handleStorageFailure() {
+        logger.error("storage_failure_restart", ["detail": "in-memory state is ahead of the journal; exiting to recover from disk"])
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { exit(75) }
+    }
+
+    // MARK: Publish
+
+    /// Tells everyone concerned about a durable change: personal streams of the parties, and the
+    /// board feed. Runs on the journal's queue (live) or during replay (no one is connected).
+    func publish(_ change: AppliedChange) {
+        let recovering = isRecovering.withLock { $0 }
+        switch change {
+        case .account(let event, let at):
+            if case .verificationDecided = event { refreshApprovedRunnersLater() }
+            guard let (name, data) = AccountNotifications.describe(event) else { return }
+            for user in event.recipients {
+                appendPersonal(for: user, name: name, data: data, at: at, deliver: !recovering)
+            }
+        case .order(let applied):
+            let order = applied.after
+            for user in applied.event.notify {
+                let data: JSONValue = ["order": OrderWire.encode(OrderView(order, viewer: user)),
+                                       "change": .string(OrderNotifications.changeName(applied.event.change))]
+                appendPersonal(for: user, name: "order.changed", data: data, at: applied.event.at, deliver: !recovering)
+            }
+            let type = order.details.type
+            let sequence = boardSequences.withLock { table -> UInt64 in
+                table[type, default: 0] += 1
+                return table[type]!
+            }
+            guard !recovering else { return }
+            let broadcast = FeedBroadcast(change: applied, boardSequence: sequence)
+            for registry in registries {
+                registry.loop.execute { registry.deliverFeed(broadcast) }
+            }
+        }
+    }
+
+    private func appendPersonal(for user: UserID, name: String, data: JSONValue, at: Timestamp, deliver: Bool) {
+        streams.append(for: user, at: at, makeMessage: { sequence in
+            EventMessage.personal(name: name, sequence: sequence, data: data)
+        }, deliver: { sequence, bytes in
+            guard deliver else { return }
+            let message = SharedMessage(text: bytes)
+            for registry in registries {
+                registry.loop.execute { registry.deliverPersonal(to: user, sequence: sequence, message: message) }
+            }
+        })
+    }
+
+    func boardSequence(of type: OrderType) -> UInt64 { boardSequences.withLock { $0[type] ?? 0 } }
+
+    // MARK: Runners
+
+    private func refreshApprovedRunners() {
+        let store = accounts.store
+        let approved = Set(store.state.accounts.keys.filter { store.canRunErrands($0) })
+        approvedRunners.withLock { $0 = approved }
+    }
+
+    private func refreshApprovedRunnersLater() {
+        accounts.perform { [self] _ in refreshApprovedRunners() }
+    }
+
+    func isApprovedRunner(_ user: UserID) -> Bool { approvedRunners.withLock { $0.contains(user) } }
+
+    // MARK: Timers
+
+    /// Applies every time-driven transition due on this shard and re-arms its timer.
+    /// Runs on the shard's queue.
+    func applyDueTransitions(_ executor: ShardExecutor) {
+        let now = clock()
+        for event in executor.shard.dueTransitions(now: now) {
+            let applied = executor.shard.apply(event)
+            commit(.order(shard: executor.shard.index, event), applied: .order(applied)) { _ in }
+        }
+        armTimer(executor)
+    }
+
+    /// Makes sure the shard's timer fires at its next due time. Runs on the shard's queue.
+    func armTimer(_ executor: ShardExecutor) {
+        guard let due = executor.shard.nextDueTime else {
+            executor.timer?.cancel()
+            executor.timer = nil
+            executor.timerDueAt = nil
+            return
+        }
+        if let armed = executor.timerDueAt, armed <= due, executor.timer != nil { return }
+        executor.timer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: executor.queue)
+        let delay = max(0, due.rawValue - clock().rawValue)
+        timer.schedule(deadline: .now() + .milliseconds(Int(min(delay, 86_400_000))))
+        timer.setEventHandler { [self] in
+            executor.timer = nil
+            executor.timerDueAt = nil
+            applyDueTransitions(executor)
+        }
+        executor.timer = timer
+        executor.timerDueAt = due
+        timer.resume()
+    }
+
+    private func scheduleSessionPurge() {
+        accounts.queue.asyncAfter(deadline: .now() + .seconds(3600)) { [self] in
+            if let event = accounts.store.decideSessionPurge(now: clock()) {
+                accounts.store.apply(event)
+                commit(.account(event), applied: .account(event, at: clock())) { _ in }
+            }
+            scheduleSessionPurge()
+        }
+    }
+}
+
+extension JournalError {
+    /// A few words for a client message; the full description goes to the log only.
+    var shortDescription: String {
+        switch self {
+        case .noSpace: "disk full"
+        case .closed: "shutting down"
+        default: "storage error"
+        }
+    }
+}

@@ -1,0 +1,96 @@
+// The personal event stream of every user: what happened to them, numbered 1, 2, 3 … per user.
+//
+// Events are appended in journal order (from the journal's completions, which run in sequence
+// order), so a user's numbering is the same on every device, after every restart (recovery
+// replays the journal through the same path), and delivery to each device follows the
+// numbering. The encoded message is stored, so a reconnecting device gets exactly the bytes it
+// would have got live. Each stream keeps its last `capacity` events and at most `retention`
+// milliseconds of them; a device that asks for something older is told to resynchronize.
+import BangbangCore
+import Foundation
+
+final class PersonalStreams: Sendable {
+    struct Entry: Codable, Sendable {
+        var sequence: UInt64
+        var at: Timestamp
+        var message: [UInt8]
+    }
+
+    struct Stream: Codable, Sendable {
+        var lastSequence: UInt64 = 0
+        var entries: [Entry] = []
+        var firstIndex = 0   // entries before this index are dropped (compacted lazily)
+
+        var live: ArraySlice<Entry> { entries[firstIndex...] }
+    }
+
+    /// 1,000 events covers a very busy user's day several times over.
+    let capacity: Int
+    /// A week: a phone that was off over a long weekend still resumes without a gap.
+    let retention: Int64
+    private let streams = Mutex<[UserID: Stream]>([:])
+
+    init(capacity: Int = 1_000, retentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000) {
+        self.capacity = capacity
+        self.retention = retentionMilliseconds
+    }
+
+    /// Appends an event for `user`; `makeMessage` builds the bytes from the assigned sequence.
+    /// `deliver` runs under the stream lock so deliveries for one user are enqueued in order.
+    func append(for user: UserID, at now: Timestamp, makeMessage: (UInt64) -> [UInt8],
+                deliver: (UInt64, [UInt8]) -> Void) {
+        streams.withLock { table in
+            var stream = table[user] ?? Stream()
+            stream.lastSequence += 1
+            let message = makeMessage(stream.lastSequence)
+            stream.entries.append(Entry(sequence: stream.lastSequence, at: now, message: message))
+            trim(&stream, now: now)
+            table[user] = stream
+            deliver(stream.lastSequence, message)
+        }
+    }
+
+    enum Replay {
+        /// Everything after the given sequence, in order (possibly nothing).
+        case events([[UInt8]], lastSequence: UInt64)
+        /// The events after the given sequence are no longer all kept.
+        case resync(lastSequence: UInt64)
+    }
+
+    /// What a device that last saw `after` has missed. `register` runs under the same lock, so
+    /// no event can slip between the replay and the device's registration for live delivery.
+    func replay(for user: UserID, after: UInt64, now: Timestamp, register: (UInt64) -> Void) -> Replay {
+        streams.withLock { table in
+            let stream = table[user] ?? Stream()
+            register(stream.lastSequence)
+            if after >= stream.lastSequence { return .events([], lastSequence: stream.lastSequence) }
+            let live = stream.live.filter { now.rawValue - $0.at.rawValue <= retention }
+            guard let first = live.first, first.sequence <= after + 1 else {
+                return .resync(lastSequence: stream.lastSequence)
+            }
+            return .events(live.filter { $0.sequence > after }.map(\.message), lastSequence: stream.lastSequence)
+        }
+    }
+
+    /// A copy of every stream, for a snapshot.
+    func snapshot() -> [UserID: Stream] { streams.withLock { $0 } }
+
+    /// Replaces every stream with a snapshot's (at start-up, before anything is appended).
+    func restore(_ snapshot: [UserID: Stream]) { streams.withLock { $0 = snapshot } }
+
+    func lastSequence(for user: UserID) -> UInt64 {
+        streams.withLock { $0[user]?.lastSequence ?? 0 }
+    }
+
+    private func trim(_ stream: inout Stream, now: Timestamp) {
+        while stream.entries.count - stream.firstIndex > capacity
+                || (stream.firstIndex < stream.entries.count
+                    && now.rawValue - stream.entries[stream.firstIndex].at.rawValue > retention) {
+            stream.firstIndex += 1
+        }
+        if stream.firstIndex > 64 && stream.firstIndex * 2 > stream.entries.count {
+            stream.entries.removeFirst(stream.firstIndex)
+            stream.firstIndex = 0
+        }
+    }
+}

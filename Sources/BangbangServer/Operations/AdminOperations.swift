@@ -1,0 +1,7 @@
+// Admin operations (see protocol/operations-*.md).
+import BangbangCore
+import BangbangProtocol
+
+enum AdminOperations {
+    static let all: [Operation] = []
+}

@@ -1,0 +1,7 @@
+// Board operations (see protocol/operations-*.md).
+import BangbangCore
+import BangbangProtocol
+
+enum BoardOperations {
+    static let all: [Operation] = []
+}

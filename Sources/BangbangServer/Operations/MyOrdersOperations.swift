@@ -1,0 +1,7 @@
+// MyOrders operations (see protocol/operations-*.md).
+import BangbangCore
+import BangbangProtocol
+
+enum MyOrdersOperations {
+    static let all: [Operation] = []
+}

@@ -1,0 +1,66 @@
+// The operations of the `/ws` protocol (protocol/operations.md), one table built from the
+// per-area lists. An operation reads its arguments, does its work (usually by hopping to the
+// owner of the state it touches) and calls `context.reply` exactly once.
+import BangbangCore
+import BangbangProtocol
+
+struct Operation: Sendable {
+    let name: String
+    /// Every operation needs a logged-in connection except logging in and public information.
+    let requiresLogin: Bool
+    let handler: @Sendable (OperationContext, Arguments) throws(DomainError) -> Void
+
+    init(_ name: String, requiresLogin: Bool = true,
+         _ handler: @escaping @Sendable (OperationContext, Arguments) throws(DomainError) -> Void) {
+        self.name = name
+        self.requiresLogin = requiresLogin
+        self.handler = handler
+    }
+}
+
+struct OperationTable: Sendable {
+    static let shared = OperationTable(
+        AuthOperations.all + ProfileOperations.all + AdminOperations.all + InfoOperations.all
+            + OrderOperations.all + BoardOperations.all + MyOrdersOperations.all)
+
+    let operations: [String: Operation]
+
+    init(_ list: [Operation]) {
+        var table: [String: Operation] = [:]
+        for operation in list {
+            precondition(table[operation.name] == nil, "operation \(operation.name) registered twice")
+            table[operation.name] = operation
+        }
+        operations = table
+    }
+}
+
+/// One request in progress. Created and used on the session's loop; `reply` may be called
+/// from any queue and hops back to the loop.
+struct OperationContext: Sendable {
+    let session: ClientSession
+    let request: Request
+    let operation: String
+    let started: ContinuousClock.Instant
+
+    var app: Application { session.app }
+
+    /// The logged-in user. Only for operations that require login (checked before they run).
+    var user: UserID {
+        guard let user = session.user else { fatalError("internal inconsistency in OperationContext: no user for \(operation)") }
+        return user
+    }
+
+    func reply(_ result: Result<JSONValue, DomainError>) {
+        guard let loop = session.loop else { return }
+        if loop.isCurrent {
+            session.finish(self, with: result)
+        } else {
+            let session = session
+            loop.execute { session.finish(self, with: result) }
+        }
+    }
+
+    func succeed(_ data: JSONValue = [:]) { reply(.success(data)) }
+    func fail(_ error: DomainError) { reply(.failure(error)) }
+}

@@ -1,0 +1,91 @@
+// Process-wide counters and histograms, rendered in the Prometheus text exposition format at
+// `GET /metrics`. Counters are lock-free atomics because they are bumped on every message on
+// every loop; labelled counters and histograms take a short lock, and are used off the
+// per-byte paths (per request, per close, per handshake failure).
+import Synchronization
+
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    func increment() { value.add(1, ordering: .relaxed) }
+    func add(_ amount: Int) { value.add(amount, ordering: .relaxed) }
+    var current: Int { value.load(ordering: .relaxed) }
+}
+
+final class Gauge: Sendable {
+    private let value = Atomic<Int>(0)
+    func set(_ newValue: Int) { value.store(newValue, ordering: .relaxed) }
+    func add(_ amount: Int) { value.add(amount, ordering: .relaxed) }
+    var current: Int { value.load(ordering: .relaxed) }
+}
+
+final class LabeledCounter: Sendable {
+    private let values = Mutex<[String: Int]>([:])
+    func increment(label: String) { values.withLock { $0[label, default: 0] += 1 } }
+    var current: [String: Int] { values.withLock { $0 } }
+}
+
+/// A histogram with fixed upper bounds (seconds), as Prometheus expects.
+final class Histogram: Sendable {
+    let bounds: [Double]
+    private let state: Mutex<(buckets: [Int], count: Int, sum: Double)>
+
+    init(bounds: [Double]) {
+        self.bounds = bounds
+        self.state = Mutex((Array(repeating: 0, count: bounds.count), 0, 0))
+    }
+
+    func observe(_ value: Double) {
+        state.withLock { state in
+            if let index = bounds.firstIndex(where: { value <= $0 }) { state.buckets[index] += 1 }
+            state.count += 1
+            state.sum += value
+        }
+    }
+
+    var snapshot: (buckets: [Int], count: Int, sum: Double) { state.withLock { $0 } }
+}
+
+final class LabeledHistogram: Sendable {
+    let bounds: [Double]
+    private let histograms = Mutex<[String: Histogram]>([:])
+    init(bounds: [Double]) { self.bounds = bounds }
+
+    func observe(_ value: Double, label: String) {
+        let histogram = histograms.withLock { table in
+            if let existing = table[label] { return existing }
+            let created = Histogram(bounds: bounds)
+            table[label] = created
+            return created
+        }
+        histogram.observe(value)
+    }
+
+    var current: [String: Histogram] { histograms.withLock { $0 } }
+}
+
+/// Every metric the server exports. One instance per server, shared by all queues.
+final class ServerMetrics: Sendable {
+    static let latencyBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    let connectionsOpened = Counter()
+    let connectionsClosed = Counter()
+    let webSocketsOpened = Counter()
+    let closes = LabeledCounter()
+    let handshakeFailures = LabeledCounter()
+    let messagesIn = Counter()
+    let messagesOut = Counter()
+    let bytesIn = Counter()
+    let bytesOut = Counter()
+    let slowConsumerDisconnects = Counter()
+    let requests = LabeledCounter()
+    let requestLatency = LabeledHistogram(bounds: latencyBounds)
+    let accepts = Counter()
+    let racesLost = Counter()
+    let pushesSent = Counter()
+    let pushesDropped = Counter()
+    let journalFsyncLatency = Histogram(bounds: latencyBounds)
+    let journalBatchRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096])
+    let snapshotDuration = Histogram(bounds: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60])
+    let snapshotBytes = Gauge()
+    let openOrders = Mutex<[String: Int]>([:])
+}

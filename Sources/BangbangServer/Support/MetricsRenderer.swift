@@ -1,0 +1,82 @@
+// Renders `ServerMetrics` in the Prometheus text exposition format (version 0.0.4).
+import Foundation
+
+enum MetricsRenderer {
+    static func render(_ metrics: ServerMetrics, openConnections: Int, residentBytes: Int) -> String {
+        var out = ""
+        func counter(_ name: String, _ help: String, _ value: Int) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
+        }
+        func gauge(_ name: String, _ help: String, _ value: Int) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
+        }
+        func labeled(_ name: String, _ help: String, _ label: String, _ values: [String: Int]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+                out += "\(name){\(label)=\"\(escape(key))\"} \(value)\n"
+            }
+        }
+        func histogram(_ name: String, _ help: String, _ histogram: Histogram, labels: String = "", header: Bool = true) {
+            if header { out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n" }
+            let snapshot = histogram.snapshot
+            var cumulative = 0
+            let prefix = labels.isEmpty ? "" : labels + ","
+            for (bound, count) in zip(histogram.bounds, snapshot.buckets) {
+                cumulative += count
+                out += "\(name)_bucket{\(prefix)le=\"\(bound)\"} \(cumulative)\n"
+            }
+            out += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(snapshot.count)\n"
+            let suffix = labels.isEmpty ? "" : "{\(labels)}"
+            out += "\(name)_sum\(suffix) \(snapshot.sum)\n\(name)_count\(suffix) \(snapshot.count)\n"
+        }
+
+        gauge("bangbang_connections_open", "Connections open now.", openConnections)
+        counter("bangbang_connections_opened_total", "Connections accepted.", metrics.connectionsOpened.current)
+        counter("bangbang_connections_closed_total", "Connections closed.", metrics.connectionsClosed.current)
+        counter("bangbang_websockets_opened_total", "Successful WebSocket upgrades.", metrics.webSocketsOpened.current)
+        labeled("bangbang_websocket_closes_total", "WebSocket closes by who closed and the code.", "reason", metrics.closes.current)
+        labeled("bangbang_handshake_failures_total", "Refused or timed-out handshakes by reason.", "reason",
+                metrics.handshakeFailures.current)
+        counter("bangbang_messages_in_total", "WebSocket messages received.", metrics.messagesIn.current)
+        counter("bangbang_messages_out_total", "WebSocket messages sent.", metrics.messagesOut.current)
+        counter("bangbang_bytes_in_total", "Bytes received.", metrics.bytesIn.current)
+        counter("bangbang_bytes_out_total", "Bytes queued for sending.", metrics.bytesOut.current)
+        counter("bangbang_slow_consumer_disconnects_total", "Clients closed for not reading their messages.",
+                metrics.slowConsumerDisconnects.current)
+        labeled("bangbang_requests_total", "Requests by operation and result (ok or the error code).", "operation_result",
+                metrics.requests.current)
+        out += "# HELP bangbang_request_duration_seconds Time from request to reply.\n# TYPE bangbang_request_duration_seconds histogram\n"
+        for (operation, value) in metrics.requestLatency.current.sorted(by: { $0.key < $1.key }) {
+            histogram("bangbang_request_duration_seconds", "", value, labels: "operation=\"\(escape(operation))\"", header: false)
+        }
+        counter("bangbang_accepts_total", "Orders accepted.", metrics.accepts.current)
+        counter("bangbang_races_lost_total", "Accepts that lost the race for an order.", metrics.racesLost.current)
+        counter("bangbang_pushes_sent_total", "Events pushed to connections.", metrics.pushesSent.current)
+        counter("bangbang_pushes_dropped_total", "Events not pushed because the connection was gone or too slow.",
+                metrics.pushesDropped.current)
+        let openOrders = metrics.openOrders.withLock { $0 }
+        out += "# HELP bangbang_open_orders Open orders per board shard.\n# TYPE bangbang_open_orders gauge\n"
+        for (key, value) in openOrders.sorted(by: { $0.key < $1.key }) { out += "bangbang_open_orders{\(key)} \(value)\n" }
+        histogram("bangbang_journal_fsync_seconds", "Journal batch write+fsync time.", metrics.journalFsyncLatency)
+        histogram("bangbang_journal_batch_records", "Records per journal batch.", metrics.journalBatchRecords)
+        histogram("bangbang_snapshot_duration_seconds", "Snapshot write time.", metrics.snapshotDuration)
+        gauge("bangbang_snapshot_bytes", "Size of the newest snapshot.", metrics.snapshotBytes.current)
+        gauge("bangbang_process_resident_bytes", "Resident memory of the process.", residentBytes)
+        return out
+    }
+
+    private static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// VmRSS of this process, from /proc/self/status.
+    static func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let digits = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            return digits * 1024
+        }
+        return 0
+    }
+}

@@ -1,0 +1,263 @@
+// One client connection, from the first byte of its HTTP request to its close.
+//
+// Theory of operation. A connection moves through three phases:
+//
+//   handshake ──upgrade──▶ webSocket ──close handshake / error / EOF──▶ closed
+//       └──plain HTTP or rejection: answer, then close
+//
+// In the handshake phase bytes go to `HTTPRequestParser`; a complete head is routed: an
+// upgrade on a WebSocket path gets the 101 and a `WebSocketConnection` (the sans-I/O state
+// machine), anything else a plain HTTP response and a graceful close. Bytes that arrived after
+// the head (a client may pipeline its first frame) go straight to the state machine.
+//
+// Time is the transport's single per-connection `deadline`, re-armed for whichever phase we
+// are in: the handshake timeout; then, while open, "idle for `pingInterval`" → send a ping and
+// wait `pongTimeout` for any input; while closing, how long we wait for the peer's close frame.
+// Every read pushes the idle deadline back, so a busy connection is never pinged.
+//
+// Output: everything the state machine produces is handed to the transport as one array per
+// call, without a copy. A client that stops reading is a slow consumer: once more than
+// `maxOutputBytes` is queued for it, it is sent a 1008 close (behind what is queued) and dropped
+// if it still does not drain within the transport's linger time.
+//
+// Confinement: an instance is created by the transport on the connection's event loop and every
+// method runs on that loop's serial queue (the transport guarantees it for callbacks; endpoints
+// are called from those callbacks or from blocks they `execute` on the same loop).
+import SocketServer
+import WebSocketProtocol
+
+struct ConnectionLimits: Sendable {
+    var handshakeTimeoutMilliseconds: Int64
+    var pingIntervalMilliseconds: Int64
+    var pongTimeoutMilliseconds: Int64
+    var closeTimeoutMilliseconds: Int64 = 5_000
+    var maxOutputBytes: Int
+}
+
+final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Sendable {
+    private enum Phase {
+        case handshake(HTTPRequestParser)
+        case webSocket(WebSocketConnection, WebSocketEndpoint)
+        case closed
+    }
+
+    let connection: Connection
+    private let router: HTTPRouter
+    private let limits: ConnectionLimits
+    private let metrics: ServerMetrics
+    private var phase: Phase
+    private var output = WebSocketOutput()
+    private var isAwaitingPong = false
+    private var isSlowConsumer = false
+    private var negotiatedDeflate: DeflateParameters?
+
+    init(connection: Connection, router: HTTPRouter, limits: ConnectionLimits, metrics: ServerMetrics) {
+        self.connection = connection
+        self.router = router
+        self.limits = limits
+        self.metrics = metrics
+        self.phase = .handshake(HTTPRequestParser())
+    }
+
+    // MARK: ConnectionHandler
+
+    func connectionDidOpen(_ connection: Connection) {
+        metrics.connectionsOpened.increment()
+        connection.userData = self   // released in connectionDidClose; lets shutdown find us
+        connection.deadline = connection.loop.now + limits.handshakeTimeoutMilliseconds
+    }
+
+    func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+        metrics.bytesIn.add(bytes.count)
+        switch phase {
+        case .handshake(var parser):
+            do {
+                switch try parser.parse(bytes) {
+                case .needsMoreData:
+                    phase = .handshake(parser)
+                case .complete(let head, let consumed):
+                    phase = .closed
+                    route(head, leftover: UnsafeRawBufferPointer(rebasing: bytes[consumed...]))
+                }
+            } catch {
+                phase = .closed
+                metrics.handshakeFailures.increment(label: "status_\(error.status)")
+                respondAndClose(error.response, isHead: false)
+            }
+        case .webSocket(let socket, _):
+            feed(socket, bytes)
+        case .closed:
+            break
+        }
+    }
+
+    func connectionDidDrain(_ connection: Connection) {}
+
+    func connectionDeadlineReached(_ connection: Connection) {
+        switch phase {
+        case .handshake:
+            phase = .closed
+            metrics.handshakeFailures.increment(label: "timeout")
+            respondAndClose(.rejection(status: 408, reason: "the request did not arrive in time"), isHead: false)
+        case .webSocket(let socket, _):
+            if !socket.isOpen || isAwaitingPong {
+                // The peer did not answer our close or our ping in time: end it.
+                metrics.closes.increment(label: socket.isOpen ? "ping_timeout" : "close_timeout")
+                socket.receiveEndOfInput(into: &output)
+                flush(socket)
+                connection.close(flushFirst: false)
+            } else {
+                isAwaitingPong = true
+                socket.sendPing(into: &output)
+                flush(socket)
+                connection.deadline = connection.loop.now + limits.pongTimeoutMilliseconds
+            }
+        case .closed:
+            connection.close(flushFirst: false)
+        }
+    }
+
+    func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
+        metrics.connectionsClosed.increment()
+        connection.userData = nil
+        if case .outputLimitExceeded = reason { metrics.slowConsumerDisconnects.increment() }
+        if case .webSocket(let socket, let endpoint) = phase {
+            phase = .closed
+            if !socket.isClosed {
+                socket.receiveEndOfInput(into: &output)
+                output.removeAll()
+            }
+            endpoint.webSocketDidClose(self)
+        }
+        phase = .closed
+    }
+
+    // MARK: Handshake
+
+    private func route(_ head: HTTPRequestHead, leftover: UnsafeRawBufferPointer) {
+        guard let route = router.webSocketRoutes[String(head.path)] else {
+            if case .reject(let response) = ServerHandshake.evaluate(head, configuration: router.handshake),
+               head.headers.containsToken("websocket", named: "Upgrade") {
+                metrics.handshakeFailures.increment(label: "status_\(response.status)")
+            }
+            respondAndClose(router.plainResponse(for: head), isHead: head.method == "HEAD")
+            return
+        }
+        switch ServerHandshake.evaluate(head, configuration: router.handshake) {
+        case .upgrade(let upgrade):
+            connection.send(upgrade.responseBytes)
+            negotiatedDeflate = upgrade.deflate
+            let socket = WebSocketConnection(role: .server, configuration: route.configuration, deflate: upgrade.deflate)
+            let endpoint = route.makeEndpoint()
+            phase = .webSocket(socket, endpoint)
+            metrics.webSocketsOpened.increment()
+            connection.deadline = connection.loop.now + limits.pingIntervalMilliseconds
+            endpoint.webSocketDidOpen(self)
+            if !leftover.isEmpty { feed(socket, leftover) }
+        case .reject(let response):
+            metrics.handshakeFailures.increment(label: "status_\(response.status)")
+            respondAndClose(response, isHead: false)
+        case .notWebSocket:
+            respondAndClose(router.plainResponse(for: head), isHead: head.method == "HEAD")
+        }
+    }
+
+    private func respondAndClose(_ response: HTTPResponse, isHead: Bool) {
+        connection.send(response.serialized(includingBody: !isHead))
+        connection.close(flushFirst: true)
+    }
+
+    // MARK: WebSocket
+
+    private func feed(_ socket: WebSocketConnection, _ bytes: UnsafeRawBufferPointer) {
+        isAwaitingPong = false
+        if socket.isOpen { connection.deadline = connection.loop.now + limits.pingIntervalMilliseconds }
+        socket.receive(bytes, into: &output)
+        deliver(socket)
+    }
+
+    /// Writes what the state machine produced, then hands its events to the endpoint in order.
+    private func deliver(_ socket: WebSocketConnection) {
+        let events = output.events
+        flush(socket)
+        guard case .webSocket(_, let endpoint) = phase else { return }
+        for event in events {
+            switch event {
+            case .text(let bytes):
+                metrics.messagesIn.increment()
+                endpoint.webSocket(self, didReceiveText: bytes)
+            case .binary(let bytes):
+                metrics.messagesIn.increment()
+                endpoint.webSocket(self, didReceiveBinary: bytes)
+            case .ping, .pong:
+                break
+            case .closed(let code, _, let initiatedByPeer):
+                metrics.closes.increment(label: initiatedByPeer ? "peer_\(code.rawValue)" : "server_\(code.rawValue)")
+            }
+        }
+    }
+
+    /// Hands pending output to the transport; closes the transport when the state machine says so.
+    private func flush(_ socket: WebSocketConnection) {
+        if !output.outbound.isEmpty {
+            let bytes = output.takeOutbound()
+            metrics.bytesOut.add(bytes.count)
+            connection.send(bytes)
+        }
+        let shouldClose = output.shouldCloseTransport
+        output.removeAll()
+        if shouldClose {
+            connection.close(flushFirst: true)
+        } else if !socket.isOpen, !socket.isClosed {
+            connection.deadline = connection.loop.now + limits.closeTimeoutMilliseconds
+        }
+        checkSlowConsumer(socket)
+    }
+
+    private func checkSlowConsumer(_ socket: WebSocketConnection) {
+        guard !isSlowConsumer, connection.queuedByteCount > limits.maxOutputBytes else { return }
+        isSlowConsumer = true
+        metrics.slowConsumerDisconnects.increment()
+        socket.close(code: .policyViolation, reason: "too slow: output buffer full", into: &output)
+        let bytes = output.takeOutbound()
+        output.removeAll()
+        connection.send(bytes)
+        connection.close(flushFirst: true)
+    }
+
+    // MARK: WebSocketChannel
+
+    var isOpen: Bool {
+        if case .webSocket(let socket, _) = phase { return socket.isOpen && !isSlowConsumer }
+        return false
+    }
+
+    func send(text bytes: [UInt8]) {
+        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        metrics.messagesOut.increment()
+        bytes.withUnsafeBytes { _ = socket.send(textBytes: $0, into: &output) }
+        flush(socket)
+    }
+
+    func send(binary bytes: [UInt8]) {
+        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        metrics.messagesOut.increment()
+        _ = socket.send(binary: bytes, into: &output)
+        flush(socket)
+    }
+
+    func send(shared message: SharedMessage) {
+        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        metrics.messagesOut.increment()
+        let frame = message.frame(for: negotiatedDeflate)
+        metrics.bytesOut.add(frame.count)
+        connection.send(frame)
+        checkSlowConsumer(socket)
+    }
+
+    func close(code: CloseCode, reason: String) {
+        guard case .webSocket(let socket, _) = phase else { return }
+        socket.close(code: code, reason: reason, into: &output)
+        flush(socket)
+    }
+}

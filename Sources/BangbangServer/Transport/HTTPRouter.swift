@@ -1,0 +1,26 @@
+// Decides what a request gets: a WebSocket endpoint (with its limits) for the upgrade paths,
+// or a plain HTTP response. Built once by the server; called on connection queues.
+import WebSocketProtocol
+
+struct WebSocketRoute: Sendable {
+    var configuration: WebSocketConfiguration
+    var makeEndpoint: @Sendable () -> WebSocketEndpoint
+}
+
+struct HTTPRouter: Sendable {
+    var webSocketRoutes: [String: WebSocketRoute]
+    var handshake: ServerHandshakeConfiguration
+    /// Plain HTTP paths (`/healthz`, `/metrics` …) → response builders.
+    var plainRoutes: [String: @Sendable () -> HTTPResponse]
+
+    func plainResponse(for head: HTTPRequestHead) -> HTTPResponse {
+        guard head.method == "GET" || head.method == "HEAD" else {
+            return .rejection(status: 405, reason: "only GET and HEAD are served")
+        }
+        if let route = plainRoutes[String(head.path)] { return route() }
+        if webSocketRoutes[String(head.path)] != nil {
+            return .rejection(status: 426, reason: "this path speaks WebSocket only")
+        }
+        return .rejection(status: 404, reason: "no such path")
+    }
+}

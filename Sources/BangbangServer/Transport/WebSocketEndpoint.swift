@@ -1,0 +1,59 @@
+// What runs on top of an upgraded connection. The transport glue (`ClientConnection`) owns the
+// socket, the HTTP handshake, the WebSocket state machine, pings and timeouts; an endpoint sees
+// only whole messages and answers through the `WebSocketChannel` it is given. Both are confined
+// to the connection's event-loop queue: every call below happens there.
+import SocketServer
+import WebSocketProtocol
+
+protocol WebSocketEndpoint: AnyObject {
+    func webSocketDidOpen(_ channel: WebSocketChannel)
+    func webSocket(_ channel: WebSocketChannel, didReceiveText bytes: [UInt8])
+    func webSocket(_ channel: WebSocketChannel, didReceiveBinary bytes: [UInt8])
+    /// The connection is over (whatever closed it); no call follows.
+    func webSocketDidClose(_ channel: WebSocketChannel)
+}
+
+/// How an endpoint talks back. Implemented by `ClientConnection`.
+protocol WebSocketChannel: AnyObject {
+    var connection: Connection { get }
+    var isOpen: Bool { get }
+    func send(text bytes: [UInt8])
+    func send(binary bytes: [UInt8])
+    /// Sends a frame made once for many recipients (see `SharedMessage`).
+    func send(shared message: SharedMessage)
+    func close(code: CloseCode, reason: String)
+}
+
+/// A server message framed once — uncompressed, and compressed when some recipient negotiated
+/// permessage-deflate — so a broadcast costs one encode and at most two frames, whatever the
+/// number of recipients. Each connection picks the variant it can read.
+final class SharedMessage: Sendable {
+    let plainFrame: [UInt8]
+    private let payload: [UInt8]
+    private let compressed: Mutex<[Int: [UInt8]]>
+
+    init(text payload: [UInt8]) {
+        self.payload = payload
+        self.plainFrame = FrameEncoder.makeServerFrame(opcode: .text, payload: payload, compressedWith: nil)
+        self.compressed = Mutex([:])
+    }
+
+    /// Messages shorter than this are sent uncompressed even to deflate connections: the
+    /// frame would barely shrink and compressing costs more than it saves.
+    static let compressionThreshold = 256
+
+    /// The frame for a connection with these negotiated parameters, compressed at most once per
+    /// window size.
+    func frame(for deflate: DeflateParameters?) -> [UInt8] {
+        guard let deflate, payload.count >= Self.compressionThreshold else { return plainFrame }
+        let windowBits = deflate.serverMaxWindowBits
+        return compressed.withLock { cache in
+            if let frame = cache[windowBits] { return frame }
+            let frame = FrameEncoder.makeServerFrame(opcode: .text, payload: payload,
+                                                     compressedWith: DeflateParameters(serverNoContextTakeover: true,
+                                                                                       serverMaxWindowBits: windowBits))
+            cache[windowBits] = frame
+            return frame
+        }
+    }
+}
