@@ -15,17 +15,6 @@ final class ConnectionsWorker: Worker, @unchecked Sendable {
         result.rates = []
     }
 
-    var compressedCount = 0
-
-    override func didOpen(_ client: WebSocketClient) {
-        if client.isCompressed { compressedCount += 1 }
-    }
-
-    override func finalResult() -> RunResult {
-        var part = super.finalResult()
-        part.add(Int64(compressedCount), to: "connections_compressed")
-        return part
-    }
 }
 
 enum ConnectionsScenario {

@@ -30,6 +30,8 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
     var connectFailures = 0
     var unexpectedCloses = 0
     var closed = 0
+    /// Connections on which permessage-deflate was negotiated.
+    var compressed = 0
     /// True once the scenario has started closing on purpose.
     var isStopping = false
     /// First few failure messages, for the report.
@@ -103,6 +105,7 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
         part.add(Int64(opened), to: "connections_opened")
         part.add(Int64(connectFailures), to: "connect_failures")
         part.add(Int64(unexpectedCloses), to: "unexpected_closes")
+        if options.compress { part.add(Int64(compressed), to: "connections_compressed") }
         return part
     }
 
@@ -111,6 +114,7 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
     final func clientDidOpen(_ client: WebSocketClient) {
         handshakesInFlight -= 1
         opened += 1
+        if client.isCompressed { compressed += 1 }
         result.histograms["connect", default: LatencyHistogram()]
             .record(nanoseconds: client.openedAt &- client.startedAt)
         didOpen(client)

@@ -81,8 +81,9 @@ enum ProcessSplitter {
         if !failures.isEmpty { throw Failure(description: failures.joined(separator: "; ")) }
         if options.scenario == .connections {
             let opened = Int(merged.counters["connections_opened"] ?? 0)
-            merged.gauges["connect_phase_seconds"] = readySeconds
-            merged.gauges["connects_per_second"] = Double(opened) / readySeconds
+            // The slowest child's connect phase: process start-up is not the server's cost.
+            let connectSeconds = merged.gauges["connect_phase_seconds"] ?? readySeconds
+            merged.gauges["connects_per_second"] = Double(opened) / max(connectSeconds, 1e-9)
             merged.gauges["server_rss_per_connection_kib"] = nil
             ConnectionsScenario.recordServerMemory(into: &merged, before: rssBefore, after: rssAfter, connections: opened)
         }
