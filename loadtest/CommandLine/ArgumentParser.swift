@@ -40,7 +40,7 @@ enum ArgumentParser {
         Flag(name: "--orders", valueName: "M", help: "orders to race for (default 10)", scenarios: [.race]),
         Flag(name: "--admin-phone", valueName: "PHONE", help: "administrator phone the server was started with",
              scenarios: [.feed, .race, .errand]),
-        Flag(name: "--sources", valueName: "N", help: "spread connections over 127.0.0.2 … 127.0.0.(N+1) (default: one per 10,000 connections on loopback)"),
+        Flag(name: "--sources", valueName: "N", help: "spread connections over 127.0.0.2 … 127.0.0.(N+1) (default: one per 1,000 connections on loopback, the server's per-address cap)"),
         Flag(name: "--processes", valueName: "N", help: "split the work over N driver processes (default 1)"),
         Flag(name: "--threads", valueName: "N", help: "event loops per process (default: one per core)"),
         Flag(name: "--connect-concurrency", valueName: "N", help: "handshakes in flight while connecting (default 256)"),

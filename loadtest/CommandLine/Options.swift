@@ -28,8 +28,8 @@ struct Options: Equatable, Sendable {
     var durationSeconds: Double = 10
     /// Echo payload. 100 bytes: the size of a typical small protocol message.
     var messageSize = 100
-    /// Loopback source addresses 127.0.0.2…; nil picks one per 10,000 connections for a
-    /// loopback target and none otherwise.
+    /// Loopback source addresses 127.0.0.2…; nil picks one per 1,000 connections for a
+    /// loopback target (the server's default per-address connection cap) and none otherwise.
     var sources: Int?
     /// Driver processes; each may hold at most 20,000 descriptors on these machines.
     var processes = 1
@@ -89,7 +89,7 @@ struct Options: Equatable, Sendable {
         if let sources { return sources }
         guard url.isIPv4Loopback else { return 0 }
         let total = max(connections, runners + effectivePublishers)
-        return max(1, (total + 9_999) / 10_000)
+        return min(250, max(1, (total + 999) / 1_000))
     }
 }
 
