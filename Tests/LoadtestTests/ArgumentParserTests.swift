@@ -146,3 +146,11 @@ import Testing
 
     private func getpidValue() -> Int32 { ProcessResources.currentProcessID }
 }
+
+@Suite struct ProcessStatTests {
+    @Test func cpuTimeIsCountedFromTheLastParenthesis() {
+        let stat = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 100 0 0"
+        #expect(ProcessResources.parseCPUMicroseconds(stat: stat, ticksPerSecond: 100) == 3_000_000)
+        #expect(ProcessResources.parseCPUMicroseconds(stat: "garbage", ticksPerSecond: 100) == nil)
+    }
+}

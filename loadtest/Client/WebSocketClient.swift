@@ -35,6 +35,9 @@ protocol WebSocketClientDelegate: AnyObject {
     /// The last call. `failure` is nil when we closed and the server agreed; otherwise it says
     /// what went wrong (connect refused, handshake rejected, closed by the server with code …).
     func client(_ client: WebSocketClient, didCloseWith failure: String?)
+    /// One read's worth of input has been processed: the moment to send replies batched up
+    /// while receiving, in one write instead of one per message.
+    func clientDidProcessInput(_ client: WebSocketClient)
 }
 
 /// Settings shared by every client of a run.
@@ -252,6 +255,7 @@ final class WebSocketClient: ConnectionHandler, @unchecked Sendable {
             }
         case .open, .closing:
             receiveFrames(bytes, connection: connection)
+            if isOpen { delegate?.clientDidProcessInput(self) }
         case .idle, .connecting, .closed:
             break
         }
@@ -268,6 +272,7 @@ final class WebSocketClient: ConnectionHandler, @unchecked Sendable {
         delegate?.clientDidOpen(self)
         if !result.unconsumedBytes.isEmpty, isOpen {
             result.unconsumedBytes.withUnsafeBytes { receiveFrames($0, connection: connection) }
+            if isOpen { delegate?.clientDidProcessInput(self) }
         }
     }
 

@@ -41,6 +41,7 @@ enum ConnectionsScenario {
         let rssAfter = options.serverPID.flatMap(ProcessResources.residentKiB(of:))
         harness.synchronizeWithParent()
 
+        harness.markMeasurementStart()
         let start = MonotonicClock.nanoseconds()
         harness.hold(seconds: options.durationSeconds, phase: "holding") {
             "\(harness.total { $0.liveClients }) open, \(harness.total { $0.unexpectedCloses }) dropped"

@@ -2,9 +2,10 @@
 // flight for T seconds. The WebSocket core's benchmark: messages per second and round trips.
 //
 // Echo preserves order on a connection, so each connection's send times form a FIFO ring of W
-// slots: a reply's round trip is now minus the oldest slot. The frame itself is built once per
-// connection and the same array is sent every time, so the steady state allocates nothing on
-// either path (uncompressed). Payload bytes are not collected: only message boundaries matter.
+// slots: a reply's round trip is now minus the oldest slot. The frame is built once per
+// connection; each reply owes one new message, and the messages owed after one read are sent
+// together in one write (one array of N copies of the frame) rather than one system call per
+// message. Payload bytes are not collected: only message boundaries matter.
 import Foundation
 import SocketServer
 import WebSocketProtocol
@@ -17,6 +18,8 @@ final class EchoWorker: Worker, @unchecked Sendable {
     private var sendTimes: [UInt64] = []
     private var ringHeads: [Int] = []
     private var inFlight: [Int] = []
+    /// Messages owed to each local client, sent when the current read has been processed.
+    private var owed: [Int] = []
     private var roundTrips = LatencyHistogram()
     var messages = 0
     var outstanding = 0
@@ -36,6 +39,7 @@ final class EchoWorker: Worker, @unchecked Sendable {
             frames.append([])
             ringHeads.append(0)
             inFlight.append(0)
+            owed.append(0)
             sendTimes.append(contentsOf: repeatElement(0, count: options.window))
         }
         frames[local] = client.makeFrame(text: payload) ?? []
@@ -45,25 +49,42 @@ final class EchoWorker: Worker, @unchecked Sendable {
     func startSending() {
         isSending = true
         for client in clients where client.isOpen {
-            for _ in 0..<options.window { sendOne(client) }
+            owed[localIndex(client)] = options.window
+            sendOwed(client)
         }
     }
 
     /// Ends the measured phase: replies still in flight are awaited but not counted.
     func stopSending() { isSending = false }
 
-    private func sendOne(_ client: WebSocketClient) {
+    private func sendOwed(_ client: WebSocketClient) {
         let local = localIndex(client)
+        let count = owed[local]
+        guard count > 0 else { return }
+        owed[local] = 0
         let window = options.window
-        let slot = local * window + (ringHeads[local] + inFlight[local]) % window
-        sendTimes[slot] = MonotonicClock.nanoseconds()
-        inFlight[local] += 1
-        outstanding += 1
-        if frames[local].isEmpty {
-            payload.withUnsafeBytes { _ = client.send(text: $0) }
-        } else {
-            client.send(frame: frames[local])
+        let now = MonotonicClock.nanoseconds()
+        for _ in 0..<count {
+            sendTimes[local * window + (ringHeads[local] + inFlight[local]) % window] = now
+            inFlight[local] += 1
         }
+        outstanding += count
+        let frame = frames[local]
+        if frame.isEmpty {
+            // Compressed: every message goes through the connection's compressor.
+            for _ in 0..<count { payload.withUnsafeBytes { _ = client.send(text: $0) } }
+        } else if count == 1 {
+            client.send(frame: frame)
+        } else {
+            var batch: [UInt8] = []
+            batch.reserveCapacity(frame.count * count)
+            for _ in 0..<count { batch.append(contentsOf: frame) }
+            client.send(frame: batch)
+        }
+    }
+
+    override func didProcessInput(_ client: WebSocketClient) {
+        if isSending { sendOwed(client) }
     }
 
     override func didReceive(_ client: WebSocketClient, message: UnsafeRawBufferPointer) {
@@ -82,7 +103,7 @@ final class EchoWorker: Worker, @unchecked Sendable {
         if isSending {
             messages += 1
             roundTrips.record(nanoseconds: now &- sentAt)
-            sendOne(client)
+            owed[local] += 1
         }
     }
 
@@ -117,6 +138,7 @@ enum EchoScenario {
                      until: { harness.total { $0.pendingConnections } == 0 })
         harness.synchronizeWithParent()
 
+        harness.markMeasurementStart()
         let start = MonotonicClock.nanoseconds()
         harness.startOnEach { $0.startSending() }
         var previous = 0

@@ -14,7 +14,8 @@ final class Harness<W: Worker> {
     let group: EventLoopGroup
     let workers: [W]
     private let startedAt = MonotonicClock.nanoseconds()
-    private let cpuAtStart = ProcessResources.cpuTime()
+    private var cpuAtStart = ProcessResources.cpuTime()
+    private var serverCPUAtStart: Int64?
     private var lastProgress: UInt64 = 0
     private let coordinator = ChildCoordinator()
 
@@ -27,6 +28,13 @@ final class Harness<W: Worker> {
             workers.append(makeWorker(loop, index, group.loops.count, options, settings))
         }
         self.workers = workers
+    }
+
+    /// Starts the measured phase: CPU use (the driver's and, given its pid, the server's) is
+    /// reported from here on.
+    func markMeasurementStart() {
+        cpuAtStart = ProcessResources.cpuTime()
+        serverCPUAtStart = options.serverPID.flatMap(ProcessResources.cpuMicroseconds(of:))
     }
 
     /// Runs `body` on every worker's loop, one after another, and returns what each returned.
@@ -105,6 +113,11 @@ final class Harness<W: Worker> {
         let cpu = ProcessResources.cpuTime()
         merged.add(cpu.userMicroseconds - cpuAtStart.userMicroseconds, to: "cpu_user_microseconds")
         merged.add(cpu.systemMicroseconds - cpuAtStart.systemMicroseconds, to: "cpu_system_microseconds")
+        if let before = serverCPUAtStart, let pid = options.serverPID,
+           let after = ProcessResources.cpuMicroseconds(of: pid), durationSeconds > 0 {
+            merged.gauges["server_cpu_seconds"] = Double(after - before) / 1e6
+            merged.gauges["server_cpu_percent_of_one_core"] = Double(after - before) / 1e4 / durationSeconds
+        }
         for sample in onEach({ $0.failureSamples }).joined() {
             FileHandle.standardError.write(Data("loadtest: failure: \(sample)\n".utf8))
         }

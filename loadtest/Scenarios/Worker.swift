@@ -98,6 +98,7 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
     func didOpen(_ client: WebSocketClient) {}
     func didReceive(_ client: WebSocketClient, message: UnsafeRawBufferPointer) {}
     func didClose(_ client: WebSocketClient, failure: String?) {}
+    func didProcessInput(_ client: WebSocketClient) {}
 
     /// This worker's part of the result. Call on the loop.
     func finalResult() -> RunResult {
@@ -123,6 +124,10 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
 
     final func client(_ client: WebSocketClient, didReceive message: UnsafeRawBufferPointer) {
         didReceive(client, message: message)
+    }
+
+    final func clientDidProcessInput(_ client: WebSocketClient) {
+        didProcessInput(client)
     }
 
     final func client(_ client: WebSocketClient, didCloseWith failure: String?) {

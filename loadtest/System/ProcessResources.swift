@@ -18,6 +18,22 @@ enum ProcessResources {
         return CPUTime(userMicroseconds: micro(usage.ru_utime), systemMicroseconds: micro(usage.ru_stime))
     }
 
+    /// CPU time (user + system) of another process in microseconds, from /proc/PID/stat.
+    static func cpuMicroseconds(of pid: Int32) -> Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
+        return parseCPUMicroseconds(stat: text, ticksPerSecond: Int64(sysconf(Int32(_SC_CLK_TCK))))
+    }
+
+    /// utime + stime of a /proc/PID/stat line. The command name (field 2) may contain spaces
+    /// and parentheses, so fields are counted from the last ')'.
+    static func parseCPUMicroseconds(stat text: String, ticksPerSecond: Int64) -> Int64? {
+        guard ticksPerSecond > 0, let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+        guard fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) else { return nil }
+        return (user + system) * 1_000_000 / ticksPerSecond
+    }
+
     /// Raises the soft descriptor limit to the hard one and returns the new soft limit: a
     /// process that holds thousands of sockets needs all it is allowed.
     @discardableResult
