@@ -37,6 +37,21 @@ class ProtocolWorker: Worker, @unchecked Sendable {
     }
 
     private var sessions: [Int: SessionState] = [:]
+    /// Identity of each client, by tag.
+    var participants: [Int: Participant] = [:]
+    /// The administrator's connection (worker 0 only).
+    var administrator: WebSocketClient?
+
+    // A setup phase: one asynchronous step applied to many clients, a bounded number at a time.
+    private var phaseItems: [WebSocketClient] = []
+    private var phaseNext = 0
+    private var phaseInFlight = 0
+    private var phaseStep: ((WebSocketClient, @escaping (Bool) -> Void) -> Void)?
+    /// Steps of the current phase that succeeded and failed.
+    var phaseSucceeded = 0
+    var phaseFailed = 0
+    /// Steps of the current phase not yet finished.
+    var phaseRemaining: Int { phaseItems.count - phaseSucceeded - phaseFailed }
     /// Latency histograms by operation name, merged into the result at the end.
     var operationLatency: [String: LatencyHistogram] = [:]
     var errorCounts: [String: Int64] = [:]
@@ -69,8 +84,45 @@ class ProtocolWorker: Worker, @unchecked Sendable {
         requestsInFlight += 1
     }
 
+    /// Applies `step` to every client of `items`, at most `limit` at a time; progress is in
+    /// `phaseSucceeded`, `phaseFailed` and `phaseRemaining`. Call on the loop.
+    func runPhase(_ items: [WebSocketClient], limit: Int = 64,
+                  _ step: @escaping (WebSocketClient, @escaping (Bool) -> Void) -> Void) {
+        precondition(phaseRemaining == 0, "one setup phase at a time")
+        phaseItems = items
+        phaseNext = 0
+        phaseInFlight = 0
+        phaseSucceeded = 0
+        phaseFailed = 0
+        phaseStep = step
+        advancePhase(limit: limit)
+    }
+
+    private func advancePhase(limit: Int) {
+        while phaseInFlight < limit, phaseNext < phaseItems.count, let step = phaseStep {
+            let client = phaseItems[phaseNext]
+            phaseNext += 1
+            phaseInFlight += 1
+            step(client) { succeeded in
+                self.phaseInFlight -= 1
+                if succeeded { self.phaseSucceeded += 1 } else { self.phaseFailed += 1 }
+                self.advancePhase(limit: limit)
+            }
+        }
+    }
+
+    /// Open clients whose participant has `role`.
+    func openClients(_ role: ParticipantRole) -> [WebSocketClient] {
+        clients.filter { $0.isOpen && participants[$0.tag]?.role == role }
+    }
+
     /// Requests of `client` still waiting for a reply.
     func pendingCount(_ client: WebSocketClient) -> Int { sessions[client.tag]?.pending.count ?? 0 }
+
+    override func beginMeasurement() {
+        operationLatency.removeAll()
+        errorCounts.removeAll()
+    }
 
     // MARK: Hooks
 
@@ -90,6 +142,10 @@ class ProtocolWorker: Worker, @unchecked Sendable {
             return
         }
         if case .string(let name)? = json["event"] {
+            if json["type"] == nil, case .integer(let sequence)? = json["seq"] {
+                // A personal event: remember its position for auth.resume.
+                participants[client.tag]?.lastSequence = sequence
+            }
             didReceiveEvent(client, name: name, message: json, receivedAt: receivedAt)
             return
         }

@@ -33,6 +33,7 @@ final class Harness<W: Worker> {
     /// Starts the measured phase: CPU use (the driver's and, given its pid, the server's) is
     /// reported from here on.
     func markMeasurementStart() {
+        for worker in workers { worker.loop.queue.sync { worker.beginMeasurement() } }
         cpuAtStart = ProcessResources.cpuTime()
         serverCPUAtStart = options.serverPID.flatMap(ProcessResources.cpuMicroseconds(of:))
     }

@@ -26,7 +26,11 @@ enum ScenarioRunner {
             return EchoScenario.run(options, settings: settings)
         case .connections:
             return ConnectionsScenario.run(options, settings: settings)
-        case .feed, .race, .errand, .durable:
+        case .durable:
+            do { return try DurableScenario.run(options, settings: settings) } catch {
+                throw Failure(description: "\(error)")
+            }
+        case .feed, .race, .errand:
             throw Failure(description: "the \(options.scenario.rawValue) scenario is not implemented yet")
         }
     }

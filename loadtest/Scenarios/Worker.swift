@@ -99,6 +99,8 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
     func didReceive(_ client: WebSocketClient, message: UnsafeRawBufferPointer) {}
     func didClose(_ client: WebSocketClient, failure: String?) {}
     func didProcessInput(_ client: WebSocketClient) {}
+    /// The measured phase starts: forget statistics gathered while setting up.
+    func beginMeasurement() {}
 
     /// This worker's part of the result. Call on the loop.
     func finalResult() -> RunResult {
