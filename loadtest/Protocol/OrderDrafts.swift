@@ -48,12 +48,4 @@ enum OrderDrafts {
         }
         return nil
     }
-
-    /// "lt <monotonic ns>": the send time the feed scenario measures delivery latency from.
-    static func timestampText(_ nanoseconds: UInt64) -> String { "lt \(nanoseconds)" }
-
-    static func timestamp(in text: String) -> UInt64? {
-        guard text.hasPrefix("lt ") else { return nil }
-        return UInt64(text.dropFirst(3))
-    }
 }

@@ -74,7 +74,7 @@ final class Harness<W: Worker> {
                 let cpu = ProcessResources.cpuTime()
                 let cpuSeconds = Double(cpu.userMicroseconds + cpu.systemMicroseconds
                                         - cpuAtStart.userMicroseconds - cpuAtStart.systemMicroseconds) / 1e6
-                let line = "[\(Report.format((elapsed * 10).rounded() / 10))s] \(phase): \(progress()) | driver cpu \(Int(cpuSeconds / elapsed * 100))%"
+                let line = "[\(String(format: "%.1f", elapsed))s] \(phase): \(progress()) | driver cpu \(Int(cpuSeconds / elapsed * 100))%"
                 FileHandle.standardError.write(Data((line + "\n").utf8))
             }
             usleep(50_000)

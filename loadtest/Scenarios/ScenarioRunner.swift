@@ -30,7 +30,11 @@ enum ScenarioRunner {
             do { return try DurableScenario.run(options, settings: settings) } catch {
                 throw Failure(description: "\(error)")
             }
-        case .feed, .race, .errand:
+        case .feed:
+            do { return try FeedScenario.run(options, settings: settings) } catch {
+                throw Failure(description: "\(error)")
+            }
+        case .race, .errand:
             throw Failure(description: "the \(options.scenario.rawValue) scenario is not implemented yet")
         }
     }
