@@ -34,7 +34,11 @@ enum ScenarioRunner {
             do { return try FeedScenario.run(options, settings: settings) } catch {
                 throw Failure(description: "\(error)")
             }
-        case .race, .errand:
+        case .race:
+            do { return try RaceScenario.run(options, settings: settings) } catch {
+                throw Failure(description: "\(error)")
+            }
+        case .errand:
             throw Failure(description: "the \(options.scenario.rawValue) scenario is not implemented yet")
         }
     }

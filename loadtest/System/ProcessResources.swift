@@ -65,3 +65,10 @@ enum ProcessResources {
         return nil
     }
 }
+
+extension FileHandle {
+    /// One line on standard error.
+    static func standardErrorWrite(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
