@@ -69,6 +69,19 @@ enum ProtocolSetup {
         if refused > 0 { throw SetupFailure(description: "\(refused) runner approvals failed") }
     }
 
+    /// Logs every open client in as a new user (the connections scenario's --login).
+    static func logInEveryone<W: ProtocolWorker>(_ harness: Harness<W>, count: Int) throws(SetupFailure) {
+        let phones = PhoneBook(seed: MonotonicClock.nanoseconds() ^ UInt64(getpid()) << 32)
+        harness.startOnEach { worker in
+            for client in worker.clients where worker.participants[client.tag] == nil {
+                worker.participants[client.tag] = Participant(role: .publisher, phone: phones.phone(for: client.tag))
+            }
+        }
+        try runPhase(harness, name: "logging in", count: count) { worker in
+            worker.runPhase(worker.clients.filter { $0.isOpen }) { client, done in worker.logIn(client, completion: done) }
+        }
+    }
+
     /// Runs one setup phase on every worker and waits for it; any failed step fails the run.
     private static func runPhase<W: ProtocolWorker>(_ harness: Harness<W>, name: String, count: Int,
                                                     _ start: @escaping @Sendable (W) -> Void) throws(SetupFailure) {

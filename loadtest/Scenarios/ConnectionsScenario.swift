@@ -9,7 +9,7 @@ import Foundation
 import SocketServer
 import WebSocketProtocol
 
-final class ConnectionsWorker: Worker, @unchecked Sendable {
+final class ConnectionsWorker: ProtocolWorker, @unchecked Sendable {
     override init(loop: EventLoop, index: Int, workerCount: Int, options: Options, settings: ClientSettings) {
         super.init(loop: loop, index: index, workerCount: workerCount, options: options, settings: settings)
         result.rates = []
@@ -18,9 +18,9 @@ final class ConnectionsWorker: Worker, @unchecked Sendable {
 }
 
 enum ConnectionsScenario {
-    static func run(_ options: Options, settings: ClientSettings) -> RunResult {
+    static func run(_ options: Options, settings: ClientSettings) throws(SetupFailure) -> RunResult {
         var settings = settings
-        settings.collectsPayload = false
+        settings.collectsPayload = options.login
         let connections = options.share(of: options.connections)
         let rssBefore = options.serverPID.flatMap(ProcessResources.residentKiB(of:))
         let harness = Harness<ConnectionsWorker>(options: options, settings: settings) {
@@ -36,6 +36,12 @@ enum ConnectionsScenario {
         }, until: { harness.total { $0.pendingConnections } == 0 })
         let connectSeconds = Double(MonotonicClock.nanoseconds() - connectStart) / 1e9
         let opened = harness.total { $0.opened }
+        var loginSeconds: Double?
+        if options.login {
+            let loginStart = MonotonicClock.nanoseconds()
+            try ProtocolSetup.logInEveryone(harness, count: opened)
+            loginSeconds = Double(MonotonicClock.nanoseconds() - loginStart) / 1e9
+        }
         // Let the server settle (buffers released after the handshake) before reading RSS.
         usleep(500_000)
         let rssAfter = options.serverPID.flatMap(ProcessResources.residentKiB(of:))
@@ -51,6 +57,10 @@ enum ConnectionsScenario {
         var result = harness.gatherResult(durationSeconds: duration)
         result.gauges["connect_phase_seconds"] = connectSeconds
         result.gauges["connects_per_second"] = Double(opened) / max(connectSeconds, 1e-9)
+        if let loginSeconds {
+            result.gauges["login_phase_seconds"] = loginSeconds
+            result.gauges["logins_per_second"] = Double(opened) / max(loginSeconds, 1e-9)
+        }
         recordServerMemory(into: &result, before: rssBefore, after: rssAfter, connections: opened)
         result.parameters = [
             "url": options.url.description, "connections": String(options.connections),

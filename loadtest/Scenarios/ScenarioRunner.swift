@@ -25,7 +25,9 @@ enum ScenarioRunner {
         case .echo:
             return EchoScenario.run(options, settings: settings)
         case .connections:
-            return ConnectionsScenario.run(options, settings: settings)
+            do { return try ConnectionsScenario.run(options, settings: settings) } catch {
+                throw Failure(description: "\(error)")
+            }
         case .durable:
             do { return try DurableScenario.run(options, settings: settings) } catch {
                 throw Failure(description: "\(error)")
