@@ -31,7 +31,7 @@ enum ArgumentParser {
         Flag(name: "--login", help: "log every connection in (needs a --dev server)", scenarios: [.connections]),
         Flag(name: "--server-pid", valueName: "PID", help: "read the server's RSS from /proc/PID/status"),
         Flag(name: "--runners", valueName: "N", help: "runners (default 100)", scenarios: [.feed, .race, .errand]),
-        Flag(name: "--publishers", valueName: "N", help: "publishers (default 1; 100 for durable)",
+        Flag(name: "--publishers", valueName: "N", help: "publishers (default 1; 10 for errand, 100 for durable)",
              scenarios: [.feed, .errand, .durable]),
         Flag(name: "--rate", valueName: "PER_SECOND", help: "total publishes per second (default 10)",
              scenarios: [.feed, .errand]),

@@ -52,7 +52,8 @@ struct Options: Equatable, Sendable {
     /// Runners (feed, race, errand).
     var runners = 100
     /// Publishers (feed, errand, durable). Durable's figure is defined at 100 publishers with one
-    /// request each in flight; the others default to 1 when not given.
+    /// request each in flight; errand defaults to 10 (several errands overlap per publisher);
+    /// feed to 1.
     var publishers: Int?
     /// Total publishes per second (feed, errand). 10/s is the figure the targets are quoted at.
     var rate: Double = 10
@@ -83,7 +84,7 @@ struct Options: Equatable, Sendable {
         return total / count + (index < total % count ? 1 : 0)
     }
 
-    var effectivePublishers: Int { publishers ?? (scenario == .durable ? 100 : 1) }
+    var effectivePublishers: Int { publishers ?? (scenario == .durable ? 100 : scenario == .errand ? 10 : 1) }
 
     var effectiveSources: Int {
         if let sources { return sources }

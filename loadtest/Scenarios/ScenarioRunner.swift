@@ -41,7 +41,9 @@ enum ScenarioRunner {
                 throw Failure(description: "\(error)")
             }
         case .errand:
-            throw Failure(description: "the \(options.scenario.rawValue) scenario is not implemented yet")
+            do { return try ErrandScenario.run(options, settings: settings) } catch {
+                throw Failure(description: "\(error)")
+            }
         }
     }
 }
