@@ -247,9 +247,10 @@ enum ErrandScenario {
         }
         harness.startOnEach { $0.stopStarting() }
         let duration = Double(MonotonicClock.nanoseconds() - start) / 1e9
-        harness.wait(timeoutSeconds: 20, phase: "finishing", progress: { "\(harness.total { $0.inFlight }) in flight" }) {
-            harness.total { $0.inFlight } == 0
-        }
+        harness.waitWhileProgressing(stallSeconds: 10, phase: "finishing",
+                                     progress: { "\(harness.total { $0.inFlight }) in flight" },
+                                     measure: { harness.total { $0.completed + $0.cancelled + $0.failed } },
+                                     until: { harness.total { $0.inFlight } == 0 })
         let unfinished = harness.total { $0.inFlight }
         harness.closeAll()
         var result = harness.gatherResult(durationSeconds: duration)

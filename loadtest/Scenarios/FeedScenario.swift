@@ -36,6 +36,8 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
     var publishedIDs: [Int64] = []
     var refused = 0
     var publishesInFlight = 0
+    /// Publishes still unanswered when the run ended.
+    var unacknowledged = 0
 
     override init(loop: EventLoop, index: Int, workerCount: Int, options: Options, settings: ClientSettings) {
         types = options.types.isEmpty ? ["express"] : options.types
@@ -43,7 +45,8 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
         super.init(loop: loop, index: index, workerCount: workerCount, options: options, settings: settings)
         result.rates = ["deliveries", "publishes"]
         result.checks.formUnion(["missing_deliveries", "duplicate_deliveries", "feed_sequence_gaps",
-                                 "feed_sequence_repeats", "refused_publishes"])
+                                 "feed_sequence_repeats", "refused_publishes",
+                                 "unacknowledged_publishes"])
     }
 
     func subscribeAll() {
@@ -101,6 +104,8 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
             self.publishesInFlight -= 1
             if reply.isSuccess, case .integer(let id)? = reply.data["order"]?["id"] {
                 self.publishedIDs.append(id)
+            } else if reply.errorCode == "connection_lost", self.isStopping {
+                self.unacknowledged += 1
             } else {
                 self.refused += 1
                 self.recordFailure(describe(reply, "order.publish"))
@@ -139,6 +144,7 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
         part.add(Int64(deliveries), to: "deliveries")
         part.add(Int64(publishedIDs.count), to: "publishes")
         part.add(Int64(refused), to: "refused_publishes")
+        part.add(Int64(unacknowledged), to: "unacknowledged_publishes")
         part.add(sequenceGaps, to: "feed_sequence_gaps")
         part.add(Int64(sequenceRepeats), to: "feed_sequence_repeats")
         part.histograms["delivery"] = delivery
@@ -183,9 +189,13 @@ enum FeedScenario {
         }
         harness.startOnEach { $0.stopPublishing() }
         let duration = Double(MonotonicClock.nanoseconds() - start) / 1e9
-        // Wait for the orders in flight, then for every runner here to have every order from here.
-        harness.wait(timeoutSeconds: 15, phase: "draining", progress: {
-            "\(harness.total { $0.receivedHereTotal })/\(harness.total { $0.publishedIDs.count } * runners) delivered"
+        // Wait for the orders in flight, then for every runner here to have every order from here,
+        // for as long as deliveries keep coming.
+        harness.waitWhileProgressing(stallSeconds: 10, phase: "draining", progress: {
+            "\(harness.total { $0.publishesInFlight }) publishes unanswered, "
+                + "\(harness.total { $0.receivedHereTotal })/\(harness.total { $0.publishedIDs.count } * runners) delivered"
+        }, measure: {
+            harness.total { $0.receivedHereTotal } + harness.total { $0.publishedIDs.count }
         }, until: {
             harness.total { $0.publishesInFlight } == 0
                 && harness.total { $0.receivedHereTotal } >= harness.total { $0.publishedIDs.count } * runners

@@ -81,6 +81,30 @@ final class Harness<W: Worker> {
         }
     }
 
+    /// Like `wait`, but gives up only once `measure` has stopped changing for `stallSeconds`:
+    /// an overloaded server that is still making progress is waited for, a stuck one is not.
+    @discardableResult
+    func waitWhileProgressing(stallSeconds: Double, phase: String, progress: () -> String,
+                              measure: () -> Int, until isDone: () -> Bool) -> Bool {
+        var last = measure()
+        var lastChange = MonotonicClock.nanoseconds()
+        var isFinished = false
+        wait(timeoutSeconds: 3600, phase: phase, progress: progress) {
+            if isDone() {
+                isFinished = true
+                return true
+            }
+            let now = MonotonicClock.nanoseconds()
+            let current = measure()
+            if current != last {
+                last = current
+                lastChange = now
+            }
+            return Double(now - lastChange) / 1e9 >= stallSeconds
+        }
+        return isFinished
+    }
+
     /// Sleeps for the measured phase, printing progress.
     func hold(seconds: Double, phase: String, progress: () -> String) {
         wait(timeoutSeconds: seconds, phase: phase, progress: progress) { false }
