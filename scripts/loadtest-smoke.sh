@@ -27,11 +27,14 @@ fi
     >"$data_dir/server.log" 2>&1 &
 server_pid=$!
 
+tls_pid=""
 cleanup() {
-    if kill -0 "$server_pid" 2>/dev/null; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    for pid in "$server_pid" $tls_pid; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
     rm -rf "$data_dir"
 }
 trap cleanup EXIT
@@ -79,6 +82,25 @@ run feed-two-types feed --url "$ws/ws" --runners 10 --publishers 2 --rate 20 --d
     --admin-phone "$admin_phone" --processes 2
 run race race --url "$ws/ws" --runners 20 --orders 3 --admin-phone "$admin_phone"
 run errand errand --url "$ws/ws" --runners 20 --publishers 4 --rate 20 --duration 3 --admin-phone "$admin_phone"
+
+# wss:// through a second server with a throwaway self-signed certificate, when openssl is here.
+if command -v openssl >/dev/null 2>&1 \
+    && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$data_dir/key.pem" -out "$data_dir/cert.pem" \
+        -days 1 -subj /CN=localhost >/dev/null 2>&1; then
+    tls_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    "$server_binary" --host 127.0.0.1 --port "$tls_port" --data-dir "$data_dir/tls-data" --echo --fsync never \
+        --tls-cert "$data_dir/cert.pem" --tls-key "$data_dir/key.pem" >"$data_dir/tls-server.log" 2>&1 &
+    tls_pid=$!
+    for _ in $(seq 1 300); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$tls_port") 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    run echo-tls echo --url "wss://localhost:$tls_port/echo" --connections 4 --duration 1
+    run connections-tls connections --url "wss://127.0.0.1:$tls_port/ws" --connections 20 --duration 1 --compress
+    kill "$tls_pid"
+    wait "$tls_pid" 2>/dev/null || true
+    tls_pid=""
+fi
 
 # Comparing two result files must work too.
 if "$bin/loadtest" compare "$data_dir/echo.json" "$data_dir/echo-compressed.json" >"$data_dir/compare.out" 2>&1 \
