@@ -49,7 +49,8 @@ public final class BangbangServer: @unchecked Sendable {
             handshakeTimeoutMilliseconds: Int64(configuration.handshakeTimeoutSeconds) * 1000,
             pingIntervalMilliseconds: Int64(configuration.pingIntervalSeconds) * 1000,
             pongTimeoutMilliseconds: max(5_000, Int64(configuration.pingIntervalSeconds) * 500),
-            maxOutputBytes: configuration.maxOutputBytes)
+            maxOutputBytes: configuration.maxOutputBytes,
+            addressLimiter: AddressLimiter(limit: configuration.maxConnectionsPerAddress))
         let metrics = metrics
         let server = SocketServer(configuration: socketConfiguration, group: group) { connection in
             ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)
@@ -79,9 +80,14 @@ public final class BangbangServer: @unchecked Sendable {
         let metrics = metrics
         let isReady = isReady
         let server = self
+        // Native apps send no Origin; browsers do, and only listed ones may connect.
+        var originPolicy: @Sendable (String?) -> Bool = { _ in true }
+        if !configuration.allowedOrigins.isEmpty {
+            originPolicy = ServerHandshakeConfiguration.allowingOrigins(configuration.allowedOrigins, allowingMissing: true)
+        }
         return HTTPRouter(
             webSocketRoutes: routes,
-            handshake: ServerHandshakeConfiguration(subprotocols: ["bangbang.v1"]),
+            handshake: ServerHandshakeConfiguration(subprotocols: ["bangbang.v1"], originPolicy: originPolicy),
             plainRoutes: [
                 "/healthz": { .plain(body: Array("ok\n".utf8)) },
                 "/readyz": {
@@ -122,5 +128,22 @@ public final class BangbangServer: @unchecked Sendable {
             logger.error("journal_close_failed", ["error": "\(error)"])
         }
         logger.info("stopped", [:])
+    }
+}
+
+extension BangbangServer {
+    /// What `bangbang check-config` checks beyond syntax: the TLS files load, administrator
+    /// phones parse. (The data directory is checked by starting: it must also be lockable.)
+    public static func check(_ configuration: ServerConfiguration) throws {
+        for phone in configuration.adminPhones {
+            do { _ = try PhoneNumber(parsing: phone) } catch {
+                throw ConfigurationError("invalid --admin-phone '\(phone)': \(error.message)")
+            }
+        }
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            do { _ = try TLSContext(configuration: TLSConfiguration(certificatePath: certificate, keyPath: key)) } catch {
+                throw ConfigurationError("TLS certificate or key unusable: \(error)")
+            }
+        }
     }
 }

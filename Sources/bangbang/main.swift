@@ -23,6 +23,12 @@ case .version:
     print("bangbang \(version)")
     exit(0)
 case .checkConfig:
+    do {
+        try BangbangServer.check(loaded.configuration)
+    } catch {
+        FileHandle.standardError.write(Data("bangbang: \(error)\n".utf8))
+        exit(64)
+    }
     print("configuration ok")
     exit(0)
 case .serve:
@@ -60,4 +66,18 @@ for signalNumber in [SIGTERM, SIGINT] {
     source.resume()
     signalSources.append(source)
 }
+// SIGHUP reloads what can change without a restart: today the log level.
+signal(SIGHUP, SIG_IGN)
+let reloadSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+reloadSource.setEventHandler {
+    do {
+        let reloaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
+                                                    environment: ProcessInfo.processInfo.environment)
+        logger.level = LogLevel(name: reloaded.configuration.logLevel) ?? logger.level
+        logger.info("reloaded", ["log_level": reloaded.configuration.logLevel])
+    } catch {
+        logger.error("reload_failed", ["error": "\(error)"])
+    }
+}
+reloadSource.resume()
 dispatchMain()

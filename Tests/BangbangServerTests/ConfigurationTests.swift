@@ -50,6 +50,8 @@ import Testing
         (["--tls-cert", "a.pem"], "--tls-key"),
         (["--data-dir="], "--data-dir"),
         (["frobnicate"], "frobnicate"),
+        (["--sms-per-ip-hourly", "-1"], "--sms-per-ip-hourly"),
+        (["--sms-per-ip-hourly", "many"], "--sms-per-ip-hourly"),
         (["--host", "h", "stray"], "stray"),
     ])
     func refusesBadInputNamingIt(arguments: [String], mentioned: String) {
@@ -74,6 +76,13 @@ import Testing
         } catch {
             #expect(error.message.contains("x.conf:2"))
         }
+    }
+
+    @Test func smsPerIPLimitDefaultsToTwentyAndAcceptsZeroForUnlimited() throws {
+        #expect(try load([]).configuration.smsPerIPHourly == 20)
+        #expect(try load(["--sms-per-ip-hourly", "0"]).configuration.smsPerIPHourly == 0)
+        #expect(try load([], environment: ["BANGBANG_SMS_PER_IP_HOURLY": "500"]).configuration.smsPerIPHourly == 500)
+        #expect(try load(["--config", "b.conf"], file: "sms-per-ip-hourly = 7\n").configuration.smsPerIPHourly == 7)
     }
 
     @Test func commandsAndHelp() throws {

@@ -85,9 +85,13 @@ public enum OrderWire {
     }
 
     /// Reads an `order.publish` request into a draft. Types and shapes are checked here; the
-    /// domain then checks ranges and required text (`OrderDraft.validate`), naming the same fields.
+    /// domain then checks ranges and required text (`OrderDraft.validate`); pass its errors
+    /// through `publishError(_:)` so they name the field by its wire path too.
+    ///
+    /// `tip` is optional for group orders only (default 0): what a participant pays is the
+    /// share price, and nobody runs the errand for a tip.
     public static func decodeDraft(_ arguments: Arguments) throws(DomainError) -> OrderDraft {
-        try arguments.allowOnly(["type", "campus", "deadline", "tip", "delivery_code", "details"])
+        try arguments.allowOnly(topLevelDraftFields)
         let type = try arguments.choice("type", as: OrderType.self)
         let details = try arguments.object("details")
         let decoded: OrderDetails
@@ -100,7 +104,7 @@ public enum OrderWire {
                 parcelSize: try details.optionalChoice("parcel_size", as: ParcelSize.self) ?? .small,
                 dropOffPlace: try details.string("drop_off_place"),
                 dropOffRoom: try details.optionalString("drop_off_room"),
-                contactPhone: try details.optionalString("contact_phone")))
+                contactPhone: try details.optionalString("contact_phone", maxLength: 32)))
         case .purchase:
             try details.allowOnly(["items", "store", "goods_budget", "drop_off_place", "drop_off_room"])
             var items: [PurchaseItem] = []
@@ -130,10 +134,26 @@ public enum OrderWire {
                 minimumFill: try details.optionalInteger("minimum_fill", in: Int64(Int32.min)...Int64(Int32.max)).map { Int($0) },
                 pricePerShare: try details.integer("price_per_share")))
         }
+        let tip = type == .group ? try arguments.optionalInteger("tip") ?? 0 : try arguments.integer("tip")
         return OrderDraft(campus: try arguments.string("campus"),
                           deadline: Timestamp(rawValue: try arguments.integer("deadline")),
-                          tip: try arguments.integer("tip"),
+                          tip: tip,
                           wantsDeliveryCode: try arguments.optionalBool("delivery_code") ?? false,
                           details: decoded)
+    }
+
+    /// The members of an `order.publish` request outside `details`.
+    static let topLevelDraftFields: Set<String> = ["type", "campus", "deadline", "tip", "delivery_code", "details"]
+
+    /// The domain names a draft's fields as the form shows them ("pickup_station",
+    /// "items[2].qty"); on the wire the per-type ones sit under `details`. Returns `error` with
+    /// its field rewritten to the wire path, so every publish error names the field the client sent.
+    public static func publishError(_ error: DomainError) -> DomainError {
+        guard let field = error.field, !field.hasPrefix("details.") else { return error }
+        let head = field.prefix { $0 != "." && $0 != "[" }
+        guard !topLevelDraftFields.contains(String(head)) else { return error }
+        var mapped = error
+        mapped.field = "details." + field
+        return mapped
     }
 }

@@ -33,3 +33,18 @@ public enum UserWire {
         return .object(object)
     }
 }
+
+extension UserWire {
+    /// The fields of `profile.update`, read into a partial edit. Only the shape is checked here
+    /// (type, a generous length cap so no huge string reaches the domain); the domain applies the
+    /// exact limits and trims. An empty edit is left to the domain, which refuses it naming `profile`.
+    public static func decodeProfileUpdate(_ arguments: Arguments) throws(DomainError) -> ProfileUpdate {
+        try arguments.allowOnly(["nickname", "avatar_url", "gender", "campus", "dorm", "bio"])
+        return ProfileUpdate(nickname: try arguments.optionalString("nickname", maxLength: 200),
+                             avatarURL: try arguments.optionalString("avatar_url", maxLength: 2048),
+                             gender: try arguments.optionalChoice("gender", as: Gender.self),
+                             campus: try arguments.optionalString("campus", maxLength: 200),
+                             dorm: try arguments.optionalString("dorm", maxLength: 200),
+                             bio: try arguments.optionalString("bio", maxLength: 2000))
+    }
+}

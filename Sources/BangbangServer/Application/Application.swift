@@ -33,8 +33,10 @@ final class Application: @unchecked Sendable {
     let tokenSecret: [UInt8]
     let passwordHasher: PasswordHasher
     let sms: SMSProvider
-    /// Password hashing is slow on purpose; it runs here, never on an owner's queue.
-    let hashingQueue = DispatchQueue(label: "bangbang.passwords", qos: .userInitiated, attributes: .concurrent)
+    /// Password hashing is slow on purpose (and takes ~16 MiB each); it runs here, never on an
+    /// owner's queue. Serial: a burst of logins waits its turn instead of taking every core and
+    /// gigabytes of memory, and the accounts store keeps serving everyone else meanwhile.
+    let hashingQueue = DispatchQueue(label: "bangbang.passwords", qos: .userInitiated)
     /// Approved runners, mirrored from the accounts store so accepts and counts need no hop.
     let approvedRunners = Mutex<Set<UserID>>([])
     private(set) var registries: [LoopRegistry] = []
@@ -53,6 +55,7 @@ final class Application: @unchecked Sendable {
 
         var policy = AccountPolicy()
         policy.campuses = configuration.campuses
+        policy.codeLimitPerIP = configuration.smsPerIPHourly == 0 ? Int.max : configuration.smsPerIPHourly
         var adminPhones: Set<PhoneNumber> = []
         for phone in configuration.adminPhones {
             do { adminPhones.insert(try PhoneNumber(parsing: phone)) } catch {
@@ -172,7 +175,12 @@ final class Application: @unchecked Sendable {
         let recovering = isRecovering.withLock { $0 }
         switch change {
         case .account(let event, let at):
-            if case .verificationDecided = event { refreshApprovedRunnersLater() }
+            // Updated here, before the user is told, so an approved runner's next accept sees it.
+            if case .verificationDecided(let decision) = event {
+                approvedRunners.withLock { runners in
+                    if decision.isApproved { runners.insert(decision.user) } else { runners.remove(decision.user) }
+                }
+            }
             guard let (name, data) = AccountNotifications.describe(event) else { return }
             for user in event.recipients {
                 appendPersonal(for: user, name: name, data: data, at: at, deliver: !recovering)
@@ -217,10 +225,6 @@ final class Application: @unchecked Sendable {
         let store = accounts.store
         let approved = Set(store.state.accounts.keys.filter { store.canRunErrands($0) })
         approvedRunners.withLock { $0 = approved }
-    }
-
-    private func refreshApprovedRunnersLater() {
-        accounts.perform { [self] _ in refreshApprovedRunners() }
     }
 
     func isApprovedRunner(_ user: UserID) -> Bool { approvedRunners.withLock { $0.contains(user) } }

@@ -113,6 +113,7 @@ public enum ConfigurationLoader {
             if setting.kind == .list, clearedLists.insert(setting.name).inserted {
                 if setting.name == "campus" { configuration.campuses = [] }
                 if setting.name == "admin-phone" { configuration.adminPhones = [] }
+                if setting.name == "allowed-origin" { configuration.allowedOrigins = [] }
             }
             let values = setting.kind == .list && source.hasPrefix("BANGBANG_")
                 ? value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -31,6 +31,13 @@ public struct ServerConfiguration: Sendable {
     public var supportPhone: String?
     /// The campuses this deployment serves; empty means any campus name is accepted.
     public var campuses: [String] = []
+    /// Browser origins allowed to open WebSockets; empty allows any (native apps send none).
+    public var allowedOrigins: [String] = []
+    /// Connections one client address may hold open; stops one host from taking every descriptor.
+    public var maxConnectionsPerAddress = 1_000
+    /// SMS codes one client IP may request per hour (0: no limit). Twenty lets a campus NAT log
+    /// in while capping SMS-pumping from one host; a load test from loopback sets 0.
+    public var smsPerIPHourly = 20
     /// Event loops for connections; one per core keeps every core busy without contention.
     public var eventLoops = 0
     /// `always` by default: an acknowledged change survives power loss.

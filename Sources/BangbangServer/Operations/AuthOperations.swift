@@ -1,11 +1,21 @@
-// auth.*: SMS codes, logging in, resuming a session on a new connection, logging out
-// (protocol/operations.md, "Accounts").
+// auth.*: SMS codes, logging in (code or password), resuming a session on a new connection,
+// passwords, the list of logged-in devices and logging out (protocol/operations-accounts.md).
+//
+// Password work (scrypt, tens of milliseconds) runs on `app.hashingQueue` between two visits to
+// the accounts queue: a challenge (which hash to check), then the verdict carried back. An
+// unknown phone or an account without a password is checked against a decoy hash, so the time
+// a reply takes never tells whether an account exists.
+//
+// Logging a session out (`auth.logout`, `auth.revoke_session`) revokes it in the store; once
+// that is durable, every connection using the session, on every loop, is logged out — after
+// its `account.logged_out` event has been handed to it, so the other device learns why.
 import BangbangCore
 import BangbangProtocol
 import Crypto
 
 enum AuthOperations {
-    static let all: [Operation] = [requestCode, loginWithCode, resume, logout]
+    static let all: [Operation] = [requestCode, loginWithCode, loginWithPassword, resume, logout,
+                                   setPassword, changePassword, sessions, revokeSession]
 
     static let requestCode = Operation("auth.request_code", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly(["phone", "purpose"])
@@ -106,6 +116,154 @@ enum AuthOperations {
     static let logout = Operation("auth.logout") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
         guard let session = context.session.sessionID else { throw DomainError(.unauthenticated, "not logged in") }
+        revoke(session, context: context)
+    }
+
+    static let revokeSession = Operation("auth.revoke_session") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["session_id"])
+        let session = try SessionWire.decodeID(try arguments.string("session_id", maxLength: 64))
+        revoke(session, context: context)
+    }
+
+    static let sessions = Operation("auth.sessions") { context, arguments throws(DomainError) in
+        try arguments.allowOnly([])
+        let user = context.user
+        let current = context.session.sessionID
+        let app = context.app
+        app.accounts.perform { executor in
+            let list = executor.store.activeSessions(of: user, now: app.clock())
+            context.succeed(["sessions": .array(list.map { SessionWire.encode($0, isCurrent: $0.id == current) })])
+        }
+    }
+
+    // MARK: Passwords
+
+    static let loginWithPassword = Operation("auth.login_password", requiresLogin: false) { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["phone", "password", "device"])
+        let phone = try arguments.string("phone", maxLength: 32)
+        let password = try arguments.string("password", maxLength: PasswordRules.length.upperBound)
+        let device = try arguments.optionalString("device", maxLength: 64)
+        let app = context.app
+        app.accounts.perform { executor in
+            let challenge: PasswordChallenge
+            do throws(DomainError) {
+                challenge = try executor.store.passwordChallenge(phone: phone, now: app.clock())
+            } catch {
+                context.fail(error)
+                return
+            }
+            app.hashingQueue.async {
+                // Fetched on every path, so the one-time cost of making it falls on whichever
+                // login comes first, not only on a login for an unknown phone.
+                let decoy = decoyHash(app)
+                let matches: Bool
+                if let stored = challenge.passwordHash {
+                    matches = app.passwordHasher.verify(password: password, against: stored)
+                } else {
+                    _ = app.passwordHasher.verify(password: password, against: decoy)
+                    matches = false
+                }
+                app.accounts.perform { executor in
+                    var random = SecureRandomNumberGenerator()
+                    let now = app.clock()
+                    let decision = executor.store.decidePasswordLogin(challenge, passwordMatches: matches, device: device,
+                                                                      now: now, using: &random)
+                    completeLogin(context, executor: executor, decision: decision, now: now)
+                }
+            }
+        }
+    }
+
+    static let setPassword = Operation("auth.set_password") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["password"])
+        let password = try arguments.string("password", maxLength: PasswordRules.length.upperBound)
+        try AccountStore.validatePassword(password)
+        let user = context.user
+        let app = context.app
+        app.hashingQueue.async {
+            let hash = app.passwordHasher.hash(password: password)
+            app.accounts.perform { executor in
+                let now = app.clock()
+                do throws(DomainError) {
+                    let event = try executor.store.decideSetPassword(user: user, passwordHash: hash, now: now)
+                    commit(event, on: executor, at: now, context: context)
+                } catch {
+                    context.fail(error)
+                }
+            }
+        }
+    }
+
+    static let changePassword = Operation("auth.change_password") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["old_password", "new_password"])
+        let old = try arguments.string("old_password", maxLength: PasswordRules.length.upperBound)
+        let new = try arguments.string("new_password", maxLength: PasswordRules.length.upperBound)
+        try AccountStore.validatePassword(new, field: "new_password")
+        let user = context.user
+        let app = context.app
+        app.accounts.perform { executor in
+            let challenge: PasswordChallenge
+            do throws(DomainError) {
+                challenge = try executor.store.passwordChangeChallenge(user: user, now: app.clock())
+            } catch {
+                context.fail(error)
+                return
+            }
+            app.hashingQueue.async {
+                // The challenge of a password change always carries a hash (the domain refuses
+                // accounts without one with `password_not_set`).
+                let matches = challenge.passwordHash.map { app.passwordHasher.verify(password: old, against: $0) } ?? false
+                // Hashed even after a wrong old password, so both answers take the same time.
+                let newHash = app.passwordHasher.hash(password: new)
+                app.accounts.perform { executor in
+                    let now = app.clock()
+                    let decision = executor.store.decideChangePassword(challenge, oldPasswordMatches: matches,
+                                                                       newPasswordHash: newHash, now: now)
+                    for event in decision.throttle { executor.store.apply(event) }
+                    switch decision.outcome {
+                    case .failure(let error): context.fail(error)
+                    case .success(let event): commit(event, on: executor, at: now, context: context)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A scrypt record of a random password, made once per process with the server's own
+    /// parameters, so checking against it costs what checking a real password costs.
+    private static let decoy = Mutex<String?>(nil)
+
+    /// Runs on the hashing queue (it may hash).
+    static func decoyHash(_ app: Application) -> String {
+        if let hash = decoy.withLock({ $0 }) { return hash }
+        let made = app.passwordHasher.hash(password: Base64.encode(SecureRandom.bytes(count: 18)))
+        return decoy.withLock { stored in
+            if let stored { return stored }
+            stored = made
+            return made
+        }
+    }
+
+    // MARK: Shared by the account operations
+
+    /// Applies a plain account event, commits it, and replies once it is durable with what
+    /// `reply` read from the store right after the apply (so the reply shows the change, and
+    /// the store is read only here, on its queue). Runs on the accounts queue.
+    static func commit(_ event: AccountEvent, on executor: AccountsExecutor, at now: Timestamp, context: OperationContext,
+                       reply: (AccountStore) -> JSONValue = { _ in [:] }) {
+        executor.store.apply(event)
+        let data = reply(executor.store)
+        context.app.commit(.account(event), applied: .account(event, at: now)) { result in
+            switch result {
+            case .success: context.succeed(data)
+            case .failure(let error): context.fail(error)
+            }
+        }
+    }
+
+    /// Logs out `session` of the caller (their current one, or another device's), then every
+    /// connection using it.
+    private static func revoke(_ session: SessionID, context: OperationContext) {
         let user = context.user
         let app = context.app
         app.accounts.perform { executor in
@@ -115,13 +273,44 @@ enum AuthOperations {
                 executor.store.apply(event)
                 app.commit(.account(event), applied: .account(event, at: now)) { result in
                     if case .failure(let error) = result { context.fail(error); return }
+                    // On the journal's queue, before this change is published: the user's next
+                    // personal event is the `account.logged_out` of this revocation.
+                    let notice = app.streams.lastSequence(for: user) + 1
                     context.session.loop?.execute {
-                        context.session.logOut()
+                        // The asking connection is logged out before it hears back, so its next
+                        // request already finds it logged out.
+                        if context.session.sessionID == session { context.session.logOut() }
                         context.succeed()
+                    }
+                    for registry in app.registries {
+                        registry.loop.execute {
+                            logOutConnections(of: user, session: session, in: registry, after: notice, app: app, attempts: 0)
+                        }
                     }
                 }
             } catch {
                 context.fail(error)
+            }
+        }
+    }
+
+    /// Logs out the connections on `registry`'s loop that use `session`, once they have been
+    /// sent personal event `notice` (their `account.logged_out`). That event's delivery is
+    /// enqueued on this loop under the stream lock as the stream reaches `notice`, so once the
+    /// stream shows it, a block enqueued after that runs after the delivery. Runs on the loop.
+    private static func logOutConnections(of user: UserID, session: SessionID, in registry: LoopRegistry,
+                                          after notice: UInt64, app: Application, attempts: Int) {
+        // The publish follows the commit callback at once; the bound only guards against a
+        // notice that never comes, in which case logging out without it is still right.
+        guard app.streams.lastSequence(for: user) >= notice || attempts >= 10_000 else {
+            registry.loop.execute {
+                logOutConnections(of: user, session: session, in: registry, after: notice, app: app, attempts: attempts + 1)
+            }
+            return
+        }
+        registry.loop.execute {
+            for connection in registry.sessions(of: user) where connection.sessionID == session {
+                connection.logOut()
             }
         }
     }

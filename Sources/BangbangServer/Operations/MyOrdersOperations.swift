@@ -1,7 +1,33 @@
-// MyOrders operations (see protocol/operations-*.md).
+// orders.mine and runner.earnings: a user's own orders and a runner's takings, gathered from
+// every shard (protocol/operations-orders.md, "My orders").
 import BangbangCore
 import BangbangProtocol
 
 enum MyOrdersOperations {
-    static let all: [Operation] = []
+    static let all: [Operation] = [mine, earnings]
+
+    /// 50 orders, newest first: a screen and a half of the Orders tab. `limit` goes to 200.
+    static let mine = Operation("orders.mine") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["role", "scope", "limit"])
+        let role = try arguments.optionalChoice("role", as: OrderRole.self) ?? .published
+        let scope = try arguments.optionalChoice("scope", as: OrderScope.self) ?? .all
+        let limit = Int(try arguments.optionalInteger("limit", in: 1...200) ?? 50)
+        let app = context.app
+        let user = context.user
+        // Only group shards hold shares; every role else may be on any shard.
+        let indices = role == .joined ? Array(app.layout.shards(of: .group)) : Array(0..<app.shards.count)
+        OrderOperations.gather(over: indices, app: app, { $0.orders(of: user, role: role, scope: scope) }) { parts in
+            let orders = OrderView.newestFirst(parts, limit: limit)
+            context.succeed(["orders": .array(orders.map(OrderWire.encode))])
+        }
+    }
+
+    static let earnings = Operation("runner.earnings") { context, arguments throws(DomainError) in
+        try arguments.allowOnly([])
+        let app = context.app
+        let runner = context.user
+        OrderOperations.gather(over: Array(0..<app.shards.count), app: app, { $0.earnings(of: runner) }) { parts in
+            context.succeed(BoardWire.encode(parts.reduce(RunnerEarnings(), +)))
+        }
+    }
 }

@@ -1,12 +1,16 @@
-// order.* and board.*: publishing, the boards and their live feed, and every step of an
-// order's life (protocol/operations.md, "Orders" and "Boards").
+// order.*: publishing and every step of an order's life (protocol/operations-orders.md), plus
+// the helpers the board and my-orders operations share: routing by order id, run → commit →
+// reply, and fanning a query out over shards.
 import BangbangCore
 import BangbangProtocol
 import Crypto
 import Synchronization
 
 enum OrderOperations {
-    static let all: [Operation] = [publish, get, accept, subscribe, unsubscribe]
+    static let all: [Operation] = [
+        publish, get, accept, pickUp, start, deliver, confirm, abandon, cancel, raiseTip,
+        join, leave, complete, rate,
+    ]
 
     /// Spreads new orders over the shards of their type.
     private static let nextShard = Atomic<Int>(0)
@@ -26,7 +30,7 @@ enum OrderOperations {
                     ["order": OrderWire.encode(OrderView(applied.after, viewer: publisher))]
                 }
             } catch {
-                context.fail(error)
+                context.fail(OrderWire.publishError(error))
             }
         }
     }
@@ -56,41 +60,52 @@ enum OrderOperations {
         }
     }
 
-    static let subscribe = Operation("board.subscribe") { context, arguments throws(DomainError) in
-        try arguments.allowOnly(["types", "campus", "min_tip", "keyword", "sort", "limit"])
-        let typeNames = try arguments.strings("types", maxCount: OrderType.allCases.count, maxLength: 16)
-        var types: Set<OrderType> = []
-        for (index, name) in typeNames.enumerated() {
-            guard let type = OrderType(rawValue: name) else {
-                throw DomainError(.invalidField, "types[\(index)] must be one of: express, purchase, bounty, group",
-                                  field: "types[\(index)]")
-            }
-            types.insert(type)
-        }
-        guard !types.isEmpty else { throw DomainError(.invalidField, "types must name at least one order type", field: "types") }
-        let filter = FeedFilter(types: types, campus: try arguments.optionalString("campus", maxLength: 60),
-                                minimumTip: try arguments.optionalInteger("min_tip", in: 0...Int64.max),
-                                keyword: try arguments.optionalString("keyword", maxLength: 60))
-        let sort = try arguments.optionalChoice("sort", as: OrderSort.self) ?? .newest
-        let limit = Int(try arguments.optionalInteger("limit", in: 1...100) ?? 100)
-        let app = context.app
-        // Watch first, then list: an order that changes in between is both in the list and in
-        // an event, never in neither; events carry the order's `revision` to tell which is newer.
-        context.session.watch(filter)
-        let sequences = types.sorted { $0.rawValue < $1.rawValue }.map { ($0, app.boardSequence(of: $0)) }
-        list(OrderListQuery(filter: filter, sort: sort, limit: limit), app: app) { page in
-            context.succeed([
-                "orders": .array(page.items.map(OrderWire.encode)),
-                "total": .integer(Int64(page.total)),
-                "seq": .object(Dictionary(uniqueKeysWithValues: sequences.map { ($0.0.rawValue, JSONValue.integer(Int64($0.1))) })),
-            ])
+    // MARK: Steps of an order's life. Each is one `OrderCommand` decided on the order's shard.
+
+    /// An operation whose only field is `order_id`, running `command`.
+    private static func step(_ name: String, _ command: OrderCommand) -> Operation {
+        Operation(name) { context, arguments throws(DomainError) in
+            try arguments.allowOnly(["order_id"])
+            let (executor, id) = try shard(for: arguments, in: context.app)
+            run(command, on: id, executor: executor, context: context)
         }
     }
 
-    static let unsubscribe = Operation("board.unsubscribe") { context, arguments throws(DomainError) in
-        try arguments.allowOnly([])
-        context.session.watch(nil)
-        context.succeed()
+    static let pickUp = step("order.pick_up", .pickUp)
+    static let start = step("order.start", .start)
+    static let confirm = step("order.confirm", .confirm)
+    static let abandon = step("order.abandon", .abandon)
+    static let join = step("order.join", .join)
+    static let leave = step("order.leave", .leave)
+    static let complete = step("order.complete", .complete)
+
+    static let deliver = Operation("order.deliver") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["order_id", "code"])
+        let (executor, id) = try shard(for: arguments, in: context.app)
+        let code = try arguments.optionalString("code", maxLength: 16)
+        run(.deliver(code: code), on: id, executor: executor, context: context)
+    }
+
+    static let cancel = Operation("order.cancel") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["order_id", "reason"])
+        let (executor, id) = try shard(for: arguments, in: context.app)
+        let reason = try arguments.optionalString("reason", maxLength: 1000)
+        run(.cancel(reason: reason), on: id, executor: executor, context: context)
+    }
+
+    static let raiseTip = Operation("order.raise_tip") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["order_id", "tip"])
+        let (executor, id) = try shard(for: arguments, in: context.app)
+        let tip = try arguments.integer("tip", in: 0...Int64.max)
+        run(.raiseTip(to: tip), on: id, executor: executor, context: context)
+    }
+
+    static let rate = Operation("order.rate") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["order_id", "stars", "comment"])
+        let (executor, id) = try shard(for: arguments, in: context.app)
+        let stars = Int(try arguments.integer("stars", in: 1...5))
+        let comment = try arguments.optionalString("comment", maxLength: 200) ?? ""
+        run(.rate(stars: stars, comment: comment), on: id, executor: executor, context: context)
     }
 
     // MARK: Helpers shared by the order operations
@@ -142,14 +157,26 @@ enum OrderOperations {
     /// Lists open orders over every shard of the filter's types and merges the parts.
     static func list(_ query: OrderListQuery, app: Application, completion: @escaping @Sendable (OrderListPage) -> Void) {
         let indices = query.filter.types.flatMap { app.layout.shards(of: $0) }
-        let parts = Mutex<[OrderListPart]>([])
+        gather(over: indices, app: app, { $0.listOpen(query) }) { parts in
+            completion(OrderListPage.merge(parts, query: query))
+        }
+    }
+
+    /// Runs `query` on each of the shards `indices` (on each shard's own queue, concurrently)
+    /// and calls `completion` once with every result, in no particular order, from the queue
+    /// of the shard that finished last. No queue waits for another.
+    static func gather<Part: Sendable>(over indices: [Int], app: Application,
+                                       _ query: @escaping @Sendable (BoardShard) -> Part,
+                                       completion: @escaping @Sendable ([Part]) -> Void) {
+        guard !indices.isEmpty else { return completion([]) }
+        let parts = Mutex<[Part]>([])
         let remaining = Atomic<Int>(indices.count)
         for index in indices {
             app.shards[index].perform { executor in
-                let part = executor.shard.listOpen(query)
+                let part = query(executor.shard)
                 parts.withLock { $0.append(part) }
                 if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
-                    completion(OrderListPage.merge(parts.withLock { $0 }, query: query))
+                    completion(parts.withLock { $0 })
                 }
             }
         }

@@ -1,7 +1,124 @@
-// Profile operations (see protocol/operations-*.md).
+// The personal centre: profile.*, runner verification (runner.*) and feedback.submit
+// (protocol/operations-accounts.md). Every one of them touches only the accounts store, so each
+// is one visit to the accounts queue: a query replies there, a command is decided, applied and
+// committed there and replies once durable (`AuthOperations.commit`).
 import BangbangCore
 import BangbangProtocol
 
 enum ProfileOperations {
-    static let all: [Operation] = []
+    static let all: [Operation] = [get, update, changePhone, submitVerification, verification, submitFeedback]
+
+    static let get = Operation("profile.get") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["user_id"])
+        let viewer = context.user
+        let subject = try arguments.optionalInteger("user_id", in: 1...Int64.max).map { UserID(rawValue: UInt64($0)) } ?? viewer
+        context.app.accounts.perform { executor in
+            do throws(DomainError) {
+                context.succeed(["user": UserWire.encode(try executor.store.user(subject, viewer: viewer))])
+            } catch {
+                context.fail(error)
+            }
+        }
+    }
+
+    static let update = Operation("profile.update") { context, arguments throws(DomainError) in
+        let edit = try UserWire.decodeProfileUpdate(arguments)
+        let user = context.user
+        let app = context.app
+        app.accounts.perform { executor in
+            do throws(DomainError) {
+                let now = app.clock()
+                let event = try executor.store.decideProfileUpdate(user: user, update: edit, now: now)
+                AuthOperations.commit(event, on: executor, at: now, context: context, reply: myView(user))
+            } catch {
+                context.fail(error)
+            }
+        }
+    }
+
+    static let changePhone = Operation("profile.change_phone") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["phone", "code"])
+        let phone = try arguments.string("phone", maxLength: 32)
+        let code = try arguments.string("code", maxLength: 16)
+        let user = context.user
+        let app = context.app
+        app.accounts.perform { executor in
+            let now = app.clock()
+            let decision = executor.store.decidePhoneChange(user: user, newPhone: phone, code: code, now: now)
+            for event in decision.throttle { executor.store.apply(event) }
+            switch decision.outcome {
+            case .failure(let error): context.fail(error)
+            case .success(let event):
+                AuthOperations.commit(event, on: executor, at: now, context: context, reply: myView(user))
+            }
+        }
+    }
+
+    static let submitVerification = Operation("runner.submit_verification") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["real_name", "student_id", "school"])
+        let realName = try arguments.string("real_name", maxLength: 200)
+        let studentID = try arguments.string("student_id", maxLength: 200)
+        let school = try arguments.string("school", maxLength: 200)
+        let user = context.user
+        let app = context.app
+        app.accounts.perform { executor in
+            do throws(DomainError) {
+                let now = app.clock()
+                let event = try executor.store.decideVerificationSubmission(user: user, realName: realName, studentID: studentID,
+                                                                            school: school, now: now)
+                AuthOperations.commit(event, on: executor, at: now, context: context) { store in
+                    verificationReply(store.state.accounts[user]?.verification)
+                }
+            } catch {
+                context.fail(error)
+            }
+        }
+    }
+
+    static let verification = Operation("runner.verification") { context, arguments throws(DomainError) in
+        try arguments.allowOnly([])
+        let user = context.user
+        context.app.accounts.perform { executor in
+            context.succeed(verificationReply(executor.store.state.accounts[user]?.verification))
+        }
+    }
+
+    static let submitFeedback = Operation("feedback.submit") { context, arguments throws(DomainError) in
+        try arguments.allowOnly(["text", "contact"])
+        let text = try arguments.string("text", maxLength: 2000)
+        let contact = try arguments.optionalString("contact", maxLength: 200)
+        let user = context.user
+        let app = context.app
+        app.accounts.perform { executor in
+            do throws(DomainError) {
+                let now = app.clock()
+                let event = try executor.store.decideFeedback(user: user, text: text, contact: contact, now: now)
+                guard case .feedbackSubmitted(let entry) = event else {
+                    fatalError("internal inconsistency in feedback.submit: decideFeedback made \(event)")
+                }
+                AuthOperations.commit(event, on: executor, at: now, context: context) { _ in
+                    ["feedback_id": .integer(Int64(entry.id))]
+                }
+            } catch {
+                context.fail(error)
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The reply `{"user": …}`: `user` as they see themself.
+    static func myView(_ user: UserID) -> (AccountStore) -> JSONValue {
+        { store in
+            do {
+                return ["user": UserWire.encode(try store.user(user, viewer: user))]
+            } catch {
+                fatalError("internal inconsistency in the personal centre: user \(user) vanished after a change")
+            }
+        }
+    }
+
+    static func verificationReply(_ verification: RunnerVerification?) -> JSONValue {
+        ["verification": verification.map(UserWire.encode) ?? .null]
+    }
 }

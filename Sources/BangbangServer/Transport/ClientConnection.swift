@@ -32,6 +32,7 @@ struct ConnectionLimits: Sendable {
     var pongTimeoutMilliseconds: Int64
     var closeTimeoutMilliseconds: Int64 = 5_000
     var maxOutputBytes: Int
+    var addressLimiter: AddressLimiter
 }
 
 final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Sendable {
@@ -50,6 +51,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     private var isAwaitingPong = false
     private var isSlowConsumer = false
     private var negotiatedDeflate: DeflateParameters?
+    private var holdsAddressSlot = false
 
     init(connection: Connection, router: HTTPRouter, limits: ConnectionLimits, metrics: ServerMetrics) {
         self.connection = connection
@@ -64,6 +66,13 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     func connectionDidOpen(_ connection: Connection) {
         metrics.connectionsOpened.increment()
         connection.userData = self   // released in connectionDidClose; lets shutdown find us
+        guard limits.addressLimiter.acquire(connection.remoteAddress.host) else {
+            phase = .closed
+            metrics.handshakeFailures.increment(label: "too_many_connections_from_address")
+            respondAndClose(.rejection(status: 429, reason: "too many connections from this address"), isHead: false)
+            return
+        }
+        holdsAddressSlot = true
         connection.deadline = connection.loop.now + limits.handshakeTimeoutMilliseconds
     }
 
@@ -120,6 +129,10 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
         metrics.connectionsClosed.increment()
         connection.userData = nil
+        if holdsAddressSlot {
+            holdsAddressSlot = false
+            limits.addressLimiter.release(connection.remoteAddress.host)
+        }
         if case .outputLimitExceeded = reason { metrics.slowConsumerDisconnects.increment() }
         if case .webSocket(let socket, let endpoint) = phase {
             phase = .closed
