@@ -18,6 +18,8 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
     private let processID = getpid()
     /// Last board position seen per runner tag, one per type (-1: none yet).
     private var positions: [Int: [Int64]] = [:]
+    /// Board positions in the subscribe reply: events at or below them are already in the list.
+    private var floors: [Int: [Int64]] = [:]
     private var isMeasuring = false
     var deliveries = 0
     private var delivery = LatencyHistogram()
@@ -52,6 +54,8 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
     func subscribeAll() {
         let subscription: JSONValue = ["types": .array(types.map { .string($0) })]
         runPhase(openClients(.runner)) { client, done in
+            // Events may overtake the reply (the server watches before it lists): track them from now.
+            self.positions[client.tag] = Array(repeating: -1, count: self.types.count)
             self.request(client, "board.subscribe", subscription) { reply in
                 guard reply.isSuccess else {
                     self.recordFailure(describe(reply, "board.subscribe"))
@@ -59,10 +63,14 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
                     return
                 }
                 var known = self.positions[client.tag] ?? Array(repeating: -1, count: self.types.count)
+                var floor = Array(repeating: Int64(-1), count: self.types.count)
                 for (index, type) in self.types.enumerated() {
-                    if case .integer(let sequence)? = reply.data["seq"]?[type], sequence > known[index] { known[index] = sequence }
+                    guard case .integer(let sequence)? = reply.data["seq"]?[type] else { continue }
+                    floor[index] = sequence
+                    known[index] = max(known[index], sequence)
                 }
                 self.positions[client.tag] = known
+                self.floors[client.tag] = floor
                 done(true)
             }
         }
@@ -120,6 +128,7 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
         }
         let now = MonotonicClock.nanoseconds()
         if let typeIndex = event.typeIndex, positions[client.tag] != nil {
+            if let floor = floors[client.tag]?[typeIndex], event.sequence <= floor { return }
             let last = positions[client.tag]![typeIndex]
             if last >= 0, event.sequence <= last {
                 sequenceRepeats += 1
