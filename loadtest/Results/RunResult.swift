@@ -74,9 +74,10 @@ struct RunResult: Equatable, Sendable {
         }
         for name in gauges.keys.sorted() { result.append((name, gauges[name] ?? 0)) }
         let cpuMicroseconds = (counters["cpu_user_microseconds"] ?? 0) + (counters["cpu_system_microseconds"] ?? 0)
-        if durationSeconds > 0, counters["cpu_user_microseconds"] != nil {
+        let wallSeconds = gauges["measured_wall_seconds"] ?? durationSeconds
+        if wallSeconds > 0, counters["cpu_user_microseconds"] != nil {
             result.append(("driver_cpu_seconds", Double(cpuMicroseconds) / 1e6))
-            result.append(("driver_cpu_percent_of_one_core", Double(cpuMicroseconds) / 1e4 / durationSeconds))
+            result.append(("driver_cpu_percent_of_one_core", Double(cpuMicroseconds) / 1e4 / wallSeconds))
         }
         return result
     }

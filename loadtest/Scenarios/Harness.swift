@@ -16,6 +16,7 @@ final class Harness<W: Worker> {
     private let startedAt = MonotonicClock.nanoseconds()
     private var cpuAtStart = ProcessResources.cpuTime()
     private var serverCPUAtStart: Int64?
+    private var measurementStartedAt = MonotonicClock.nanoseconds()
     private var lastProgress: UInt64 = 0
     private let coordinator = ChildCoordinator()
 
@@ -35,6 +36,7 @@ final class Harness<W: Worker> {
     func markMeasurementStart() {
         for worker in workers { worker.loop.queue.sync { worker.beginMeasurement() } }
         cpuAtStart = ProcessResources.cpuTime()
+        measurementStartedAt = MonotonicClock.nanoseconds()
         serverCPUAtStart = options.serverPID.flatMap(ProcessResources.cpuMicroseconds(of:))
     }
 
@@ -138,10 +140,14 @@ final class Harness<W: Worker> {
         let cpu = ProcessResources.cpuTime()
         merged.add(cpu.userMicroseconds - cpuAtStart.userMicroseconds, to: "cpu_user_microseconds")
         merged.add(cpu.systemMicroseconds - cpuAtStart.systemMicroseconds, to: "cpu_system_microseconds")
+        // CPU is measured from the start of the measured phase to now, which includes draining:
+        // percentages are of that wall time, not of `durationSeconds`.
+        let wallSeconds = Double(MonotonicClock.nanoseconds() - measurementStartedAt) / 1e9
+        merged.gauges["measured_wall_seconds"] = wallSeconds
         if let before = serverCPUAtStart, let pid = options.serverPID,
-           let after = ProcessResources.cpuMicroseconds(of: pid), durationSeconds > 0 {
+           let after = ProcessResources.cpuMicroseconds(of: pid), wallSeconds > 0 {
             merged.gauges["server_cpu_seconds"] = Double(after - before) / 1e6
-            merged.gauges["server_cpu_percent_of_one_core"] = Double(after - before) / 1e4 / durationSeconds
+            merged.gauges["server_cpu_percent_of_one_core"] = Double(after - before) / 1e4 / wallSeconds
         }
         for sample in onEach({ $0.failureSamples }).joined() {
             FileHandle.standardError.write(Data("loadtest: failure: \(sample)\n".utf8))
