@@ -154,3 +154,10 @@ import Testing
         #expect(ProcessResources.parseCPUMicroseconds(stat: "garbage", ticksPerSecond: 100) == nil)
     }
 }
+
+@Suite struct SchedstatTests {
+    @Test func waitIsTheSecondField() {
+        #expect(ProcessResources.parseRunQueueWaitNanoseconds(schedstat: "2480000000 28610000000 1234\n") == 28_610_000_000)
+        #expect(ProcessResources.parseRunQueueWaitNanoseconds(schedstat: "17") == nil)
+    }
+}

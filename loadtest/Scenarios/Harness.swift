@@ -16,6 +16,8 @@ final class Harness<W: Worker> {
     private let startedAt = MonotonicClock.nanoseconds()
     private var cpuAtStart = ProcessResources.cpuTime()
     private var serverCPUAtStart: Int64?
+    private var serverWaitAtStart: Int64?
+    private var driverWaitAtStart: Int64?
     private var measurementStartedAt = MonotonicClock.nanoseconds()
     private var lastProgress: UInt64 = 0
     private let coordinator = ChildCoordinator()
@@ -37,6 +39,8 @@ final class Harness<W: Worker> {
         for worker in workers { worker.loop.queue.sync { worker.beginMeasurement() } }
         cpuAtStart = ProcessResources.cpuTime()
         measurementStartedAt = MonotonicClock.nanoseconds()
+        driverWaitAtStart = ProcessResources.runQueueWaitMicroseconds(of: getpid())
+        serverWaitAtStart = options.serverPID.flatMap(ProcessResources.runQueueWaitMicroseconds(of:))
         serverCPUAtStart = options.serverPID.flatMap(ProcessResources.cpuMicroseconds(of:))
     }
 
@@ -148,6 +152,13 @@ final class Harness<W: Worker> {
            let after = ProcessResources.cpuMicroseconds(of: pid), wallSeconds > 0 {
             merged.gauges["server_cpu_seconds"] = Double(after - before) / 1e6
             merged.gauges["server_cpu_percent_of_one_core"] = Double(after - before) / 1e4 / wallSeconds
+        }
+        if let before = serverWaitAtStart, let pid = options.serverPID,
+           let after = ProcessResources.runQueueWaitMicroseconds(of: pid) {
+            merged.gauges["server_cpu_wait_seconds"] = Double(max(0, after - before)) / 1e6
+        }
+        if let before = driverWaitAtStart, let after = ProcessResources.runQueueWaitMicroseconds(of: getpid()) {
+            merged.gauges["driver_cpu_wait_seconds"] = Double(max(0, after - before)) / 1e6
         }
         for sample in onEach({ $0.failureSamples }).joined() {
             FileHandle.standardError.write(Data("loadtest: failure: \(sample)\n".utf8))

@@ -34,6 +34,27 @@ enum ProcessResources {
         return (user + system) * 1_000_000 / ticksPerSecond
     }
 
+    /// Total time the threads of `pid` spent runnable but waiting for a CPU, in microseconds
+    /// (second field of /proc/PID/task/TID/schedstat). On a shared machine this shows whether a
+    /// process was starved rather than slow. Threads that have exited are not counted.
+    static func runQueueWaitMicroseconds(of pid: Int32) -> Int64? {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+        var total: Int64 = 0
+        for thread in threads {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/schedstat", encoding: .utf8),
+                  let wait = parseRunQueueWaitNanoseconds(schedstat: text) else { continue }
+            total += wait / 1000
+        }
+        return total
+    }
+
+    /// The wait field of a schedstat line: "run_ns wait_ns timeslices".
+    static func parseRunQueueWaitNanoseconds(schedstat text: String) -> Int64? {
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard fields.count >= 2 else { return nil }
+        return Int64(fields[1])
+    }
+
     /// Raises the soft descriptor limit to the hard one and returns the new soft limit: a
     /// process that holds thousands of sockets needs all it is allowed.
     @discardableResult
