@@ -80,7 +80,8 @@ final class Harness<W: Worker> {
                 let cpu = ProcessResources.cpuTime()
                 let cpuSeconds = Double(cpu.userMicroseconds + cpu.systemMicroseconds
                                         - cpuAtStart.userMicroseconds - cpuAtStart.systemMicroseconds) / 1e6
-                let line = "[\(String(format: "%.1f", elapsed))s] \(phase): \(progress()) | driver cpu \(Int(cpuSeconds / elapsed * 100))%"
+                let sinceMark = max(1e-3, Double(now - measurementStartedAt) / 1e9)
+                let line = "[\(String(format: "%.1f", elapsed))s] \(phase): \(progress()) | driver cpu \(Int(cpuSeconds / sinceMark * 100))%"
                 FileHandle.standardError.write(Data((line + "\n").utf8))
             }
             usleep(50_000)
