@@ -72,6 +72,11 @@ import Testing
         #expect(error(["echo", "--url", "ws://10.0.0.1:80/", "--sources", "2"])?.contains("loopback") == true)
     }
 
+    @Test func raceRefusesSeveralProcesses() {
+        #expect(error(["race", "--url", "ws://h/", "--admin-phone", "+8613800000000", "--processes", "2"])?
+            .hasPrefix("--processes:") == true)
+    }
+
     @Test func protocolScenariosNeedTheAdministrator() {
         #expect(error(["feed", "--url", "ws://h/"])?.contains("--admin-phone") == true)
     }

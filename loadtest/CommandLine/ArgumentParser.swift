@@ -149,6 +149,9 @@ enum ArgumentParser {
         if options.sources ?? 0 > 0, !url.isIPv4Loopback {
             throw ArgumentError(message: "--sources needs a loopback IPv4 target (127.x.x.x or localhost)")
         }
+        if scenario == .race, options.processes > 1 {
+            throw ArgumentError(message: "--processes: race runs in one process, so every runner races for the same order")
+        }
         if [.feed, .race, .errand].contains(scenario), options.adminPhone == nil {
             throw ArgumentError(message: "--admin-phone is required for \(scenario.rawValue): runners must be approved by an administrator")
         }
