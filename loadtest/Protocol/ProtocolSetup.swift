@@ -37,7 +37,7 @@ enum ProtocolSetup {
                      progress: { "\(harness.total { $0.opened })/\(total) open, \(harness.total { $0.connectFailures }) failed" },
                      until: { harness.total { $0.pendingConnections } == 0 })
         let failures = harness.total { $0.connectFailures }
-        if failures > 0 { throw SetupFailure(description: "\(failures) of \(total) connections failed") }
+        if failures > 0 { throw SetupFailure(description: "\(failures) of \(total) connections failed" + firstFailure(harness)) }
 
         try runPhase(harness, name: "logging in", count: total) { worker in
             worker.runPhase(worker.clients.filter { $0.isOpen }) { client, done in worker.logIn(client, completion: done) }
@@ -66,7 +66,7 @@ enum ProtocolSetup {
                      progress: { "\(administratorWorker.loop.queue.sync { administratorWorker.phaseSucceeded })/\(runnerIDs.count) approved" },
                      until: { administratorWorker.loop.queue.sync { administratorWorker.phaseRemaining } == 0 })
         let refused = administratorWorker.loop.queue.sync { administratorWorker.phaseFailed }
-        if refused > 0 { throw SetupFailure(description: "\(refused) runner approvals failed") }
+        if refused > 0 { throw SetupFailure(description: "\(refused) runner approvals failed" + firstFailure(harness)) }
     }
 
     /// Logs every open client in as a new user (the connections scenario's --login).
@@ -91,8 +91,15 @@ enum ProtocolSetup {
                                     until: { harness.total { $0.phaseRemaining } == 0 })
         let failed = harness.total { $0.phaseFailed }
         if !finished || failed > 0 {
-            throw SetupFailure(description: "\(name): \(failed) failed\(finished ? "" : ", the rest timed out")")
+            throw SetupFailure(description: "\(name): \(failed) failed\(finished ? "" : ", the rest timed out")"
+                               + firstFailure(harness))
         }
+    }
+
+    /// "; first failure: …" from the workers' samples, or nothing.
+    static func firstFailure<W: ProtocolWorker>(_ harness: Harness<W>) -> String {
+        guard let sample = harness.onEach({ $0.failureSamples.first }).compactMap({ $0 }).first else { return "" }
+        return "; first failure: \(sample)"
     }
 
     /// Connects and logs in the administrator on worker 0, reusing a saved token when one works.
@@ -143,7 +150,7 @@ enum ProtocolSetup {
                 worker.failureSamples.removeAll()
                 return true
             }
-            if !retry { throw SetupFailure(description: "the administrator \(phone) could not log in") }
+            if !retry { throw SetupFailure(description: "the administrator \(phone) could not log in" + firstFailure(harness)) }
         }
         if let token = worker.loop.queue.sync(execute: { worker.participants[ProtocolTags.administrator]?.token }) {
             try? token.write(toFile: path, atomically: true, encoding: .utf8)

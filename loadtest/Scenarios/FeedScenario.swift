@@ -174,7 +174,7 @@ enum FeedScenario {
                      progress: { "\(harness.total { $0.phaseSucceeded })/\(runners) subscribed" },
                      until: { harness.total { $0.phaseRemaining } == 0 })
         let refused = harness.total { $0.phaseFailed }
-        if refused > 0 { throw SetupFailure(description: "\(refused) subscriptions failed") }
+        if refused > 0 { throw SetupFailure(description: "\(refused) subscriptions failed" + ProtocolSetup.firstFailure(harness)) }
         harness.synchronizeWithParent()
 
         harness.markMeasurementStart()

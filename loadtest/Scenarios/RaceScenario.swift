@@ -89,7 +89,7 @@ enum RaceScenario {
                 publisherWorker.loop.queue.sync { publisherWorker.lastPublishedID != nil }
             }
             guard let orderID = publisherWorker.loop.queue.sync(execute: { publisherWorker.lastPublishedID }), orderID > 0 else {
-                throw SetupFailure(description: "the race order could not be published")
+                throw SetupFailure(description: "the race order could not be published" + ProtocolSetup.firstFailure(harness))
             }
             harness.startOnEach { $0.race(for: orderID) }
             let finished = harness.wait(timeoutSeconds: 30, phase: "race \(round + 1)/\(options.orders)",
