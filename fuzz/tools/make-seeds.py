@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora under fuzz/corpus/. Run it again after changing an input layout.
+
+Each target's first byte (or two) is its setup byte, described at the top of its main.swift;
+the seeds cover every role and option with small valid inputs the fuzzer can mutate from.
+"""
+import base64
+import hashlib
+import os
+import struct
+import zlib
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus")
+GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def write(target, name, data):
+    folder = os.path.join(ROOT, target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+def accept(key):
+    return base64.b64encode(hashlib.sha1(key.encode() + GUID).digest()).decode()
+
+
+# http-request: setup byte, then the request.
+KEY = "dGhlIHNhbXBsZSBub25jZQ=="
+upgrade = ("GET /ws?token=abc HTTP/1.1\r\nHost: localhost:8080\r\nUpgrade: websocket\r\n"
+           "Connection: keep-alive, Upgrade\r\nSec-WebSocket-Key: " + KEY + "\r\nSec-WebSocket-Version: 13\r\n")
+requests = {
+    "upgrade": upgrade + "\r\n",
+    "upgrade-deflate": upgrade + "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits, "
+                                 "permessage-deflate; server_no_context_takeover; server_max_window_bits=10\r\n\r\n",
+    "upgrade-subprotocol-origin": upgrade + "Sec-WebSocket-Protocol: chat, bangbang.v1\r\n"
+                                            "Origin: https://bangbang.example\r\n\r\n",
+    "upgrade-bad-version": upgrade.replace("Version: 13", "Version: 8") + "\r\n",
+    "healthz": "GET /healthz HTTP/1.1\r\nHost: example\r\nAccept: */*\r\n\r\n",
+    "head-http10": "HEAD / HTTP/1.0\r\n\r\n",
+    "with-body": "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+    "pipelined-frame": upgrade + "\r\n\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58",
+}
+for index, (name, text) in enumerate(sorted(requests.items())):
+    setup = [0x40, 0x00, 0x7F, 0xFF, 0x85, 0x20, 0x10, 0x60][index % 8]
+    write("http-request", name, bytes([setup]) + text.encode("latin-1"))
+
+# http-response: the key is what ClientHandshake draws from the target's fixed-seed generator.
+state, key_bytes = 0x0123456789ABCDEF, b""
+for _ in range(2):
+    state = (state * 6364136223846793005 + 1442695040888963407) % 2**64
+    key_bytes += struct.pack("<Q", state)
+client_accept = accept(base64.b64encode(key_bytes).decode())
+ok = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + client_accept + "\r\n"
+responses = {
+    "plain": (0x20, ok + "\r\n"),
+    "subprotocol": (0x10, ok + "Sec-WebSocket-Protocol: bangbang.v1\r\n\r\n"),
+    "deflate": (0x60, ok + "Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=10; "
+                           "client_max_window_bits=12; server_no_context_takeover\r\n\r\n"),
+    "deflate-unoffered": (0x00, ok + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"),
+    "with-first-frame": (0x3F, ok + "\r\n\x81\x05hello"),
+    "refused": (0x00, "HTTP/1.1 403 Forbidden\r\nContent-Length: 3\r\nConnection: close\r\n\r\nno\n"),
+}
+for name, (setup, text) in responses.items():
+    write("http-response", name, bytes([setup]) + text.encode("latin-1"))
+
+
+# websocket-frames: setup byte, then frames. Server role (bit 0 = 0) reads masked frames.
+def frame(opcode, payload, fin=True, rsv1=False, mask=None):
+    head = bytes([(0x80 if fin else 0) | (0x40 if rsv1 else 0) | opcode])
+    length = len(payload)
+    masked = 0x80 if mask is not None else 0
+    if length < 126:
+        head += bytes([masked | length])
+    elif length < 65536:
+        head += bytes([masked | 126]) + struct.pack(">H", length)
+    else:
+        head += bytes([masked | 127]) + struct.pack(">Q", length)
+    if mask is None:
+        return head + payload
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def compress(data, wbits=15):
+    c = zlib.compressobj(6, zlib.DEFLATED, -wbits)
+    out = c.compress(data) + c.flush(zlib.Z_SYNC_FLUSH)
+    assert out.endswith(b"\x00\x00\xff\xff")
+    return out[:-4]
+
+
+MASK = b"\x37\xfa\x21\x3d"
+json_text = b'{"id":1,"op":"order.list","data":{"board":"north","limit":20}}'
+for role, mask in (("server", MASK), ("client", None)):
+    bit = 0 if role == "server" else 1
+    f = lambda *a, **k: frame(*a, mask=mask, **k)
+    write("websocket-frames", role + "-text", bytes([bit | 0x40]) + f(1, b"hello") + f(8, b"\x03\xe8bye"))
+    write("websocket-frames", role + "-fragmented",
+          bytes([bit | 0x20]) + f(1, "h\u00e9".encode()[:2], fin=False) + f(9, b"p") + f(0, "\u00e9llo".encode()[1:], fin=False)
+          + f(0, b"!") + f(2, bytes(range(200))))
+    write("websocket-frames", role + "-binary-16bit", bytes([bit | 0x30]) + f(2, bytes(300)) + f(10, b""))
+    write("websocket-frames", role + "-close-empty", bytes([bit]) + f(8, b""))
+    # permessage-deflate: context takeover (setup bits 1-2 = 1), then none (2), then 9-bit windows (3).
+    write("websocket-frames", role + "-compressed", bytes([bit | 2 | 0x70]) + f(1, compress(json_text), rsv1=True)
+          + f(1, compress(json_text), rsv1=True))
+    halves = compress(json_text * 3)
+    write("websocket-frames", role + "-compressed-fragmented", bytes([bit | 4 | 0x50])
+          + f(1, halves[:10], fin=False, rsv1=True) + f(9, b"") + f(0, halves[10:]))
+    write("websocket-frames", role + "-compressed-window9", bytes([bit | 6 | 0x08]) + f(2, compress(bytes(500), 9), rsv1=True))
+    write("websocket-frames", role + "-compressed-empty", bytes([bit | 4]) + f(1, b"\x00", rsv1=True))
+
+# inflate: setup byte, split byte, payload.
+write("inflate", "text-window15", bytes([0x07 | 0x40, 0xFF]) + compress(json_text))
+write("inflate", "two-messages-context", bytes([0x07 | 0x08 | 0x30, 0x80]) + compress(json_text) + compress(json_text))
+write("inflate", "window9", bytes([0x01 | 0xB0, 0xFF]) + compress(bytes(2000), 9))
+write("inflate", "bomb", bytes([0x07 | 0xA0, 0xFF]) + compress(bytes(200000)))
+final = zlib.compressobj(6, zlib.DEFLATED, -15)
+write("inflate", "bfinal", bytes([0x07, 0xFF]) + final.compress(b"the end") + final.flush())
+write("inflate", "stored-empty", bytes([0x07, 0xFF, 0x00]))
+
+# json: one message per file.
+documents = {
+    "request": json_text,
+    "auth": b'{"id":"a-1","op":"auth.login","data":{"phone":"+8613800138000","code":"123456"}}',
+    "numbers": b'[0,-0,1.5,-2e10,1E-3,9223372036854775807,-9223372036854775808,18446744073709551616,0.1]',
+    "strings": b'["\\u00e9\\ud83d\\ude00","\\"\\\\\\/\\b\\f\\n\\r\\t","\xe5\xb8\xae\xe5\xb8\xae",""]',
+    "nested": b'{"a":[{"b":{"c":[null,true,false,{}]}}],"d":[]}',
+    "bad-envelope": b'{"id":7,"op":"order.accept","extra":1}',
+    "whitespace": b' \t\r\n{ "id" : 2 , "op" : "ping" } \n',
+}
+for name, data in documents.items():
+    write("json", name, data)
