@@ -116,6 +116,10 @@ class ProtocolWorker: Worker, @unchecked Sendable {
         clients.filter { $0.isOpen && participants[$0.tag]?.role == role }
     }
 
+    /// The server's limit on requests in flight per connection (protocol/README.md, Limits);
+    /// past it the server answers `rate_limited`, so load generators stay below it.
+    static let maxRequestsInFlight = 64
+
     /// Requests of `client` still waiting for a reply.
     func pendingCount(_ client: WebSocketClient) -> Int { sessions[client.tag]?.pending.count ?? 0 }
 

@@ -40,6 +40,8 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
     var publishesInFlight = 0
     /// Publishes still unanswered when the run ended.
     var unacknowledged = 0
+    /// Ticks on which every publisher was at the in-flight limit (the server was behind).
+    var publishesDeferred = 0
 
     override init(loop: EventLoop, index: Int, workerCount: Int, options: Options, settings: ClientSettings) {
         types = options.types.isEmpty ? ["express"] : options.types
@@ -97,14 +99,27 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
         guard isPublishing else { return }
         let elapsed = Double(MonotonicClock.nanoseconds() - publishStart) / 1e9
         let due = Int(elapsed * ratePerSecond) - publishesSent
-        for _ in 0..<max(0, due) { publishOne() }
+        for _ in 0..<max(0, due) where !publishOne() {
+            // Every publisher is at the server's in-flight limit: catch up on a later tick.
+            publishesDeferred += 1
+            break
+        }
         loop.schedule(afterMilliseconds: 2) { [self] in tick() }
     }
 
-    private func publishOne() {
-        let client = publishers[publishCursor % publishers.count]
+    /// Publishes one order from the next publisher below the in-flight limit; false if none is.
+    private func publishOne() -> Bool {
+        var candidate: WebSocketClient?
+        for _ in 0..<publishers.count {
+            let client = publishers[publishCursor % publishers.count]
+            publishCursor &+= 1
+            if pendingCount(client) < Self.maxRequestsInFlight {
+                candidate = client
+                break
+            }
+        }
+        guard let client = candidate else { return false }
         let type = types[publishesSent % types.count]
-        publishCursor &+= 1
         publishesSent += 1
         publishesInFlight += 1
         let text = FeedEventScanner.stamp(process: processID, nanoseconds: MonotonicClock.nanoseconds())
@@ -119,6 +134,7 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
                 self.recordFailure(describe(reply, "order.publish"))
             }
         }
+        return true
     }
 
     override func didReceive(_ client: WebSocketClient, message: UnsafeRawBufferPointer) {
@@ -154,6 +170,7 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
         part.add(Int64(publishedIDs.count), to: "publishes")
         part.add(Int64(refused), to: "refused_publishes")
         part.add(Int64(unacknowledged), to: "unacknowledged_publishes")
+        part.add(Int64(publishesDeferred), to: "publish_ticks_deferred")
         part.add(sequenceGaps, to: "feed_sequence_gaps")
         part.add(Int64(sequenceRepeats), to: "feed_sequence_repeats")
         part.histograms["delivery"] = delivery
