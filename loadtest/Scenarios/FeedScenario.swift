@@ -99,10 +99,14 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
         guard isPublishing else { return }
         let elapsed = Double(MonotonicClock.nanoseconds() - publishStart) / 1e9
         let due = Int(elapsed * ratePerSecond) - publishesSent
-        for _ in 0..<max(0, due) where !publishOne() {
-            // Every publisher is at the server's in-flight limit: catch up on a later tick.
-            publishesDeferred += 1
-            break
+        var remaining = max(0, due)
+        while remaining > 0 {
+            guard publishOne() else {
+                // Every publisher is at the server's in-flight limit: catch up on a later tick.
+                publishesDeferred += 1
+                break
+            }
+            remaining -= 1
         }
         loop.schedule(afterMilliseconds: 2) { [self] in tick() }
     }
