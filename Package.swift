@@ -36,6 +36,7 @@ let package = Package(
         .testTarget(name: "SocketServerTests", dependencies: ["SocketServer"], swiftSettings: strict),
         .testTarget(name: "BangbangCoreTests", dependencies: ["BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
+        .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer"],
