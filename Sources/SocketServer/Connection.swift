@@ -73,6 +73,8 @@ public final class Connection: @unchecked Sendable {
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
     private var isWriteSourceResumed = false
+    /// Set by `cork()`: sends queue without writing until `uncork()`.
+    private var isCorked = false
     private var output = WriteQueue()
     private var isAboveHighWater = false
     private var tls: TLSSession?
@@ -121,6 +123,23 @@ public final class Connection: @unchecked Sendable {
             return enqueue(ciphertext)
         }
         return enqueue(bytes)
+    }
+
+    /// While corked, `send` only queues: nothing is written until `uncork()`, which writes
+    /// everything queued with as few `writev` calls as the kernel allows. A fan-out that sends
+    /// several messages to one connection in one loop turn corks it so they leave together.
+    /// Call on the loop.
+    public func cork() {
+        assert(loop.isCurrent, "Connection.cork called off its loop")
+        isCorked = true
+    }
+
+    /// Ends `cork()` and writes what was queued meanwhile. Call on the loop.
+    public func uncork() {
+        assert(loop.isCurrent, "Connection.uncork called off its loop")
+        guard isCorked else { return }
+        isCorked = false
+        if state != .closed, !output.isEmpty, !isWriteSourceResumed { flush(isWritableEvent: false) }
     }
 
     /// Closes the connection. With `flushFirst`, queued bytes are sent first (bounded by the
@@ -301,7 +320,7 @@ public final class Connection: @unchecked Sendable {
             return .dropped
         }
         appendOutput(chunk)
-        if !isWriteSourceResumed { flush(isWritableEvent: false) }
+        if !isWriteSourceResumed, !isCorked { flush(isWritableEvent: false) }
         if state == .closed { return .dropped }
         if output.byteCount > options.highWaterMark {
             isAboveHighWater = true

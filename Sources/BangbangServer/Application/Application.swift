@@ -103,7 +103,7 @@ final class Application: @unchecked Sendable {
     /// Connects the application to the transport's loops and starts its timers. Call once,
     /// after construction and before the server accepts connections.
     func attach(to loops: [EventLoop]) {
-        registries = loops.map(LoopRegistry.init)
+        registries = loops.map { LoopRegistry(loop: $0, metrics: metrics) }
         isRecovering.withLock { $0 = false }
         for executor in shards {
             executor.perform { [self] executor in applyDueTransitions(executor) }
@@ -199,9 +199,7 @@ final class Application: @unchecked Sendable {
             }
             guard !recovering else { return }
             let broadcast = FeedBroadcast(change: applied, boardSequence: sequence)
-            for registry in registries {
-                registry.loop.execute { registry.deliverFeed(broadcast) }
-            }
+            for registry in registries { registry.enqueueFeed(broadcast) }
         }
     }
 

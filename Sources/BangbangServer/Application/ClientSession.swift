@@ -249,10 +249,19 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         channel.send(shared: message)
     }
 
-    func deliverFeed(_ broadcast: FeedBroadcast) {
-        guard let feedFilter, let channel, channel.isOpen,
-              let kind = feedFilter.change(before: broadcast.change.before, after: broadcast.change.after) else { return }
-        app.metrics.pushesSent.increment()
-        channel.send(shared: broadcast.message(for: kind))
+    /// Sends this connection the feed messages a batch of board changes causes for its filter,
+    /// corked so they leave in one write. Returns how many were sent.
+    func deliverFeed(_ batch: [FeedBroadcast]) -> Int {
+        guard let feedFilter, let channel, channel.isOpen else { return 0 }
+        let corks = batch.count > 1
+        if corks { channel.cork() }
+        var sent = 0
+        for broadcast in batch {
+            guard let kind = feedFilter.change(before: broadcast.change.before, after: broadcast.change.after) else { continue }
+            channel.send(shared: broadcast.message(for: kind))
+            sent += 1
+        }
+        if corks { channel.uncork() }
+        return sent
     }
 }

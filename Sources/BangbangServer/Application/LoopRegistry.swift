@@ -11,8 +11,16 @@ final class LoopRegistry: @unchecked Sendable {
     let loop: EventLoop
     private var sessionsByUser: [UserID: [ClientSession]] = [:]
     private var watchers: [ObjectIdentifier: ClientSession] = [:]
+    /// Board changes waiting for this loop's next drain, and whether one is scheduled. Filled from
+    /// the journal's queue, emptied on the loop: the only state here shared across threads.
+    private let pendingFeed = Mutex<(broadcasts: [FeedBroadcast], isDrainScheduled: Bool)>(([], false))
 
-    init(loop: EventLoop) { self.loop = loop }
+    private let metrics: ServerMetrics
+
+    init(loop: EventLoop, metrics: ServerMetrics) {
+        self.loop = loop
+        self.metrics = metrics
+    }
 
     func register(_ session: ClientSession, as user: UserID) {
         sessionsByUser[user, default: []].append(session)
@@ -43,8 +51,30 @@ final class LoopRegistry: @unchecked Sendable {
         for session in sessionsByUser[user] ?? [] { session.deliverPersonal(sequence: sequence, message: message) }
     }
 
-    func deliverFeed(_ broadcast: FeedBroadcast) {
-        for session in watchers.values { session.deliverFeed(broadcast) }
+    /// Queues a board change for this loop's watchers (any thread). Changes that arrive while a
+    /// drain is pending join it, so under load one loop turn writes many messages to each
+    /// watcher with one `writev` instead of one write per message per watcher.
+    func enqueueFeed(_ broadcast: FeedBroadcast) {
+        let needsDrain = pendingFeed.withLock { pending -> Bool in
+            pending.broadcasts.append(broadcast)
+            guard !pending.isDrainScheduled else { return false }
+            pending.isDrainScheduled = true
+            return true
+        }
+        if needsDrain { loop.execute { self.drainFeed() } }
+    }
+
+    /// Sends every pending board change to every watcher it concerns. Runs on the loop.
+    func drainFeed() {
+        let batch = pendingFeed.withLock { pending -> [FeedBroadcast] in
+            pending.isDrainScheduled = false
+            defer { pending.broadcasts.removeAll(keepingCapacity: true) }
+            return pending.broadcasts
+        }
+        guard !batch.isEmpty else { return }
+        var delivered = 0
+        for session in watchers.values { delivered += session.deliverFeed(batch) }
+        metrics.pushesSent.add(delivered)
     }
 
     func forEachSession(_ body: (ClientSession) -> Void) {
@@ -53,34 +83,46 @@ final class LoopRegistry: @unchecked Sendable {
     }
 }
 
-/// One board change, ready to be sent to any watcher: the three possible feed messages are
-/// encoded at most once each, whoever asks first, and shared by every recipient.
+/// One board change, ready to be sent to any watcher: the feed messages it can cause are encoded
+/// once, when it is made, and shared by every recipient on every loop (no lock on the fan-out
+/// path). Only an order still on the board can enter or update a watcher's view; any change can
+/// make it leave one (a filter it no longer matches), and that message is tiny.
 final class FeedBroadcast: Sendable {
     let change: AppliedOrderChange
     let boardSequence: UInt64
-    private let messages = Mutex<[FeedChange: SharedMessage]>([:])
+    private let enter: SharedMessage?
+    private let update: SharedMessage?
+    private let leave: SharedMessage
 
     init(change: AppliedOrderChange, boardSequence: UInt64) {
         self.change = change
         self.boardSequence = boardSequence
+        let order = change.after
+        let type = order.details.type.rawValue
+        func message(_ kind: FeedChange, _ data: JSONValue) -> SharedMessage {
+            SharedMessage(text: EventMessage.board(name: "feed.\(kind.rawValue)", type: type, sequence: boardSequence, data: data))
+        }
+        if order.isListed {
+            let data: JSONValue = ["order": OrderWire.encode(OrderView(order, viewer: nil))]
+            enter = message(.enter, data)
+            update = message(.update, data)
+        } else {
+            enter = nil
+            update = nil
+        }
+        leave = message(.leave, ["order_id": .integer(Int64(order.id.rawValue)), "status": .string(order.status.rawValue)])
     }
 
     func message(for kind: FeedChange) -> SharedMessage {
-        messages.withLock { cache in
-            if let message = cache[kind] { return message }
-            let data: JSONValue
-            switch kind {
-            case .enter, .update:
-                data = ["order": OrderWire.encode(OrderView(change.after, viewer: nil))]
-            case .leave:
-                data = ["order_id": .integer(Int64(change.after.id.rawValue)),
-                        "status": .string(change.after.status.rawValue)]
-            }
-            let bytes = EventMessage.board(name: "feed.\(kind.rawValue)", type: change.after.details.type.rawValue,
-                                           sequence: boardSequence, data: data)
-            let message = SharedMessage(text: bytes)
-            cache[kind] = message
-            return message
+        let message: SharedMessage?
+        switch kind {
+        case .enter: message = enter
+        case .update: message = update
+        case .leave: return leave
         }
+        guard let message else {
+            fatalError("internal inconsistency in FeedBroadcast: a \(kind) for an order whose board state cannot cause it")
+        }
+        return message
     }
 }

@@ -274,6 +274,9 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         checkSlowConsumer(socket)
     }
 
+    func cork() { connection.cork() }
+    func uncork() { connection.uncork() }
+
     func close(code: CloseCode, reason: String) {
         guard case .webSocket(let socket, _) = phase else { return }
         socket.close(code: code, reason: reason, into: &output)

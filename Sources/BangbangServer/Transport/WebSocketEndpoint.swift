@@ -21,6 +21,9 @@ protocol WebSocketChannel: AnyObject {
     func send(binary bytes: [UInt8])
     /// Sends a frame made once for many recipients (see `SharedMessage`).
     func send(shared message: SharedMessage)
+    /// Between `cork()` and `uncork()` sends only queue; `uncork` writes them together.
+    func cork()
+    func uncork()
     func close(code: CloseCode, reason: String)
 }
 
