@@ -76,9 +76,11 @@ import Testing
         let accounts = await harness.accountState()
         let shards = await harness.shardStates()
         let streams = harness.app.streams.snapshot().mapValues(\.lastSequence)
+        let messages = harness.app.streams.snapshot().mapValues { $0.live.map(\.message) }
         try harness.restart()
         let recovered = try #require(harness.logged("recovered").first)
         #expect(recovered.contains("snapshot_sequence=\(cut.sequence) "))
+        #expect(harness.app.streams.snapshot().mapValues { $0.live.map(\.message) } == messages)
         #expect(recovered.contains("records=3 "))
         #expect(await harness.accountState() == accounts)
         #expect(await harness.shardStates() == shards)
@@ -148,6 +150,51 @@ import Testing
         #expect(line.contains("reason=journal_bytes"))
         #expect(harness.app.metrics.snapshotBytes.current > 0)
         #expect(harness.app.metrics.snapshotDuration.snapshot.count >= 1)
+    }
+}
+
+/// The first snapshot layout: personal stream messages as arrays of byte values.
+private struct VersionOneContents: Encodable {
+    var formatVersion = 1
+    var accounts: AccountState
+    var shards: [BoardShard]
+    var streams: [UserID: PersonalStreams.Stream]
+    var boardSequences: [OrderType: UInt64]
+}
+
+@Suite struct SnapshotContentsTests {
+    private func sampleStreams() -> [UserID: PersonalStreams.Stream] {
+        let message = Array(#"{"event":"order.changed","seq":7,"data":{"title":"取快递"}}"#.utf8)
+        return [UserID(3): PersonalStreams.Stream(lastSequence: 7, entries: [PersonalStreams.Entry(sequence: 7, at: TestClock.start, message: message)])]
+    }
+
+    @Test func streamsRoundTripAsText() throws {
+        let contents = SnapshotContents(accounts: AccountState(), shards: [BoardShard(index: 0)], streams: sampleStreams(),
+                                        boardSequences: [.bounty: 4])
+        let bytes = try contents.encoded()
+        #expect(String(decoding: bytes, as: UTF8.self).contains(#"\"event\":\"order.changed\""#))
+        let decoded = try SnapshotContents.decode(bytes)
+        #expect(decoded.streams[UserID(3)]?.live.map(\.message) == sampleStreams()[UserID(3)]?.live.map(\.message))
+        #expect(decoded.streams[UserID(3)]?.lastSequence == 7)
+        #expect(decoded.boardSequences == [.bounty: 4])
+    }
+
+    @Test func versionOneSnapshotsAreStillRead() throws {
+        let old = VersionOneContents(accounts: AccountState(), shards: [BoardShard(index: 0)], streams: sampleStreams(), boardSequences: [:])
+        let decoded = try SnapshotContents.decode(Array(try JSONEncoder().encode(old)))
+        #expect(decoded.streams[UserID(3)]?.live.map(\.message) == sampleStreams()[UserID(3)]?.live.map(\.message))
+        #expect(decoded.formatVersion == SnapshotContents.formatVersion)
+    }
+
+    @Test func anUnknownVersionIsRefusedClearly() throws {
+        var old = VersionOneContents(accounts: AccountState(), shards: [], streams: [:], boardSequences: [:])
+        old.formatVersion = 9
+        do {
+            _ = try SnapshotContents.decode(Array(try JSONEncoder().encode(old)))
+            Issue.record("a snapshot of format 9 was accepted")
+        } catch {
+            #expect("\(error)".contains("snapshot format 9 is not supported"))
+        }
     }
 }
 
