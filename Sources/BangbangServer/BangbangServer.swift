@@ -107,7 +107,9 @@ public final class BangbangServer: @unchecked Sendable {
     }
 
     /// Stops accepting, tells every WebSocket client the server is going away (1001), lets
-    /// queued output drain, then flushes the journal. Blocks up to `timeout`.
+    /// queued output drain, writes a final snapshot (so the next start has no journal to
+    /// replay), then flushes and closes the journal. Blocks up to `timeout` for the clients, plus
+    /// the snapshot's time.
     public func shutdown(timeout: Duration = .seconds(5)) {
         isReady.withLock { $0 = false }
         socketServer?.stop(closeConnections: false)
@@ -128,6 +130,7 @@ public final class BangbangServer: @unchecked Sendable {
         _ = done.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000)))
         Thread.sleep(forTimeInterval: 0.2)
         socketServer?.stop(closeConnections: true, flushFirst: true)
+        application.writeFinalSnapshot()
         do { try application.journal.close() } catch {
             logger.error("journal_close_failed", ["error": "\(error)"])
         }

@@ -106,6 +106,8 @@ public final class Journal: Sendable {
         var isSyncScheduled = false
         /// Set when a failed batch could not be truncated away; the journal is then read-only.
         var stuckError: JournalError?
+        /// Under `holdsAfterFailure`, the failure every batch gets until `resumeAfterFailure()`.
+        var heldError: JournalError?
         var isClosed = false
     }
 
@@ -244,8 +246,12 @@ public final class Journal: Sendable {
         let result: Result<Void, JournalError> = writer.withLock { state in
             if let failure = state.stuckError { return .failure(failure) }
             if state.isClosed { return .failure(.closed) }
+            if let failure = state.heldError { return .failure(failure) }
             if state.offset >= configuration.segmentSize && state.offset > SegmentHeader.size {
-                if case .failure(let error) = roll(&state, base: firstSequence) { return .failure(error) }
+                if case .failure(let error) = roll(&state, base: firstSequence) {
+                    if configuration.holdsAfterFailure { state.heldError = error }
+                    return .failure(error)
+                }
             }
             let start = state.offset
             do throws(SystemCallError) {
@@ -260,6 +266,7 @@ public final class Journal: Sendable {
                 } catch {
                     state.stuckError = JournalError(error)
                 }
+                if configuration.holdsAfterFailure { state.heldError = failure }
                 return .failure(failure)
             }
             state.offset = start + bytes.count
@@ -327,6 +334,40 @@ public final class Journal: Sendable {
                 counters.withLock { $0.failedSyncs += 1 }
             }
         }
+    }
+
+    // MARK: Holding after a failure
+
+    /// Under `holdsAfterFailure`: lets batches be written again after a failure. Call once the
+    /// caller has dropped whatever depended on the failed appends. Appends already failed stay failed.
+    public func resumeAfterFailure() {
+        writer.withLock { $0.heldError = nil }
+    }
+
+    /// Whether appends are being failed since a failed batch (`holdsAfterFailure`), or for good
+    /// because a failed batch could not be cut off.
+    public var isHoldingAfterFailure: Bool {
+        writer.withLock { $0.heldError != nil || $0.stuckError != nil }
+    }
+
+    /// Reads back what is durable now, exactly as `open` would: the newest usable snapshot and the
+    /// records after it. For a server that must throw away in-memory state after a failed append.
+    /// Call with no append in flight; blocks while a snapshot is being written. Throws the
+    /// journal's error when a failed batch could not be cut off (the segment may then hold bytes
+    /// that were reported as not written), and whatever reading the files throws.
+    public func readBack() throws(JournalError) -> Recovery {
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        let result: Result<Recovery, JournalError> = snapshotCatalog.withLock { _ in
+            writer.withLock { state in
+                if let stuck = state.stuckError { return .failure(stuck) }
+                do throws(JournalError) {
+                    return .success(try RecoveryProcedure(directory: dataDirectory, configuration: configuration).run().recovery)
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return try result.get()
     }
 
     // MARK: Closing

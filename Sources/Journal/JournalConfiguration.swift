@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// When an append's completion is called, relative to the data reaching the disk.
 public enum SyncPolicy: Sendable, Equatable {
     /// Completion after `fdatasync` of the batch: an acknowledged record survives power loss.
@@ -31,6 +35,13 @@ public struct JournalConfiguration: Sendable {
     /// Default `true`: snapshots are mostly repetitive encoded state and shrink several times,
     /// and they are written off the serving path, so the CPU is cheap.
     public var compressesSnapshots: Bool
+    /// After a failed batch, fail every later append without writing it until
+    /// `resumeAfterFailure()` is called.
+    /// Default `false`: the journal itself needs no pause. A server that applies a change in memory
+    /// before appending it sets this, because an append queued behind a failed one may depend on
+    /// it (an accept after a publish) and must not reach the disk without it; the server rebuilds
+    /// its memory from disk, then resumes.
+    public var holdsAfterFailure = false
 
     /// The system-call layer; tests replace it to inject faults.
     var syscalls: Syscalls = .live
@@ -50,5 +61,16 @@ public struct JournalConfiguration: Sendable {
         self.maximumRecordSize = maximumRecordSize
         self.maximumSnapshotSize = maximumSnapshotSize
         self.compressesSnapshots = compressesSnapshots
+    }
+}
+
+extension JournalConfiguration {
+    /// Makes every journal write and sync fail with `ENOSPC` while `isDiskFull()` returns true: a
+    /// full disk on demand, for end-to-end tests of a server's storage-failure path where mounting
+    /// a small file system is not possible. Snapshot writes fail too, as they would on a full disk.
+    public mutating func simulateFullDisk(when isDiskFull: @escaping @Sendable () -> Bool) {
+        syscalls = Syscalls(faultHook: { operation in
+            (operation == .write || operation == .sync) && isDiskFull() ? .fail(ENOSPC) : nil
+        })
     }
 }

@@ -4,7 +4,8 @@
 // Start-up is recovery: open the journal (which takes the data directory's lock), load the
 // snapshot, replay the journal through the same `apply` + `publish` path that live changes take
 // (so the personal streams are rebuilt with the same numbering), then apply what came due while
-// the server was down. Only then does the server accept connections.
+// the server was down. Only then does the server accept connections. Snapshots, the final
+// snapshot at shutdown and the rebuild after a failed journal write are in Durability.swift.
 import BangbangCore
 import BangbangProtocol
 import Crypto
@@ -40,12 +41,22 @@ final class Application: @unchecked Sendable {
     /// Approved runners, mirrored from the accounts store so accepts and counts need no hop.
     let approvedRunners = Mutex<Set<UserID>>([])
     private(set) var registries: [LoopRegistry] = []
-    private let boardSequences = Mutex<[OrderType: UInt64]>([:])
+    let boardSequences = Mutex<[OrderType: UInt64]>([:])
     private let isRecovering = Mutex(true)
+    /// Commits in flight and storage failures, for snapshots' cuts and for recovery.
+    let commits = Mutex(CommitTracker())
+    /// Serial: snapshot cuts and rebuilds after storage failures, so they never overlap.
+    let maintenanceQueue = DispatchQueue(label: "bangbang.durability", qos: .utility)
+    /// Serial: encoding and writing snapshots, off every owner's queue.
+    let snapshotQueue = DispatchQueue(label: "bangbang.snapshots", qos: .utility)
+    /// When and at what journal size the last snapshot was taken.
+    let snapshotSchedule = Mutex(SnapshotSchedule())
 
+    /// `journalTestHook` lets tests adjust the journal's configuration (fault injection).
     init(configuration: ServerConfiguration, logger: Logger, metrics: ServerMetrics,
          clock: @escaping @Sendable () -> Timestamp, sms: SMSProvider,
-         passwordHasher: PasswordHasher = PasswordHasher()) throws {
+         passwordHasher: PasswordHasher = PasswordHasher(),
+         journalTestHook: ((inout JournalConfiguration) -> Void)? = nil) throws {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
@@ -64,7 +75,15 @@ final class Application: @unchecked Sendable {
         }
         policy.administratorPhones = adminPhones
 
-        let journalConfiguration = JournalConfiguration(syncPolicy: Self.syncPolicy(configuration.fsyncPolicy))
+        var journalConfiguration = JournalConfiguration(syncPolicy: Self.syncPolicy(configuration.fsyncPolicy))
+        // Changes are applied in memory before they are appended, so a change queued behind a
+        // failed one must not be written until memory has been rebuilt from disk.
+        journalConfiguration.holdsAfterFailure = true
+        if let flagFile = ProcessInfo.processInfo.environment[Self.simulatedFullDiskVariable], !flagFile.isEmpty {
+            logger.warning("simulated_full_disk", ["detail": "journal writes fail with ENOSPC while \(flagFile) exists (test setting)"])
+            journalConfiguration.simulateFullDisk(when: { access(flagFile, F_OK) == 0 })
+        }
+        if let configure = journalTestHook { configure(&journalConfiguration) }
         let (journal, recovery) = try Journal.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
         self.journal = journal
         self.tokenSecret = try SecretFile.loadOrCreate(in: configuration.dataDirectory)
@@ -76,17 +95,22 @@ final class Application: @unchecked Sendable {
             throw ConfigurationError("the snapshot has \(snapshot.shards.count) board shards but --shards-per-type "
                                      + "gives \(layout.shardCount); start with --shards-per-type \(snapshot.shards.count / OrderType.allCases.count)")
         }
-        accounts = AccountsExecutor(store: AccountStore(policy: policy, state: snapshot?.accounts ?? AccountState()))
+        // The owners start empty and receive the recovered state once it is built, so the
+        // recovered collections are never shared with a copy (the first change would copy them).
+        accounts = AccountsExecutor(store: AccountStore(policy: policy))
         shards = (0..<layout.shardCount).map { index in
-            ShardExecutor(shard: snapshot?.shards[index] ?? BoardShard(index: index), type: layout.type(ofShard: index))
+            ShardExecutor(shard: BoardShard(index: index), type: layout.type(ofShard: index))
         }
         if let snapshot {
             streams.restore(snapshot.streams)
             boardSequences.withLock { $0 = snapshot.boardSequences }
         }
         for warning in recovery.report.warnings { logger.warning("journal_recovery", ["detail": warning]) }
-        try replay(recovery.records)
+        var state = OwnedState(snapshot, policy: policy, layout: layout)
+        try replay(recovery.records, into: &state, publishing: true)
+        install(state)
         refreshApprovedRunners()
+        snapshotSchedule.withLock { $0.lastSequence = recovery.report.snapshotSequence }
         logger.info("recovered", ["snapshot_sequence": recovery.report.snapshotSequence,
                                   "records": recovery.records.count, "users": accounts.store.state.accounts.count,
                                   "orders": shards.reduce(0) { $0 + $1.shard.orders.count }])
@@ -109,13 +133,17 @@ final class Application: @unchecked Sendable {
             executor.perform { [self] executor in applyDueTransitions(executor) }
         }
         scheduleSessionPurge()
+        scheduleSnapshots()
     }
 
     func registry(for loop: EventLoop) -> LoopRegistry { registries[loop.index] }
 
     // MARK: Replay
 
-    private func replay(_ records: [JournalRecord]) throws {
+    /// Applies journal records, in order, to owner states that are not installed yet. With
+    /// `publishing` (start-up) each change also goes through `publish`, which rebuilds the
+    /// personal streams and board numbering exactly as they were numbered live.
+    func replay(_ records: [JournalRecord], into state: inout OwnedState, publishing: Bool) throws {
         for record in records {
             let entry: JournalEntry
             do { entry = try JournalEntry.decode(record.payload) } catch {
@@ -125,46 +153,51 @@ final class Application: @unchecked Sendable {
             }
             switch entry {
             case .account(let event):
-                accounts.store.apply(event)
-                publish(.account(event, at: clock()))
+                state.accounts.apply(event)
+                if publishing { publish(.account(event, at: clock())) }
             case .order(let shard, let event):
-                guard shards.indices.contains(shard) else {
+                guard state.shards.indices.contains(shard) else {
                     throw JournalEntryError(message: "journal record \(record.sequence) names board shard \(shard), "
-                                            + "but this server has \(shards.count); start with the --shards-per-type it was written with")
+                                            + "but this server has \(state.shards.count); start with the --shards-per-type it was written with")
                 }
-                publish(.order(shards[shard].shard.apply(event)))
+                let applied = state.shards[shard].apply(event)
+                if publishing { publish(.order(applied)) }
             }
         }
+    }
+
+    /// Hands recovered state to the owners. Only while no owner runs: in `init`, or with every
+    /// owner suspended (Durability.swift).
+    func install(_ state: OwnedState) {
+        accounts.store = state.accounts
+        for (executor, shard) in zip(shards, state.shards) { executor.shard = shard }
     }
 
     // MARK: Commit
 
     /// The single commit point. Call on the owner's queue right after applying `entry`'s event;
     /// `onDurable` runs on the journal's queue once the record is durable (reply there), and
-    /// the change is pushed to everyone concerned right after it.
+    /// the change is pushed to everyone concerned right after it. If the record cannot be stored,
+    /// `onDurable` gets `storage_unavailable` and the owners' memory is rebuilt from disk
+    /// (`recoverFromStorageFailure`), because the change is already applied there.
     func commit(_ entry: JournalEntry, applied: AppliedChange,
                 onDurable: @escaping @Sendable (Result<Void, DomainError>) -> Void) {
         let bytes = entry.encoded()
+        commits.withLock { $0.inFlight += 1 }
         journal.append(bytes) { [self] result in
             switch result {
             case .success:
                 onDurable(.success(()))
                 publish(applied)
             case .failure(let error):
-                logger.error("journal_write_failed", ["error": error.description])
                 onDurable(.failure(DomainError(.storageUnavailable,
                     "the server could not store this change (\(error.shortDescription)); nothing was changed, try again later")))
-                handleStorageFailure()
+                noteStorageFailure(error)
             }
+            // Last, so a snapshot's cut that waits for no commit in flight also sees this
+            // change's pushes in the personal streams and board numbering.
+            commits.withLock { $0.inFlight -= 1 }
         }
-    }
-
-    /// A record that was applied in memory could not be stored. Memory must not keep it: the
-    /// server stops taking changes and exits so a supervisor restarts it from what is on disk
-    /// (recovery brings back exactly the stored state). Clients reconnect and resume.
-    private func handleStorageFailure() {
-        logger.error("storage_failure_restart", ["detail": "in-memory state is ahead of the journal; exiting to recover from disk"])
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { exit(75) }
     }
 
     // MARK: Publish
@@ -219,7 +252,7 @@ final class Application: @unchecked Sendable {
 
     // MARK: Runners
 
-    private func refreshApprovedRunners() {
+    func refreshApprovedRunners() {
         let store = accounts.store
         let approved = Set(store.state.accounts.keys.filter { store.canRunErrands($0) })
         approvedRunners.withLock { $0 = approved }

@@ -1,0 +1,287 @@
+// Durability beyond the journal's append: snapshots taken while the server serves, the final
+// snapshot at shutdown, and rebuilding memory from disk after a journal write fails.
+//
+// THE CUT
+//
+// A snapshot must hold exactly the effect of the journal records through its covered sequence S:
+// recovery loads it and replays the records after S, so a record both in the snapshot and after
+// S would be applied twice, and one in neither would be lost. The state lives in three places
+// that change at different moments:
+//   - the owners (accounts store, every board shard) apply a change on their serial queue and
+//     append its record in the same block (`Application.commit`), so the sequence is assigned
+//     while the change is already in the owner's value;
+//   - the personal streams and the board numbering change later, on the journal's queue, when
+//     the record is durable (`publish`);
+//   - a record that fails leaves its change in the owner's value until the rebuild below.
+// So the cut is taken in this order, on `maintenanceQueue`:
+//   1. Suspend every owner queue from inside a block on it: each queue stops between two blocks,
+//      so no change is half-done, and no new record can be appended (only owners append).
+//   2. Wait until no commit is in flight: every appended record has completed, so the streams and
+//      board numbering include every durable change (`commit` decrements the in-flight count
+//      after `publish`).
+//   3. If a record failed and memory has not been rebuilt yet, give up: memory is ahead of disk.
+//   4. S = `journal.nextSequence - 1`: every record ≤ S was appended by a block that has finished,
+//      so its change is in the owners' values and was published; no record > S exists yet.
+//   5. Copy the owners' values, the streams and the board numbering (copy-on-write: O(1) each),
+//      then resume the owners. The pause is one journal batch at most.
+// Encoding and writing (temp file, fsync, rename, directory fsync, in `Journal.writeSnapshot`)
+// happen on `snapshotQueue` while the server goes on; the first change to each copied collection
+// pays for one copy of it on its owner's queue.
+//
+// STORAGE FAILURES
+//
+// A failed append already applied its change in memory, and changes queued behind it may depend
+// on it. The journal is opened with `holdsAfterFailure`, so after a failed batch every later
+// append fails too, unwritten, until we say so. The failed requests get `storage_unavailable`;
+// then, on `maintenanceQueue`: suspend the owners, wait for the in-flight commits (all of them
+// fail while the journal holds), read back what is on disk (`Journal.readBack`: snapshot plus
+// records), rebuild the owners' values from it, install them, release the journal, resume the
+// owners. The personal streams and board numbering are kept as they are: they only ever received
+// changes whose records were durable, which is exactly what the rebuild restores. Queries work
+// throughout (after the pause); while the disk stays full, each change fails and triggers
+// another rebuild; once space returns, changes succeed again. Unstored state (SMS codes being
+// waited for, login throttles) goes back to what disk has, so a code sent just before the failure
+// may have to be requested again. If reading back fails, the process exits (status 75) so a
+// supervisor restarts it from what is on disk.
+import BangbangCore
+import Dispatch
+import Foundation
+import Journal
+
+/// The owners' values outside their owners: being recovered, or a snapshot's copy.
+struct OwnedState: Sendable {
+    var accounts: AccountStore
+    var shards: [BoardShard]
+
+    /// The state a snapshot holds, or the empty state.
+    init(_ snapshot: SnapshotContents?, policy: AccountPolicy, layout: BoardLayout) {
+        accounts = AccountStore(policy: policy, state: snapshot?.accounts ?? AccountState())
+        shards = snapshot?.shards ?? (0..<layout.shardCount).map { BoardShard(index: $0) }
+    }
+}
+
+/// Commits between append and completion, and whether memory is ahead of the disk.
+struct CommitTracker: Sendable {
+    var inFlight = 0
+    /// Failed appends since start, for the log and tests.
+    var failures = 0
+    /// A record failed and memory has not been rebuilt from disk since.
+    var isRebuildPending = false
+    var isShuttingDown = false
+}
+
+/// When the next periodic snapshot is due.
+struct SnapshotSchedule: Sendable {
+    /// The sequence the newest snapshot (written or loaded) covers.
+    var lastSequence: UInt64 = 0
+    /// `journal.statistics.bytesWritten` when the last snapshot's cut was taken.
+    var bytesAtLastSnapshot = 0
+    var lastSnapshotAt = ContinuousClock.now
+    var isWriting = false
+}
+
+/// A consistent copy of everything a snapshot holds, and the last sequence it covers.
+struct SnapshotCut: Sendable {
+    var sequence: UInt64
+    var contents: SnapshotContents
+}
+
+extension Application {
+    /// Names a file whose existence makes every journal write fail with ENOSPC (test setting).
+    static let simulatedFullDiskVariable = "BANGBANG_TEST_FULL_DISK_FILE"
+
+    private var ownerQueues: [DispatchQueue] { [accounts.queue] + shards.map(\.queue) }
+
+    // MARK: Holding the owners
+
+    /// Stops every owner queue between two blocks and returns once all have stopped. Call on
+    /// `maintenanceQueue`; pair with `resumeOwners`.
+    private func suspendOwners() {
+        let stopped = DispatchGroup()
+        for queue in ownerQueues {
+            stopped.enter()
+            // Suspending from inside a block on the queue: that block finishes, no later one starts.
+            queue.async {
+                queue.suspend()
+                stopped.leave()
+            }
+        }
+        stopped.wait()
+    }
+
+    private func resumeOwners() {
+        for queue in ownerQueues { queue.resume() }
+    }
+
+    /// Waits for every appended record's completion. With the owners suspended nothing new can
+    /// be appended, so this ends after at most one journal batch.
+    private func waitForCommitsInFlight() {
+        while commits.withLock({ $0.inFlight }) > 0 {
+            usleep(100)
+        }
+    }
+
+    // MARK: Snapshots
+
+    /// Takes the cut described at the top of this file. Runs on `maintenanceQueue`. Nil when
+    /// memory is ahead of the disk (a failed record not yet rebuilt).
+    func takeSnapshotCut() -> SnapshotCut? {
+        dispatchPrecondition(condition: .onQueue(maintenanceQueue))
+        suspendOwners()
+        defer { resumeOwners() }
+        waitForCommitsInFlight()
+        guard !commits.withLock({ $0.isRebuildPending }) else { return nil }
+        let sequence = journal.nextSequence - 1
+        let contents = SnapshotContents(accounts: accounts.store.state, shards: shards.map(\.shard),
+                                        streams: streams.snapshot(), boardSequences: boardSequences.withLock { $0 })
+        return SnapshotCut(sequence: sequence, contents: contents)
+    }
+
+    /// Encodes and stores a cut. Runs on `snapshotQueue`. Returns whether the snapshot was written.
+    @discardableResult
+    func writeSnapshot(_ cut: SnapshotCut, reason: String) -> Bool {
+        dispatchPrecondition(condition: .onQueue(snapshotQueue))
+        let clock = ContinuousClock()
+        let started = clock.now
+        defer { snapshotSchedule.withLock { $0.isWriting = false } }
+        do {
+            let bytes = try cut.contents.encoded()
+            let encodedAt = clock.now
+            let report = try journal.writeSnapshot(contents: bytes, coveringThrough: cut.sequence)
+            let elapsed = clock.now - started
+            metrics.snapshotDuration.observe(elapsed.seconds)
+            metrics.snapshotBytes.set(report.fileBytes)
+            snapshotSchedule.withLock { $0.lastSequence = max($0.lastSequence, cut.sequence) }
+            logger.info("snapshot_written", [
+                "reason": reason, "file": report.file, "sequence": cut.sequence,
+                "content_bytes": report.contentBytes, "file_bytes": report.fileBytes,
+                "encode_ms": Int((encodedAt - started).seconds * 1000), "total_ms": Int(elapsed.seconds * 1000),
+                "orders": cut.contents.shards.reduce(0) { $0 + $1.orders.count },
+                "deleted_segments": report.deletedSegments.count,
+            ])
+            return true
+        } catch {
+            logger.error("snapshot_failed", ["reason": reason, "sequence": cut.sequence, "error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Takes a cut now and writes it in the background, unless nothing changed since the last
+    /// snapshot or one is still being written. Runs on `maintenanceQueue`.
+    func snapshotInBackground(reason: String) {
+        dispatchPrecondition(condition: .onQueue(maintenanceQueue))
+        let isBusy = snapshotSchedule.withLock { schedule in
+            defer { schedule.isWriting = true }
+            return schedule.isWriting
+        }
+        guard !isBusy else { return }
+        let bytesNow = journal.statistics.bytesWritten
+        guard let cut = takeSnapshotCut() else {
+            snapshotSchedule.withLock { $0.isWriting = false }
+            logger.warning("snapshot_skipped", ["reason": reason, "detail": "memory is being rebuilt after a storage failure"])
+            return
+        }
+        let isNew = snapshotSchedule.withLock { schedule in
+            schedule.bytesAtLastSnapshot = bytesNow
+            schedule.lastSnapshotAt = .now
+            if cut.sequence <= schedule.lastSequence { schedule.isWriting = false }
+            return cut.sequence > schedule.lastSequence
+        }
+        guard isNew else { return }
+        snapshotQueue.async { [self] in writeSnapshot(cut, reason: reason) }
+    }
+
+    /// Checks every second whether a snapshot is due by time or by journal growth.
+    func scheduleSnapshots() {
+        maintenanceQueue.asyncAfter(deadline: .now() + .seconds(1)) { [self] in
+            guard !commits.withLock({ $0.isShuttingDown }) else { return }
+            let (bytesAtLast, lastAt) = snapshotSchedule.withLock { ($0.bytesAtLastSnapshot, $0.lastSnapshotAt) }
+            let grown = journal.statistics.bytesWritten - bytesAtLast
+            if grown >= configuration.snapshotJournalBytes {
+                snapshotInBackground(reason: "journal_bytes")
+            } else if ContinuousClock.now - lastAt >= .seconds(configuration.snapshotIntervalSeconds) {
+                snapshotInBackground(reason: "interval")
+            }
+            scheduleSnapshots()
+        }
+    }
+
+    /// Stops periodic snapshots and writes one covering every change made so far, waiting for a
+    /// snapshot in progress first. Call at shutdown after the connections are closed and before
+    /// the journal is closed; blocks. Returns whether a snapshot was written (false when nothing
+    /// changed since the last one, or when it failed, which is logged).
+    @discardableResult
+    func writeFinalSnapshot() -> Bool {
+        commits.withLock { $0.isShuttingDown = true }
+        // Whatever periodic snapshot was started finishes first, so ours is the newest.
+        snapshotQueue.sync {}
+        guard let cut = maintenanceQueue.sync(execute: { takeSnapshotCut() }) else {
+            logger.warning("snapshot_skipped", ["reason": "shutdown", "detail": "memory is ahead of the journal after a storage failure"])
+            return false
+        }
+        let lastSequence = snapshotSchedule.withLock { $0.lastSequence }
+        guard cut.sequence > lastSequence else { return false }
+        return snapshotQueue.sync {
+            snapshotSchedule.withLock { $0.isWriting = true }
+            return writeSnapshot(cut, reason: "shutdown")
+        }
+    }
+
+    // MARK: Storage failures
+
+    /// A record could not be stored. Runs on the journal's queue, from the failed completion.
+    func noteStorageFailure(_ error: JournalError) {
+        let schedulesRebuild = commits.withLock { tracker -> Bool in
+            tracker.failures += 1
+            let isFirst = !tracker.isRebuildPending
+            tracker.isRebuildPending = true
+            return isFirst
+        }
+        if case .closed = error { return }
+        logger.error("journal_write_failed", ["error": error.description])
+        if schedulesRebuild {
+            maintenanceQueue.async { [self] in recoverFromStorageFailure() }
+        }
+    }
+
+    /// Replaces the owners' values with what is on disk, then lets the journal write again.
+    /// Runs on `maintenanceQueue`. See "STORAGE FAILURES" above.
+    func recoverFromStorageFailure() {
+        dispatchPrecondition(condition: .onQueue(maintenanceQueue))
+        let clock = ContinuousClock()
+        let started = clock.now
+        suspendOwners()
+        waitForCommitsInFlight()
+        let failures = commits.withLock { $0.failures }
+        do {
+            let recovery = try journal.readBack()
+            let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
+            var state = OwnedState(snapshot, policy: accounts.store.policy, layout: layout)
+            try replay(recovery.records, into: &state, publishing: false)
+            install(state)
+            refreshApprovedRunners()
+            commits.withLock { $0.isRebuildPending = false }
+            journal.resumeAfterFailure()
+            logger.warning("state_rebuilt", ["detail": "memory rebuilt from disk after a failed journal write; accepting changes again",
+                                             "records": recovery.records.count, "failures": failures,
+                                             "ms": Int((clock.now - started).seconds * 1000)])
+        } catch {
+            // The owners stay suspended: nothing may be served from memory that disk lacks.
+            logger.error("storage_failure_restart", ["detail": "cannot read back the journal (\(error)); exiting to recover from disk"])
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { exit(75) }
+            return
+        }
+        resumeOwners()
+        // Due times may differ from what the timers were armed for; re-arm from the new state.
+        for executor in shards {
+            executor.perform { [self] executor in applyDueTransitions(executor) }
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

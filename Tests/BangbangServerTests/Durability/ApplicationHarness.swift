@@ -1,0 +1,249 @@
+// A real `Application` on a temporary data directory, driven the way the operations drive it:
+// decide → apply → commit on the owner's queue, waiting for the durable completion. A settable
+// clock, a switch that makes the journal's writes fail with ENOSPC, and the log lines.
+import BangbangCore
+import Foundation
+import Journal
+import Testing
+@testable import BangbangServer
+
+final class TestClock: Sendable {
+    static let start = Timestamp(milliseconds: 1_767_225_600_000)  // 2026-01-01T00:00:00Z
+    private let current = Mutex(TestClock.start)
+    var now: Timestamp { current.withLock { $0 } }
+    func advance(milliseconds: Int64) { current.withLock { $0 = $0.adding(milliseconds: milliseconds) } }
+}
+
+enum Drafts {
+    static let hour: Int64 = 3_600_000
+
+    static func express(now: Timestamp, code: Bool = false, tip: Cents = 300) -> OrderDraft {
+        OrderDraft(campus: "north", deadline: now.adding(milliseconds: hour), tip: tip, wantsDeliveryCode: code,
+                   details: .express(ExpressDetails(pickupStation: "Cainiao station 3", pickupCode: "8-2-1043",
+                                                    parcelSize: .medium, dropOffPlace: "Dorm 7",
+                                                    dropOffRoom: "512", contactPhone: "+8613812345678")))
+    }
+
+    static func bounty(now: Timestamp, deadlineIn: Int64 = hour) -> OrderDraft {
+        OrderDraft(campus: "south", deadline: now.adding(milliseconds: deadlineIn), tip: 500,
+                   details: .bounty(BountyDetails(title: "Lost umbrella", description: "Black, near the gym", place: "Gym")))
+    }
+
+    static func purchase(now: Timestamp) -> OrderDraft {
+        OrderDraft(campus: "north", deadline: now.adding(milliseconds: hour), tip: 200,
+                   details: .purchase(PurchaseDetails(items: [PurchaseItem(name: "Oat milk", quantity: 2)], store: nil,
+                                                      goodsBudget: 2_000, dropOffPlace: "Library", dropOffRoom: "B2-14")))
+    }
+
+    static func group(now: Timestamp, capacity: Int = 3) -> OrderDraft {
+        OrderDraft(campus: "north", deadline: now.adding(milliseconds: 2 * hour), tip: 0,
+                   details: .group(GroupDetails(kind: .carpool, subject: "Campus to airport",
+                                                closesAt: now.adding(milliseconds: hour), capacity: capacity,
+                                                minimumFill: nil, pricePerShare: 3_000)))
+    }
+}
+
+/// A new empty directory under the system's temporary directory.
+func makeTemporaryDirectory(_ prefix: String) throws -> String {
+    let path = FileManager.default.temporaryDirectory.path + "/\(prefix)-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+final class ApplicationHarness: @unchecked Sendable {
+    static let adminPhone = "+8613000000000"
+
+    let directory: String
+    let clock = TestClock()
+    /// While true, every journal write and sync fails with ENOSPC.
+    let isDiskFull = Mutex(false)
+    let logLines = Mutex<[String]>([])
+    var configuration = ServerConfiguration()
+    private(set) var app: Application!
+
+    init(shardsPerType: Int = 1) throws {
+        directory = try makeTemporaryDirectory("bangbang-durability")
+        configuration.dataDirectory = directory + "/data"
+        configuration.fsyncPolicy = .never
+        configuration.shardsPerType = shardsPerType
+        configuration.snapshotIntervalSeconds = 86_400
+        configuration.adminPhones = [Self.adminPhone]
+        app = try open()
+    }
+
+    deinit {
+        app?.commits.withLock { $0.isShuttingDown = true }
+        try? app?.journal.close()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func open() throws -> Application {
+        let lines = logLines
+        let isDiskFull = isDiskFull
+        let logger = Logger(level: .debug, sink: { line in lines.withLock { $0.append(line) } })
+        let clock = clock
+        return try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
+                               clock: { clock.now }, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true),
+                               journalTestHook: { $0.simulateFullDisk(when: { isDiskFull.withLock { $0 } }) })
+    }
+
+    /// Stops the application the way a crash leaves the disk (every completed record is there,
+    /// no final snapshot) or a graceful shutdown does, and recovers a new one from the directory.
+    func restart(gracefully: Bool = false) throws {
+        if gracefully {
+            app.writeFinalSnapshot()
+        } else {
+            app.commits.withLock { $0.isShuttingDown = true }
+        }
+        try app.journal.close()
+        logLines.withLock { $0.removeAll() }
+        app = nil
+        app = try open()
+    }
+
+    func logged(_ event: String) -> [String] {
+        logLines.withLock { lines in lines.filter { $0.contains("event=\(event) ") || $0.hasSuffix("event=\(event)") } }
+    }
+
+    // MARK: Changes through the commit point
+
+    /// Decides an account change on the accounts queue (`decide` may apply unjournaled events such
+    /// as issued codes), applies and commits it, and returns once the journal has answered.
+    @discardableResult
+    func changeAccounts(_ decide: @escaping @Sendable (inout AccountStore, Timestamp) throws -> AccountEvent) async throws -> AccountEvent {
+        let app = app!
+        let now = clock.now
+        let result: Result<AccountEvent, any Error> = await withCheckedContinuation { continuation in
+            app.accounts.perform { executor in
+                let event: AccountEvent
+                do { event = try decide(&executor.store, now) } catch {
+                    continuation.resume(returning: .failure(error))
+                    return
+                }
+                executor.store.apply(event)
+                app.commit(.account(event), applied: .account(event, at: now)) { outcome in
+                    continuation.resume(returning: outcome.map { event }.mapError { $0 })
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Registers (or logs in) the owner of `phone` with an SMS code; returns the user.
+    @discardableResult
+    func logIn(_ phone: String) async throws -> UserID {
+        let event = try await loginEvent(phone)
+        guard let session = event.openedSession else { throw JournalEntryError(message: "no session opened") }
+        return session.user
+    }
+
+    private func loginEvent(_ phone: String) async throws -> AccountEvent {
+        let app = app!
+        let now = clock.now
+        let result: Result<AccountEvent, any Error> = await withCheckedContinuation { continuation in
+            app.accounts.perform { executor in
+                var random = SystemRandomNumberGenerator()
+                do {
+                    // One address per phone: the per-network limit is not what these tests are about.
+                    let digits = UInt64(phone.filter(\.isNumber).suffix(6)) ?? 0
+                    let address = "10.\(digits / 65_536 % 256).\(digits / 256 % 256).\(digits % 256)"
+                    let issue = try executor.store.decideCodeRequest(phone: phone, purpose: .login, requester: nil,
+                                                                     clientIP: address, now: now, using: &random)
+                    executor.store.apply(.codeIssued(issue))
+                    let decision = executor.store.decideCodeLogin(phone: phone, code: issue.code, device: "test", now: now, using: &random)
+                    for event in decision.throttle { executor.store.apply(event) }
+                    let event = try decision.outcome.get()
+                    executor.store.apply(event)
+                    app.commit(.account(event), applied: .account(event, at: now)) { outcome in
+                        continuation.resume(returning: outcome.map { event }.mapError { $0 })
+                    }
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Decides an order change on shard `index`, applies and commits it, and returns the change
+    /// once the journal has answered.
+    @discardableResult
+    func changeShard(_ index: Int, _ decide: @escaping @Sendable (BoardShard, Timestamp) throws -> OrderEvent) async throws -> AppliedOrderChange {
+        let app = app!
+        let now = clock.now
+        let result: Result<AppliedOrderChange, any Error> = await withCheckedContinuation { continuation in
+            app.shards[index].perform { executor in
+                let event: OrderEvent
+                do { event = try decide(executor.shard, now) } catch {
+                    continuation.resume(returning: .failure(error))
+                    return
+                }
+                let applied = executor.shard.apply(event)
+                app.armTimer(executor)
+                app.commit(.order(shard: index, event), applied: .order(applied)) { outcome in
+                    continuation.resume(returning: outcome.map { applied }.mapError { $0 })
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    func publish(_ draft: OrderDraft, by user: UserID) async throws -> OrderID {
+        let index = app.layout.shards(of: draft.type).lowerBound
+        let rules = app.orderRules
+        return try await changeShard(index) { shard, now in
+            var random = SystemRandomNumberGenerator()
+            return try shard.decidePublish(draft, by: user, now: now, rules: rules, using: &random)
+        }.after.id
+    }
+
+    @discardableResult
+    func run(_ command: OrderCommand, on id: OrderID, by user: UserID) async throws -> AppliedOrderChange {
+        let rules = app.orderRules
+        return try await changeShard(id.shard) { shard, now in
+            try shard.decide(command, on: id, by: user, now: now, rules: rules)
+        }
+    }
+
+    // MARK: Reading owner state
+
+    func accountState() async -> AccountState {
+        let app = app!
+        return await withCheckedContinuation { continuation in
+            app.accounts.perform { continuation.resume(returning: $0.store.state) }
+        }
+    }
+
+    func shardStates() async -> [BoardShard] {
+        var states: [BoardShard] = []
+        for executor in app.shards {
+            states.append(await withCheckedContinuation { continuation in
+                executor.perform { continuation.resume(returning: $0.shard) }
+            })
+        }
+        return states
+    }
+
+    func order(_ id: OrderID) async -> Order? {
+        await withCheckedContinuation { continuation in
+            app.shards[id.shard].perform { continuation.resume(returning: $0.shard.order(id)) }
+        }
+    }
+
+    /// Waits (bounded) until memory has been rebuilt after a storage failure.
+    func waitForRebuild() async throws {
+        for _ in 0..<2_000 {
+            if !app.commits.withLock({ $0.isRebuildPending }) { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("memory was not rebuilt after the storage failure")
+    }
+
+    /// A snapshot now, in the background path's two steps, waiting for it to be written.
+    @discardableResult
+    func snapshot() -> SnapshotCut? {
+        guard let cut = app.maintenanceQueue.sync(execute: { app.takeSnapshotCut() }) else { return nil }
+        let written = app.snapshotQueue.sync { app.writeSnapshot(cut, reason: "test") }
+        return written ? cut : nil
+    }
+}
