@@ -39,7 +39,8 @@ def start_server(binary, data_dir, fsync, snapshot_interval, log_path):
     log = open(log_path, "wb")
     started = time.monotonic()
     process = subprocess.Popen([binary, "--port", "0", "--data-dir", data_dir, "--dev", "--fsync", fsync,
-                                "--snapshot-interval", str(snapshot_interval)], stdout=log, stderr=log)
+                                "--snapshot-interval", str(snapshot_interval), "--sms-per-ip-hourly", "0",
+                                "--requests-per-second", "0", "--user-requests-per-second", "0"], stdout=log, stderr=log)
     while True:
         text = open(log_path, encoding="utf-8", errors="replace").read()
         match = re.search(r"event=listening .*?port=(\d+)", text)

@@ -188,8 +188,8 @@ def test_offline_approval_on_a_stopped_server_lets_the_runner_accept_after_resta
         assert status == 0 and decided["user"]["verification"]["status"] == "approved"
         status, journal, _ = cli(directory, "journal", "--json")
         assert status == 0 and journal["server_running"] is False
-        assert journal["records_after_snapshot"].get("account.verificationDecided") == 1
-        assert journal["records_after_snapshot"].get("account.registered") == 2
+        # The graceful stop snapshotted everything before it; only the offline decision follows.
+        assert journal["records_after_snapshot"] == {"account.verificationDecided": 1}
         assert journal["last_sequence"] == 4, "two registrations, a submission, the decision"
 
         with running(ARGUMENTS, data) as second:
