@@ -36,13 +36,48 @@ public struct JSONWriter {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            writeSortedByKey(members)
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Above this many members a plain sort beats insertion sort's quadratic worst case.
+    private static let insertionSortLimit = 32
+
+    /// Writes `members` in key order, for deterministic output. The order is worked out on a
+    /// buffer of dictionary indices on the stack (insertion sort: our objects have a handful of
+    /// members), so writing an object allocates nothing and hashes no key again.
+    private mutating func writeSortedByKey(_ members: [String: JSONValue]) {
+        guard !members.isEmpty else { return }
+        guard members.count <= Self.insertionSortLimit else {
+            for (position, key) in members.keys.sorted().enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
                 write(string: key)
                 bytes.append(UInt8(ascii: ":"))
                 write(members[key]!)
             }
-            bytes.append(UInt8(ascii: "}"))
+            return
+        }
+        withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: members.count) { order in
+            _ = order.initialize(fromContentsOf: members.indices)
+            defer { order.deinitialize() }
+            for unsorted in 1..<order.count {
+                let index = order[unsorted]
+                let key = members[index].key
+                var slot = unsorted
+                while slot > 0 && key < members[order[slot - 1]].key {
+                    order[slot] = order[slot - 1]
+                    slot -= 1
+                }
+                order[slot] = index
+            }
+            for position in order.indices {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                let member = members[order[position]]
+                write(string: member.key)
+                bytes.append(UInt8(ascii: ":"))
+                write(member.value)
+            }
         }
     }
 
