@@ -24,4 +24,15 @@ import Testing
         let object: JSONValue = ["b": ["y": 1, "x": ["q": true, "p": nil]], "a": [["d": 1, "c": 2]]]
         #expect(JSONWriter.string(object) == #"{"a":[{"c":2,"d":1}],"b":{"x":{"p":null,"q":true},"y":1}}"#)
     }
+
+    @Test(arguments: [
+        ("", #""""#), ("plain", #""plain""#), ("\"", #""\"""#), ("\\", #""\\""#),
+        ("a\"b\\c", #""a\"b\\c""#), ("\n\r\t", #""\n\r\t""#), ("\u{1}x\u{1F}", #""\u0001x\u001f""#),
+        ("帮帮\u{7F}", "\"帮帮\u{7F}\""), ("end\"", #""end\"""#),
+    ])
+    func stringsEscapeExactlyQuotesBackslashesAndControlBytes(text: String, json: String) {
+        var writer = JSONWriter()
+        writer.write(string: text)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == json)
+    }
 }
