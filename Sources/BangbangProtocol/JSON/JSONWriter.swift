@@ -1,11 +1,12 @@
 // Serializes JSON into a byte buffer the caller owns, so a reply or a broadcast is encoded once
-// into one array with no intermediate strings. Keys are written in the order given, which keeps
-// output deterministic for tests and diffs.
+// into one array with no intermediate strings. Object members are written in key order, which
+// keeps output deterministic for tests and diffs.
 
 public struct JSONWriter {
     public private(set) var bytes: [UInt8]
 
-    public init(capacity: Int = 256) {
+    /// 1 KiB holds a reply carrying one order without growing the buffer on the way.
+    public init(capacity: Int = 1024) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
@@ -36,13 +37,48 @@ public struct JSONWriter {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            writeSortedByKey(members)
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Above this many members a plain sort beats insertion sort's quadratic worst case.
+    private static let insertionSortLimit = 32
+
+    /// Writes `members` in key order, for deterministic output. The order is worked out on a
+    /// buffer of dictionary indices on the stack (insertion sort: our objects have a handful of
+    /// members), so writing an object allocates nothing and hashes no key again.
+    private mutating func writeSortedByKey(_ members: [String: JSONValue]) {
+        guard !members.isEmpty else { return }
+        guard members.count <= Self.insertionSortLimit else {
+            for (position, key) in members.keys.sorted().enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
                 write(string: key)
                 bytes.append(UInt8(ascii: ":"))
                 write(members[key]!)
             }
-            bytes.append(UInt8(ascii: "}"))
+            return
+        }
+        withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: members.count) { order in
+            _ = order.initialize(fromContentsOf: members.indices)
+            defer { order.deinitialize() }
+            for unsorted in 1..<order.count {
+                let index = order[unsorted]
+                let key = members[index].key
+                var slot = unsorted
+                while slot > 0 && key < members[order[slot - 1]].key {
+                    order[slot] = order[slot - 1]
+                    slot -= 1
+                }
+                order[slot] = index
+            }
+            for position in order.indices {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                let member = members[order[position]]
+                write(string: member.key)
+                bytes.append(UInt8(ascii: ":"))
+                write(member.value)
+            }
         }
     }
 
@@ -57,20 +93,33 @@ public struct JSONWriter {
 
     public mutating func write(string: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\\"))
-            case UInt8(ascii: "\n"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
-            case UInt8(ascii: "\r"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
-            case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
-            case 0x00..<0x20:
-                bytes.append(contentsOf: "\\u00".utf8)
-                bytes.append(Self.hexDigits[Int(byte >> 4)])
-                bytes.append(Self.hexDigits[Int(byte & 0x0F)])
-            default: bytes.append(byte)
+        var text = string
+        text.withUTF8 { utf8 in
+            // Runs of bytes that need no escape are copied whole.
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                appendEscaped(byte)
+                runStart = index + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+        case UInt8(ascii: "\n"): bytes.append(UInt8(ascii: "n"))
+        case UInt8(ascii: "\r"): bytes.append(UInt8(ascii: "r"))
+        case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "t"))
+        default:
+            bytes.append(contentsOf: "u00".utf8)
+            bytes.append(Self.hexDigits[Int(byte >> 4)])
+            bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+        }
     }
 }

@@ -1,9 +1,10 @@
 // What the journal stores: one domain event per record, tagged with the state object that owns
 // it (the accounts store, or one board shard). Recovery replays each entry into its owner.
 //
-// Encoding is JSON (the events are Codable): self-describing, so an older server's journal stays
-// readable after fields are added, and a corrupt record is visible to a person with `strings`.
-// The first byte is a format tag so a later binary encoding can coexist with this one.
+// The first byte is a format tag. New records use the keyed binary form (0x02, see
+// KeyedBinaryFormat.swift): self-describing like JSON, so an older server's journal stays readable
+// after optional fields are added, but written without Foundation on the publish path. Records in
+// the original JSON form (0x01) are still read, so existing data directories open unchanged.
 import BangbangCore
 import Foundation
 
@@ -12,8 +13,18 @@ enum JournalEntry: Codable, Sendable {
     case order(shard: Int, OrderEvent)
 
     static let jsonFormatTag: UInt8 = 0x01
+    static let keyedBinaryFormatTag: UInt8 = 0x02
 
     func encoded() -> [UInt8] {
+        do {
+            return try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryFormatTag)
+        } catch {
+            fatalError("internal inconsistency in JournalEntry: a domain event failed to encode: \(error)")
+        }
+    }
+
+    /// The original form, kept for tests that build journals as older servers wrote them.
+    func encodedAsJSON() -> [UInt8] {
         do {
             var bytes: [UInt8] = [Self.jsonFormatTag]
             bytes.append(contentsOf: try JSONEncoder().encode(self))
@@ -24,10 +35,14 @@ enum JournalEntry: Codable, Sendable {
     }
 
     static func decode(_ bytes: [UInt8]) throws -> JournalEntry {
-        guard bytes.first == jsonFormatTag else {
+        switch bytes.first {
+        case keyedBinaryFormatTag:
+            return try KeyedBinaryDecoder.decode(JournalEntry.self, from: bytes.dropFirst())
+        case jsonFormatTag:
+            return try JSONDecoder().decode(JournalEntry.self, from: Data(bytes.dropFirst()))
+        default:
             throw JournalEntryError(message: "unknown journal entry format \(bytes.first.map(String.init) ?? "empty")")
         }
-        return try JSONDecoder().decode(JournalEntry.self, from: Data(bytes.dropFirst()))
     }
 }
 

@@ -40,14 +40,20 @@ final class PersonalStreams: Sendable {
     func append(for user: UserID, at now: Timestamp, makeMessage: (UInt64) -> [UInt8],
                 deliver: (UInt64, [UInt8]) -> Void) {
         streams.withLock { table in
-            var stream = table[user] ?? Stream()
-            stream.lastSequence += 1
-            let message = makeMessage(stream.lastSequence)
-            stream.entries.append(Entry(sequence: stream.lastSequence, at: now, message: message))
-            trim(&stream, now: now)
-            table[user] = stream
-            deliver(stream.lastSequence, message)
+            // In place: copying the stream out of the table and back would copy every kept
+            // entry (up to `capacity`) on each append.
+            let (sequence, message) = appendEntry(to: &table[user, default: Stream()], at: now, makeMessage: makeMessage)
+            deliver(sequence, message)
         }
+    }
+
+    private func appendEntry(to stream: inout Stream, at now: Timestamp,
+                             makeMessage: (UInt64) -> [UInt8]) -> (UInt64, [UInt8]) {
+        stream.lastSequence += 1
+        let message = makeMessage(stream.lastSequence)
+        stream.entries.append(Entry(sequence: stream.lastSequence, at: now, message: message))
+        trim(&stream, now: now)
+        return (stream.lastSequence, message)
     }
 
     enum Replay {
