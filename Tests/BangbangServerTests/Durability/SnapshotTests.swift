@@ -172,11 +172,28 @@ private struct VersionOneContents: Encodable {
         let contents = SnapshotContents(accounts: AccountState(), shards: [BoardShard(index: 0)], streams: sampleStreams(),
                                         boardSequences: [.bounty: 4])
         let bytes = try contents.encoded()
-        #expect(String(decoding: bytes, as: UTF8.self).contains(#"\"event\":\"order.changed\""#))
+        #expect(bytes.first == SnapshotContents.keyedBinaryTag)
+        // Messages are stored as their text, not as arrays of byte values.
+        #expect(String(decoding: bytes, as: UTF8.self).contains(#""event":"order.changed""#))
         let decoded = try SnapshotContents.decode(bytes)
         #expect(decoded.streams[UserID(3)]?.live.map(\.message) == sampleStreams()[UserID(3)]?.live.map(\.message))
         #expect(decoded.streams[UserID(3)]?.lastSequence == 7)
         #expect(decoded.boardSequences == [.bounty: 4])
+    }
+
+    @Test func versionTwoJSONSnapshotsAreStillRead() throws {
+        let contents = SnapshotContents(accounts: AccountState(), shards: [BoardShard(index: 0)], streams: sampleStreams(),
+                                        boardSequences: [.group: 9])
+        let json = try contents.encodedAsJSON()
+        #expect(json.first == UInt8(ascii: "{"))
+        let decoded = try SnapshotContents.decode(json)
+        #expect(decoded.streams[UserID(3)]?.live.map(\.message) == sampleStreams()[UserID(3)]?.live.map(\.message))
+        #expect(decoded.boardSequences == [.group: 9])
+    }
+
+    @Test func bytesInNoKnownFormatAreRefusedClearly() {
+        #expect(throws: (any Error).self) { try SnapshotContents.decode([0x7F, 1, 2]) }
+        #expect(throws: (any Error).self) { try SnapshotContents.decode([]) }
     }
 
     @Test func versionOneSnapshotsAreStillRead() throws {
