@@ -172,8 +172,13 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     private func feed(_ socket: WebSocketConnection, _ bytes: UnsafeRawBufferPointer) {
         isAwaitingPong = false
         if socket.isOpen { connection.deadline = connection.loop.now + limits.pingIntervalMilliseconds }
-        socket.receive(bytes, into: &output)
-        deliver(socket)
+        // One message at a time, so the endpoint's answer to a message is written before any
+        // later frame in the same read can fail the connection (strict in-order processing).
+        var offset = 0
+        repeat {
+            offset += socket.receiveUntilMessage(UnsafeRawBufferPointer(rebasing: bytes[offset...]), into: &output)
+            deliver(socket)
+        } while offset < bytes.count && !socket.isClosed
     }
 
     /// Writes what the state machine produced, then hands its events to the endpoint in order.
