@@ -136,6 +136,12 @@ def close_code_after(sock, timeout=5):
         if opcode == 0x8:
             assert len(payload) >= 2
             code = struct.unpack("!H", payload[:2])[0]
+            try:
+                # Complete the handshake as a client must; after a protocol error the server
+                # may already be gone, which is fine too.
+                sock.sendall(masked_frame(0x88, payload[:2]))
+            except OSError:
+                pass
             assert read_to_end(sock) == b"", "bytes after the close frame"
             return code
 

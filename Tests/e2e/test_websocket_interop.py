@@ -101,8 +101,8 @@ def test_ping_is_answered_with_its_payload(server, compression):
 def test_client_close_code_is_echoed(server, compression):
     ws = open_echo(server, compression)
     ws.close(code=4000, reason="done for today")
-    assert ws.close_rcvd is not None and ws.close_rcvd.code == 4000
-    assert ws.close_sent.code == 4000
+    assert ws.protocol.close_rcvd is not None and ws.protocol.close_rcvd.code == 4000
+    assert ws.protocol.close_sent.code == 4000
 
 
 def test_reserved_bit_fails_the_connection_with_1002(server):
@@ -201,7 +201,7 @@ def test_wss_echoes_over_tls(tls_server, compression):
         assert ws.recv(timeout=30) == data
         assert ws.ping(b"tls").wait(5)
         ws.close(code=1000)
-        assert ws.close_rcvd.code == 1000
+        assert ws.protocol.close_rcvd.code == 1000
 
 
 def test_wss_refuses_tls_below_1_2(tls_server):
