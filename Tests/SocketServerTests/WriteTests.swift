@@ -179,7 +179,7 @@ extension SocketServerTests {
             let log = SendLog()
             let collector = HandlerCollector(echoes: false) { connection in
                 // More than the kernel buffers take, so most of it stays queued.
-                let first = connection.send(pattern(count: 16 * 1024 * 1024))
+                let first = connection.send([UInt8](repeating: 7, count: 16 * 1024 * 1024))
                 log.record([first, connection.send([1])])
             }
             let (server, port) = try startServer(collector: collector) { $0.connection.outputLimit = 1024 * 1024 }
