@@ -21,7 +21,9 @@
 // Incoming bytes go through `FrameDecoder`, which enforces every header rule and size limit
 // before payload is buffered. Frames are processed strictly in order: if a valid message and
 // then a bad frame arrive in the same read, the message event and any pong come out first,
-// then our close frame. The first violation is final: we send a close with the code from
+// then our close frame; a shell that answers messages (an echo) feeds input with
+// `receiveUntilMessage`, one message per call, so its answer is written ahead of that close
+// frame too. The first violation is final: we send a close with the code from
 // `ProtocolViolation.closeCode` (the one place errors become codes), report `.closed`, ask
 // for the transport to close and read nothing more.
 //
