@@ -17,8 +17,8 @@
 // per-event write cap is hit) is a DispatchSourceWrite created or resumed; it is suspended
 // again as soon as the queue is empty, so idle connections cost no write-readiness wakeups.
 // Queue size drives backpressure: above the high-water mark `send` says `.backpressure`, and
-// `connectionDidDrain` follows once the queue falls to the low-water mark; a send that would
-// pass the hard limit closes the connection with `.outputLimitExceeded`.
+// `connectionDidDrain` follows once the queue falls to the low-water mark; a send made while the
+// backlog is already past the hard limit closes the connection with `.outputLimitExceeded`.
 //
 // Closing. `close(flushFirst: true)` stops delivering input, lets the queue drain (adding a TLS
 // close_notify), shuts down the write side and waits for the peer's end of stream, all bounded
@@ -315,7 +315,11 @@ public final class Connection: @unchecked Sendable {
     // MARK: Writing
 
     private func enqueue(_ chunk: [UInt8]) -> SendResult {
-        if output.byteCount + chunk.count > options.outputLimit {
+        // The limit is on the backlog already waiting, not on this chunk: one message larger
+        // than the limit (a 16 MiB echo) still goes out to a peer that reads, while a peer that
+        // stops reading is cut off once its backlog passes the limit. Memory per connection is
+        // bounded by the limit plus the largest single send.
+        if output.byteCount > options.outputLimit {
             tearDown(.outputLimitExceeded)
             return .dropped
         }

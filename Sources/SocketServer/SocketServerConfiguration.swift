@@ -9,9 +9,11 @@ public struct ConnectionOptions: Sendable {
     /// `connectionDidDrain` fires once the queue falls to this. A quarter of the high-water
     /// mark gives hysteresis, so a producer is not toggled on every write.
     public var lowWaterMark = 64 * 1024
-    /// A send that would queue more than this is dropped and the connection closed with
-    /// `.outputLimitExceeded`. 4 MiB bounds memory for a peer that never reads while tolerating
-    /// a mobile client that stalls for a few seconds.
+    /// A send made while more than this is already queued is dropped and the connection closed
+    /// with `.outputLimitExceeded`. The check is on the backlog, not the new chunk, so a single
+    /// message larger than the limit still reaches a peer that reads; memory is bounded by the
+    /// limit plus the largest send. 4 MiB bounds memory for a peer that never reads while
+    /// tolerating a mobile client that stalls for a few seconds.
     public var outputLimit = 4 * 1024 * 1024
     /// Bytes read per readiness event before yielding to other connections on the loop.
     /// Four reads of the 64 KiB loop buffer: large enough for throughput, small enough that one

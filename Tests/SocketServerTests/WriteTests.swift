@@ -156,6 +156,41 @@ extension SocketServerTests {
             #expect(await eventually { server.connectionCount == 0 })
         }
 
+        @Test func singleSendLargerThanTheOutputLimitReachesAPeerThatReads() async throws {
+            let payload = pattern(count: 3 * 1024 * 1024, seed: 9)
+            let log = SendLog()
+            let collector = HandlerCollector(echoes: false) { connection in
+                log.record([connection.send(payload)])
+                connection.close(flushFirst: true)
+            }
+            let (server, port) = try startServer(collector: collector) { $0.connection.outputLimit = 1024 * 1024 }
+            defer { server.stop() }
+            let raw = try RawSocket(port: port)
+            let (bytes, sawEnd) = raw.readToEnd()
+            raw.close()
+            #expect(log.results.first != .dropped)
+            #expect(sawEnd)
+            #expect(bytes == payload)
+            #expect(await eventually { collector.handlers.first?.closeReason != nil })
+            #expect(collector.handlers.first?.closeReason == .localClose)
+        }
+
+        @Test func sendBehindABacklogPastTheLimitIsDropped() async throws {
+            let log = SendLog()
+            let collector = HandlerCollector(echoes: false) { connection in
+                // More than the kernel buffers take, so most of it stays queued.
+                let first = connection.send([UInt8](repeating: 7, count: 16 * 1024 * 1024))
+                log.record([first, connection.send([1])])
+            }
+            let (server, port) = try startServer(collector: collector) { $0.connection.outputLimit = 1024 * 1024 }
+            defer { server.stop() }
+            let raw = try RawSocket(port: port, receiveBuffer: 4096)
+            defer { raw.close() }
+            #expect(await eventually { log.results.count == 2 })
+            #expect(log.results == [.backpressure, .dropped])
+            #expect(await eventually { collector.handlers.first?.closeReason == .outputLimitExceeded })
+        }
+
         @Test func gracefulCloseFlushesQueuedBytesThenEndsTheStream() async throws {
             let payload = pattern(count: 2 * 1024 * 1024, seed: 5)
             let collector = HandlerCollector(echoes: false) { connection in

@@ -17,8 +17,9 @@
 //
 // Output: everything the state machine produces is handed to the transport as one array per
 // call, without a copy. A client that stops reading is a slow consumer: once more than
-// `maxOutputBytes` is queued for it, it is sent a 1008 close (behind what is queued) and dropped
-// if it still does not drain within the transport's linger time.
+// `maxOutputBytes` is still queued for it when the next message goes out, it is sent a 1008
+// close (behind what is queued) and dropped if it still does not drain within the transport's
+// linger time. One message larger than the limit is not by itself a reason to drop a client.
 //
 // Confinement: an instance is created by the transport on the connection's event loop and every
 // method runs on that loop's serial queue (the transport guarantees it for callbacks; endpoints
@@ -191,8 +192,13 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     private func feed(_ socket: WebSocketConnection, _ bytes: UnsafeRawBufferPointer) {
         isAwaitingPong = false
         if socket.isOpen { connection.deadline = connection.loop.now + limits.pingIntervalMilliseconds }
-        socket.receive(bytes, into: &output)
-        deliver(socket)
+        // One message at a time, so the endpoint's answer to a message is written before any
+        // later frame in the same read can fail the connection (strict in-order processing).
+        var offset = 0
+        repeat {
+            offset += socket.receiveUntilMessage(UnsafeRawBufferPointer(rebasing: bytes[offset...]), into: &output)
+            deliver(socket)
+        } while offset < bytes.count && !socket.isClosed
     }
 
     /// Writes what the state machine produced, then hands its events to the endpoint in order.
@@ -218,6 +224,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     /// Hands pending output to the transport; closes the transport when the state machine says so.
     private func flush(_ socket: WebSocketConnection) {
+        let backlog = connection.queuedByteCount
         if !output.outbound.isEmpty {
             let bytes = output.takeOutbound()
             metrics.bytesOut.add(bytes.count)
@@ -230,11 +237,13 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         } else if !socket.isOpen, !socket.isClosed {
             connection.deadline = connection.loop.now + limits.closeTimeoutMilliseconds
         }
-        checkSlowConsumer(socket)
+        checkSlowConsumer(socket, backlog: backlog)
     }
 
-    private func checkSlowConsumer(_ socket: WebSocketConnection) {
-        guard !isSlowConsumer, connection.queuedByteCount > limits.maxOutputBytes else { return }
+    /// `backlog` is what was queued before the latest send: a peer is slow when earlier output
+    /// is still waiting past the limit, not because one message (a 16 MiB echo) is larger than it.
+    private func checkSlowConsumer(_ socket: WebSocketConnection, backlog: Int) {
+        guard !isSlowConsumer, backlog > limits.maxOutputBytes else { return }
         isSlowConsumer = true
         metrics.slowConsumerDisconnects.increment()
         socket.close(code: .policyViolation, reason: "too slow: output buffer full", into: &output)
@@ -270,8 +279,9 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         metrics.messagesOut.increment()
         let frame = message.frame(for: negotiatedDeflate)
         metrics.bytesOut.add(frame.count)
+        let backlog = connection.queuedByteCount
         connection.send(frame)
-        checkSlowConsumer(socket)
+        checkSlowConsumer(socket, backlog: backlog)
     }
 
     func cork() { connection.cork() }

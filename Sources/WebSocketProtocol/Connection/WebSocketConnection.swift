@@ -21,7 +21,9 @@
 // Incoming bytes go through `FrameDecoder`, which enforces every header rule and size limit
 // before payload is buffered. Frames are processed strictly in order: if a valid message and
 // then a bad frame arrive in the same read, the message event and any pong come out first,
-// then our close frame. The first violation is final: we send a close with the code from
+// then our close frame; a shell that answers messages (an echo) feeds input with
+// `receiveUntilMessage`, one message per call, so its answer is written ahead of that close
+// frame too. The first violation is final: we send a close with the code from
 // `ProtocolViolation.closeCode` (the one place errors become codes), report `.closed`, ask
 // for the transport to close and read nothing more.
 //
@@ -135,15 +137,38 @@ public final class WebSocketConnection {
 
     /// Processes bytes from the transport, in pieces of any size.
     public func receive(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) {
-        if isClosed { return }
+        _ = process(bytes, stoppingAfterMessage: false, into: &output)
+    }
+
+    /// Processes bytes up to and including the frame that completes the next data message, and
+    /// returns how many it consumed; call again with the rest. A shell that answers messages
+    /// (an echo, a request/reply) uses this so each answer is written before later frames are
+    /// looked at: if a valid message and a bad frame arrive in one read, the answer still goes
+    /// out ahead of our close frame, as a peer that pipelines expects. Everything is consumed
+    /// once the connection is over.
+    public func receiveUntilMessage(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Int {
+        process(bytes, stoppingAfterMessage: true, into: &output)
+    }
+
+    private func process(_ bytes: UnsafeRawBufferPointer, stoppingAfterMessage: Bool,
+                         into output: inout WebSocketOutput) -> Int {
+        if isClosed { return bytes.count }
         var index = 0
         do {
             while !isClosed, let event = try decoder.next(in: bytes, at: &index) {
+                let isMessageEnd = stoppingAfterMessage && isDataMessageEnd(event)
                 try handle(event, into: &output)
+                if isMessageEnd { return index }
             }
         } catch {
             fail(error, into: &output)
         }
+        return isClosed ? bytes.count : index
+    }
+
+    private func isDataMessageEnd(_ event: FrameDecoderEvent) -> Bool {
+        guard case .frameEnd = event, let header = currentFrame else { return false }
+        return header.isFinal && !header.opcode.isControl
     }
 
     /// Processes bytes from the transport; see `receive(_:into:)`.

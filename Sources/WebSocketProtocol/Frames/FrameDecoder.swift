@@ -52,6 +52,8 @@ public struct FrameDecoder: Sendable {
     /// Wire bytes of the data message in progress, or nil between messages.
     @usableFromInline var openMessageLength: Int?
     @usableFromInline var openMessageFragments = 0
+    /// Whether the data message in progress is compressed (RSV1 on its first frame).
+    @usableFromInline var isOpenMessageCompressed = false
 
     public init(role: Role, maxFrameSize: Int, maxMessageSize: Int, maxFragmentsPerMessage: Int,
                 allowsCompression: Bool) {
@@ -134,7 +136,7 @@ public struct FrameDecoder: Sendable {
                 // RFC 6455 §5.2: "the most significant bit MUST be 0". Non-minimal encodings are
                 // tolerated; accepting them costs nothing.
                 if value & (1 << 63) != 0 { throw .payloadLengthHighBitSet }
-                try checkLimits(opcode: header.opcode, length: value)
+                try checkLimits(header, length: value)
                 header.payloadLength = Int(value)
                 if let event = completeHeader(header) { return event }
 
@@ -193,7 +195,7 @@ public struct FrameDecoder: Sendable {
             state = .awaitingExtendedLength(header, bytesLeft: 8, accumulated: 0)
             return nil
         default:
-            try checkLimits(opcode: header.opcode, length: UInt64(length7))
+            try checkLimits(header, length: UInt64(length7))
             var complete = header
             complete.payloadLength = Int(length7)
             return complete
@@ -210,11 +212,26 @@ public struct FrameDecoder: Sendable {
         return .header(header)
     }
 
-    func checkLimits(opcode: Opcode, length: UInt64) throws(ProtocolViolation) {
-        if length > UInt64(maxFrameSize) { throw .frameTooLarge(length: length, limit: maxFrameSize) }
+    func checkLimits(_ header: FrameHeader, length: UInt64) throws(ProtocolViolation) {
+        let opcode = header.opcode
+        let isCompressed = opcode == .continuation ? isOpenMessageCompressed : header.isCompressed
+        let frameLimit = isCompressed ? Self.compressedAllowance(for: maxFrameSize) : maxFrameSize
+        if length > UInt64(frameLimit) { throw .frameTooLarge(length: length, limit: maxFrameSize) }
         if opcode.isControl { return }
+        let messageLimit = isCompressed ? Self.compressedAllowance(for: maxMessageSize) : maxMessageSize
         let soFar = opcode == .continuation ? (openMessageLength ?? 0) : 0
-        if Int(length) > maxMessageSize - soFar { throw .messageTooLarge(limit: maxMessageSize) }
+        if Int(length) > messageLimit - soFar { throw .messageTooLarge(limit: maxMessageSize) }
+    }
+
+    /// The wire size allowed for a compressed frame or message under `limit`. Deflate makes
+    /// incompressible data larger (a 5-byte header per stored block, and a compressor with a
+    /// small `memLevel` cuts blocks of 2 KiB or less), so a message that inflates to within
+    /// the limit may be over it on the wire; the inflater enforces the limit on the inflated
+    /// size itself. A sixteenth plus 1 KiB covers stored blocks down to 128 bytes and still
+    /// bounds what a peer can make us read.
+    static func compressedAllowance(for limit: Int) -> Int {
+        let (allowance, overflow) = limit.addingReportingOverflow(limit / 16 + 1024)
+        return overflow ? Int.max : allowance
     }
 
     /// Records the frame against the open message and moves to its payload.
@@ -223,6 +240,7 @@ public struct FrameDecoder: Sendable {
         case .text, .binary:
             openMessageLength = header.isFinal ? nil : header.payloadLength
             openMessageFragments = 1
+            isOpenMessageCompressed = header.isCompressed
         case .continuation:
             guard let soFar = openMessageLength else {
                 fatalError("internal inconsistency in FrameDecoder: continuation without a message")

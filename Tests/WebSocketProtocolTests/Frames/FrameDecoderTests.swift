@@ -173,6 +173,23 @@ import Testing
             == [.failure(.messageTooLarge(limit: 3))])
     }
 
+    @Test func compressedMessageMayExceedTheLimitOnTheWireByDeflateOverheadOnly() {
+        let limit = 64 * 1024
+        let allowance = limit + limit / 16 + 1024
+        let limits = DecoderLimits(maxFrameSize: limit, maxMessageSize: limit, compression: true)
+        // Headers only: the decision is made before any payload arrives.
+        let within = rawFrame(rsv: 4, opcode: 2, mask: testKey, declaredLength: UInt64(allowance))
+        #expect(decodeWhole(within, limits: limits).allSatisfy { if case .failure = $0 { false } else { true } })
+        let beyond = rawFrame(rsv: 4, opcode: 2, mask: testKey, declaredLength: UInt64(allowance + 1))
+        #expect(decodeWhole(beyond, limits: limits) == [.failure(.frameTooLarge(length: UInt64(allowance + 1), limit: limit))])
+        // Uncompressed messages get no allowance, and continuations inherit the first frame's.
+        let plain = rawFrame(opcode: 2, mask: testKey, declaredLength: UInt64(limit + 1))
+        #expect(decodeWhole(plain, limits: limits) == [.failure(.frameTooLarge(length: UInt64(limit + 1), limit: limit))])
+        let first = rawFrame(fin: false, rsv: 4, opcode: 2, payload: [1], mask: testKey)
+        let continuation = rawFrame(opcode: 0, mask: testKey, declaredLength: UInt64(allowance - 1))
+        #expect(!decodeWhole(first + continuation, limits: limits).contains { if case .failure = $0 { true } else { false } })
+    }
+
     @Test func controlFramesDoNotCountTowardsTheMessage() {
         let limits = DecoderLimits(maxMessageSize: 2, maxFragments: 2)
         let input = rawFrame(fin: false, opcode: 2, payload: [1], mask: testKey)
