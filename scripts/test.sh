@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 scripts/bootstrap.sh
 python=.build/pyenv/bin/python
+export BANGBANG_PYTHON="$PWD/$python"   # the interop tests' independent peer
 
 swift build --build-tests
 swift test --skip-build
