@@ -14,6 +14,9 @@ public final class BangbangServer: @unchecked Sendable {
     let application: Application
     private let group: EventLoopGroup
     private var socketServer: SocketServer?
+    /// The limits a configuration reload (SIGHUP) can change while serving.
+    private let addressLimiter: AddressLimiter
+    private let userLimiter: KeyedRateLimiter<UserID>
     private let isReady = Mutex(false)
 
     /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
@@ -26,6 +29,10 @@ public final class BangbangServer: @unchecked Sendable {
         application = try Application(configuration: configuration, logger: logger, metrics: metrics, clock: clock, sms: sms)
         let loopCount = configuration.eventLoops > 0 ? configuration.eventLoops : ProcessInfo.processInfo.activeProcessorCount
         group = EventLoopGroup(count: loopCount)
+        addressLimiter = AddressLimiter(limit: configuration.maxConnectionsPerAddress,
+                                        handshakesPerSecond: configuration.handshakesPerSecondPerAddress)
+        userLimiter = KeyedRateLimiter<UserID>(ratePerSecond: configuration.userRequestsPerSecond,
+                                               capacity: configuration.userRequestsPerSecond * 2)
         application.attach(to: group.loops)
     }
 
@@ -50,8 +57,7 @@ public final class BangbangServer: @unchecked Sendable {
             pingIntervalMilliseconds: Int64(configuration.pingIntervalSeconds) * 1000,
             pongTimeoutMilliseconds: max(5_000, Int64(configuration.pingIntervalSeconds) * 500),
             maxOutputBytes: configuration.maxOutputBytes,
-            addressLimiter: AddressLimiter(limit: configuration.maxConnectionsPerAddress,
-                                           handshakesPerSecond: configuration.handshakesPerSecondPerAddress))
+            addressLimiter: addressLimiter)
         let metrics = metrics
         let server = SocketServer(configuration: socketConfiguration, group: group) { connection in
             ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)
@@ -68,8 +74,7 @@ public final class BangbangServer: @unchecked Sendable {
 
     private func makeRouter() -> HTTPRouter {
         let application = application
-        let userLimiter = KeyedRateLimiter<UserID>(ratePerSecond: configuration.userRequestsPerSecond,
-                                                   capacity: configuration.userRequestsPerSecond * 2)
+        let userLimiter = userLimiter
         var routes: [String: WebSocketRoute] = [
             "/ws": WebSocketRoute(
                 configuration: WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes,
@@ -104,6 +109,28 @@ public final class BangbangServer: @unchecked Sendable {
                                                               residentBytes: MetricsRenderer.residentBytes()).utf8))
                 },
             ])
+    }
+
+    /// Applies what can change while serving (SIGHUP): the request, handshake and per-address
+    /// connection limits, and the TLS certificate for new connections. Everything else needs a
+    /// restart; the result names what was applied. Throws, changing nothing, when the new
+    /// certificate cannot be loaded.
+    public func reload(_ new: ServerConfiguration) throws -> [String] {
+        if let certificate = new.tlsCertificatePath, let key = new.tlsKeyPath {
+            guard let socketServer, configuration.tlsCertificatePath != nil else {
+                throw ConfigurationError("TLS cannot be switched on by a reload; restart the server")
+            }
+            do { try socketServer.reloadTLS(TLSConfiguration(certificatePath: certificate, keyPath: key)) } catch {
+                throw ConfigurationError("TLS certificate or key unusable, kept the old one: \(error)")
+            }
+        }
+        addressLimiter.update(limit: new.maxConnectionsPerAddress, handshakesPerSecond: new.handshakesPerSecondPerAddress)
+        userLimiter.update(ratePerSecond: new.userRequestsPerSecond, capacity: new.userRequestsPerSecond * 2)
+        application.connectionRequestRate.withLock { $0 = new.requestsPerSecond }
+        var applied = ["max-connections-per-address", "handshakes-per-second-per-address",
+                       "user-requests-per-second", "requests-per-second (new connections)"]
+        if new.tlsCertificatePath != nil { applied.append("tls-cert/tls-key (new connections)") }
+        return applied
     }
 
     /// Stops accepting, tells every WebSocket client the server is going away (1001), lets

@@ -25,7 +25,9 @@ public final class SocketServer: @unchecked Sendable {
     private let counterLock = Mutex()
     private var openConnections = 0
     private var rejectedConnections = 0
+    /// Read on the accept queue for every connection, replaced by `reloadTLS`; guarded by `tlsLock`.
     private var tlsContext: TLSContext?
+    private let tlsLock = Mutex()
 
     /// Creates a server; `makeHandler` is called on the new connection's loop for every accepted
     /// connection.
@@ -40,13 +42,23 @@ public final class SocketServer: @unchecked Sendable {
         self.makeHandler = makeHandler
     }
 
+    /// Loads a new certificate and key (a renewed certificate) for connections accepted from now
+    /// on; connections already open keep the session they negotiated. On failure nothing
+    /// changes. Any thread.
+    public func reloadTLS(_ configuration: TLSConfiguration) throws(SocketError) {
+        precondition(configuration.isServer, "a server needs a server TLS configuration")
+        let context = try TLSContext(configuration: configuration)
+        tlsLock.withLock { tlsContext = context }
+    }
+
     /// Binds, listens and starts accepting; returns the bound addresses (with the real port
     /// when `port` was 0). Call once.
     @discardableResult
     public func start() throws(SocketError) -> [SocketAddress] {
         if let tls = configuration.tls {
             precondition(tls.isServer, "a server needs a server TLS configuration")
-            tlsContext = try TLSContext(configuration: tls)
+            let context = try TLSContext(configuration: tls)
+            tlsLock.withLock { tlsContext = context }
         }
         var addresses = try SocketAddress.resolve(host: configuration.host, port: configuration.port)
         var bound: [SocketAddress] = []
@@ -143,7 +155,7 @@ public final class SocketServer: @unchecked Sendable {
         try? Syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
         let loop = group.next()
         let options = configuration.connection
-        let tlsContext = self.tlsContext
+        let tlsContext = tlsLock.withLock { self.tlsContext }
         loop.execute {
             var session: TLSSession?
             if let tlsContext {

@@ -75,15 +75,19 @@ for signalNumber in [SIGTERM, SIGINT] {
     source.resume()
     signalSources.append(source)
 }
-// SIGHUP reloads what can change without a restart: today the log level.
+// SIGHUP reloads what can change without a restart: the log level, the request, handshake and
+// per-address limits, and the TLS certificate (for new connections).
 signal(SIGHUP, SIG_IGN)
 let reloadSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
 reloadSource.setEventHandler {
     do {
         let reloaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
                                                     environment: ProcessInfo.processInfo.environment)
+        let applied = try server.reload(reloaded.configuration)
         logger.level = LogLevel(name: reloaded.configuration.logLevel) ?? logger.level
-        logger.info("reloaded", ["log_level": reloaded.configuration.logLevel])
+        logger.info("reloaded", ["log_level": reloaded.configuration.logLevel,
+                                 "applied": applied.joined(separator: ","),
+                                 "detail": "other settings take effect at the next restart"])
     } catch {
         logger.error("reload_failed", ["error": "\(error)"])
     }

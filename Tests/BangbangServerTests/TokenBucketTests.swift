@@ -76,3 +76,33 @@ private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
         for _ in 0..<1_000 { #expect(limiter.admitHandshake(from: "::1", now: 0)) }
     }
 }
+
+@Suite struct LimiterReloadTests {
+    @Test func keyedLimiterTakesNewRatesAndStartsKeysAfresh() {
+        let limiter = KeyedRateLimiter<String>(ratePerSecond: 1, capacity: 1)
+        #expect(limiter.admit("a", now: 0))
+        #expect(!limiter.admit("a", now: 0))
+        limiter.update(ratePerSecond: 5, capacity: 3)
+        #expect(limiter.ratePerSecond == 5 && limiter.capacity == 3)
+        #expect((0..<3).allSatisfy { _ in limiter.admit("a", now: 0) })
+        #expect(!limiter.admit("a", now: 0))
+        limiter.update(ratePerSecond: 0, capacity: 0)
+        #expect((0..<100).allSatisfy { _ in limiter.admit("a", now: 0) }, "0 means no limit")
+    }
+
+    @Test func addressLimiterTakesANewConnectionLimit() {
+        let limiter = AddressLimiter(limit: 1)
+        #expect(limiter.acquire("10.0.0.1"))
+        #expect(!limiter.acquire("10.0.0.1"))
+        limiter.update(limit: 2, handshakesPerSecond: 0)
+        #expect(limiter.acquire("10.0.0.1"))
+        limiter.update(limit: 1, handshakesPerSecond: 1)
+        #expect(!limiter.acquire("10.0.0.1"), "over a lowered limit: no new connection until some close")
+        limiter.release("10.0.0.1")
+        limiter.release("10.0.0.1")
+        #expect(limiter.acquire("10.0.0.1"))
+        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0))
+        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0))
+        #expect(!limiter.admitHandshake(from: "10.0.0.1", now: 0), "burst of twice the new rate")
+    }
+}

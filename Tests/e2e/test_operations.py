@@ -195,3 +195,37 @@ def test_logs_never_carry_tokens_passwords_or_secrets():
         for forbidden in ["correct horse battery", "not-a-real-token", "guess-0123456789", secret]:
             assert forbidden not in log
         assert "event=admin_secret_refused" in log and "reason=wrong_secret" in log
+
+
+def test_sighup_reloads_the_request_limits_for_new_connections(tmp_path):
+    config = tmp_path / "bangbang.conf"
+    config.write_text("dev = true\nfsync = never\nrequests-per-second = 0\n")
+    with running(["--config", str(config)]) as server:
+        with connect(server) as before:
+            assert all(before.call("info.get")["ok"] for _ in range(40)), "unlimited before the reload"
+            config.write_text("dev = true\nfsync = never\nrequests-per-second = 2\n")
+            server.process.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 5
+            while "event=reloaded" not in server.log():
+                assert time.monotonic() < deadline, server.log()
+                time.sleep(0.05)
+            assert "requests-per-second" in server.log()
+            with connect(server) as after:
+                codes = [after.call("info.get").get("error", {}).get("code") for _ in range(10)]
+                assert "rate_limited" in codes, "a new connection gets the reloaded limit (burst 4)"
+            # The connection opened before the reload keeps the limit it started with.
+            assert all(before.call("info.get")["ok"] for _ in range(10))
+
+
+def test_sighup_with_an_unusable_certificate_keeps_serving(tmp_path):
+    config = tmp_path / "bangbang.conf"
+    config.write_text("dev = true\nfsync = never\n")
+    with running(["--config", str(config)]) as server:
+        config.write_text("dev = true\nfsync = never\ntls-cert = /nonexistent.pem\ntls-key = /nonexistent.key\n")
+        server.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 5
+        while "event=reload_failed" not in server.log():
+            assert time.monotonic() < deadline, server.log()
+            time.sleep(0.05)
+        with connect(server) as client:
+            assert client.call("info.get")["ok"]

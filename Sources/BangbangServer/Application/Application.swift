@@ -41,6 +41,8 @@ final class Application: @unchecked Sendable {
     /// Approved runners, mirrored from the accounts store so accepts and counts need no hop.
     let approvedRunners = Mutex<Set<UserID>>([])
     private(set) var registries: [LoopRegistry] = []
+    /// Requests per second a new connection may make (0: unlimited); a reload may change it.
+    let connectionRequestRate: Mutex<Int>
     let boardSequences = Mutex<[OrderType: UInt64]>([:])
     private let isRecovering = Mutex(true)
     /// Commits in flight and storage failures, for snapshots' cuts and for recovery.
@@ -63,6 +65,7 @@ final class Application: @unchecked Sendable {
         self.clock = clock
         self.sms = sms
         self.passwordHasher = passwordHasher
+        self.connectionRequestRate = Mutex(configuration.requestsPerSecond)
 
         var policy = AccountPolicy()
         policy.campuses = configuration.campuses

@@ -49,7 +49,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     func webSocketDidOpen(_ channel: WebSocketChannel) {
         self.channel = channel
         registry = app.registry(for: channel.connection.loop)
-        let rate = app.configuration.requestsPerSecond
+        let rate = app.connectionRequestRate.withLock { $0 }
         if rate > 0 {
             requestBucket = TokenBucket(ratePerSecond: rate, capacity: rate * 2, now: channel.connection.loop.now)
         }

@@ -3,20 +3,30 @@
 // handshake flood from one host is refused with 429 before it costs a parse or a TLS session).
 // A lock per connection open and close is cheap next to the accept itself.
 final class AddressLimiter: Sendable {
-    let limit: Int
+    private let maximum: Mutex<Int>
     private let counts = Mutex<[String: Int]>([:])
     private let handshakes: KeyedRateLimiter<String>
 
     /// - Parameter handshakesPerSecond: sustained handshakes per address, bursts of twice that;
     ///   0 (the default, for callers that predate the setting) means no rate limit.
     init(limit: Int, handshakesPerSecond: Int = 0) {
-        self.limit = limit
+        self.maximum = Mutex(limit)
         self.handshakes = KeyedRateLimiter(ratePerSecond: handshakesPerSecond, capacity: handshakesPerSecond * 2)
+    }
+
+    var limit: Int { maximum.withLock { $0 } }
+
+    /// New limits (a configuration reload). Connections already open stay open; an address over
+    /// a lowered limit is refused new ones until enough of them close.
+    func update(limit: Int, handshakesPerSecond: Int) {
+        maximum.withLock { $0 = limit }
+        handshakes.update(ratePerSecond: handshakesPerSecond, capacity: handshakesPerSecond * 2)
     }
 
     /// Counts one more connection from `address`; false (and nothing counted) when at the limit.
     func acquire(_ address: String) -> Bool {
-        counts.withLock { table in
+        let limit = self.limit
+        return counts.withLock { table in
             let current = table[address, default: 0]
             guard current < limit else { return false }
             table[address] = current + 1

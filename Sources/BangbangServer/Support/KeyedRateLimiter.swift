@@ -2,31 +2,44 @@
 // A key's bucket is dropped once it would have refilled completely, so the table holds only
 // keys active in the last few seconds: an address that connects once a day costs nothing.
 final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
-    let ratePerSecond: Int
-    let capacity: Int
-    private let state = Mutex<(buckets: [Key: TokenBucket], lastSweep: Int64)>(([:], 0))
-
-    /// `ratePerSecond` 0 admits everything without taking the lock.
-    init(ratePerSecond: Int, capacity: Int) {
-        self.ratePerSecond = ratePerSecond
-        self.capacity = max(1, capacity)
+    private struct State {
+        var ratePerSecond: Int
+        var capacity: Int
+        var buckets: [Key: TokenBucket] = [:]
+        var lastSweep: Int64 = 0
     }
 
-    /// How long an idle bucket takes to fill up again, after which forgetting it changes nothing.
-    private var refillMilliseconds: Int64 {
-        ratePerSecond == 0 ? 0 : (Int64(capacity) * 1000 + Int64(ratePerSecond) - 1) / Int64(ratePerSecond)
+    private let state: Mutex<State>
+
+    /// `ratePerSecond` 0 admits everything.
+    init(ratePerSecond: Int, capacity: Int) {
+        state = Mutex(State(ratePerSecond: ratePerSecond, capacity: max(1, capacity)))
+    }
+
+    var ratePerSecond: Int { state.withLock { $0.ratePerSecond } }
+    var capacity: Int { state.withLock { $0.capacity } }
+
+    /// New limits (a configuration reload); every key starts again with a full bucket.
+    func update(ratePerSecond: Int, capacity: Int) {
+        state.withLock { state in
+            state.ratePerSecond = ratePerSecond
+            state.capacity = max(1, capacity)
+            state.buckets = [:]
+        }
     }
 
     /// Takes one token from `key`'s bucket at `now` (milliseconds, monotonic).
     func admit(_ key: Key, now: Int64) -> Bool {
-        guard ratePerSecond > 0 else { return true }
-        let forgetAfter = refillMilliseconds
-        return state.withLock { state in
+        state.withLock { state in
+            guard state.ratePerSecond > 0 else { return true }
+            // How long an idle bucket takes to fill up again, after which forgetting it changes nothing.
+            let forgetAfter = (Int64(state.capacity) * 1000 + Int64(state.ratePerSecond) - 1) / Int64(state.ratePerSecond)
             if now - state.lastSweep >= max(1_000, forgetAfter) {
                 state.buckets = state.buckets.filter { now - $0.value.lastTakenAt < forgetAfter }
                 state.lastSweep = now
             }
-            var bucket = state.buckets[key] ?? TokenBucket(ratePerSecond: ratePerSecond, capacity: capacity, now: now)
+            var bucket = state.buckets[key]
+                ?? TokenBucket(ratePerSecond: state.ratePerSecond, capacity: state.capacity, now: now)
             let admitted = bucket.take(now: now)
             state.buckets[key] = bucket
             return admitted
