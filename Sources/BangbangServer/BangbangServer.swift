@@ -57,7 +57,8 @@ public final class BangbangServer: @unchecked Sendable {
             pingIntervalMilliseconds: Int64(configuration.pingIntervalSeconds) * 1000,
             pongTimeoutMilliseconds: max(5_000, Int64(configuration.pingIntervalSeconds) * 500),
             maxOutputBytes: configuration.maxOutputBytes,
-            addressLimiter: addressLimiter)
+            addressLimiter: addressLimiter,
+            logger: logger)
         let metrics = metrics
         let server = SocketServer(configuration: socketConfiguration, group: group) { connection in
             ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)

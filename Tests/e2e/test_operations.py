@@ -229,3 +229,18 @@ def test_sighup_with_an_unusable_certificate_keeps_serving(tmp_path):
             time.sleep(0.05)
         with connect(server) as client:
             assert client.call("info.get")["ok"]
+
+
+def test_refused_handshakes_are_logged_with_their_connection_id():
+    import socket
+    with running(["--fsync", "never"]) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
+            raw.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        b"Sec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+            assert raw.recv(4096).startswith(b"HTTP/1.1 426")
+        deadline = time.monotonic() + 5
+        while "event=handshake_refused" not in server.log():
+            assert time.monotonic() < deadline, server.log()
+            time.sleep(0.05)
+        line = next(line for line in server.log().splitlines() if "event=handshake_refused" in line)
+        assert "connection.id=" in line and "reason=status_426" in line and "remote=127.0.0.1" in line

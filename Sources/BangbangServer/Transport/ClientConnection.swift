@@ -34,6 +34,8 @@ struct ConnectionLimits: Sendable {
     var closeTimeoutMilliseconds: Int64 = 5_000
     var maxOutputBytes: Int
     var addressLimiter: AddressLimiter
+    /// Where refusals, timeouts and slow consumers are logged (nil: not logged, for tests).
+    var logger: Logger? = nil
 }
 
 final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Sendable {
@@ -69,13 +71,13 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         connection.userData = self   // released in connectionDidClose; lets shutdown find us
         guard limits.addressLimiter.admitHandshake(from: connection.remoteAddress.host, now: connection.loop.now) else {
             phase = .closed
-            metrics.handshakeFailures.increment(label: "handshake_rate")
+            noteHandshakeFailure("handshake_rate")
             respondAndClose(.rejection(status: 429, reason: "too many handshakes from this address; slow down"), isHead: false)
             return
         }
         guard limits.addressLimiter.acquire(connection.remoteAddress.host) else {
             phase = .closed
-            metrics.handshakeFailures.increment(label: "too_many_connections_from_address")
+            noteHandshakeFailure("too_many_connections_from_address")
             respondAndClose(.rejection(status: 429, reason: "too many connections from this address"), isHead: false)
             return
         }
@@ -97,7 +99,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
                 }
             } catch {
                 phase = .closed
-                metrics.handshakeFailures.increment(label: "status_\(error.status)")
+                noteHandshakeFailure("status_\(error.status)")
                 respondAndClose(error.response, isHead: false)
             }
         case .webSocket(let socket, _):
@@ -113,12 +115,14 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         switch phase {
         case .handshake:
             phase = .closed
-            metrics.handshakeFailures.increment(label: "timeout")
+            noteHandshakeFailure("timeout")
             respondAndClose(.rejection(status: 408, reason: "the request did not arrive in time"), isHead: false)
         case .webSocket(let socket, _):
             if !socket.isOpen || isAwaitingPong {
                 // The peer did not answer our close or our ping in time: end it.
-                metrics.closes.increment(label: socket.isOpen ? "ping_timeout" : "close_timeout")
+                let reason = socket.isOpen ? "ping_timeout" : "close_timeout"
+                metrics.closes.increment(label: reason)
+                limits.logger?.info("connection_timed_out", ["connection.id": connection.id, "reason": reason])
                 socket.receiveEndOfInput(into: &output)
                 flush(socket)
                 connection.close(flushFirst: false)
@@ -158,7 +162,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         guard let route = router.webSocketRoutes[String(head.path)] else {
             if case .reject(let response) = ServerHandshake.evaluate(head, configuration: router.handshake),
                head.headers.containsToken("websocket", named: "Upgrade") {
-                metrics.handshakeFailures.increment(label: "status_\(response.status)")
+                noteHandshakeFailure("status_\(response.status)")
             }
             respondAndClose(router.plainResponse(for: head), isHead: head.method == "HEAD")
             return
@@ -175,7 +179,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
             endpoint.webSocketDidOpen(self)
             if !leftover.isEmpty { feed(socket, leftover) }
         case .reject(let response):
-            metrics.handshakeFailures.increment(label: "status_\(response.status)")
+            noteHandshakeFailure("status_\(response.status)")
             respondAndClose(response, isHead: false)
         case .notWebSocket:
             respondAndClose(router.plainResponse(for: head), isHead: head.method == "HEAD")
@@ -246,11 +250,20 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         guard !isSlowConsumer, backlog > limits.maxOutputBytes else { return }
         isSlowConsumer = true
         metrics.slowConsumerDisconnects.increment()
+        limits.logger?.warning("slow_consumer_closed", ["connection.id": connection.id,
+                                                        "remote": connection.remoteAddress.description,
+                                                        "queued_bytes": connection.queuedByteCount])
         socket.close(code: .policyViolation, reason: "too slow: output buffer full", into: &output)
         let bytes = output.takeOutbound()
         output.removeAll()
         connection.send(bytes)
         connection.close(flushFirst: true)
+    }
+
+    private func noteHandshakeFailure(_ reason: String) {
+        metrics.handshakeFailures.increment(label: reason)
+        limits.logger?.info("handshake_refused", ["connection.id": connection.id,
+                                                  "remote": connection.remoteAddress.description, "reason": reason])
     }
 
     // MARK: WebSocketChannel
