@@ -183,8 +183,12 @@ final class Application: @unchecked Sendable {
     /// the change is pushed to everyone concerned right after it. If the record cannot be stored,
     /// `onDurable` gets `storage_unavailable` and the owners' memory is rebuilt from disk
     /// (`recoverFromStorageFailure`), because the change is already applied there.
+    ///
+    /// `afterPublish`, if given, runs on the journal's queue once the change's pushes are
+    /// enqueued: a block it hands to a loop runs after those pushes on that loop.
     func commit(_ entry: JournalEntry, applied: AppliedChange,
-                onDurable: @escaping @Sendable (Result<Void, DomainError>) -> Void) {
+                onDurable: @escaping @Sendable (Result<Void, DomainError>) -> Void,
+                afterPublish: (@Sendable () -> Void)? = nil) {
         let bytes = entry.encoded()
         commits.withLock { $0.inFlight += 1 }
         journal.append(bytes) { [self] result in
@@ -192,6 +196,7 @@ final class Application: @unchecked Sendable {
             case .success:
                 onDurable(.success(()))
                 publish(applied)
+                afterPublish?()
             case .failure(let error):
                 onDurable(.failure(DomainError(.storageUnavailable,
                     "the server could not store this change (\(error.shortDescription)); nothing was changed, try again later")))

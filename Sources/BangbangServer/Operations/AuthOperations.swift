@@ -305,46 +305,27 @@ enum AuthOperations {
                 let now = app.clock()
                 let event = try executor.store.decideRevokeSession(user: user, session: session, now: now)
                 executor.store.apply(event)
-                app.commit(.account(event), applied: .account(event, at: now)) { result in
+                app.commit(.account(event), applied: .account(event, at: now), onDurable: { result in
                     if case .failure(let error) = result { context.fail(error); return }
-                    // On the journal's queue, before this change is published: the user's next
-                    // personal event is the `account.logged_out` of this revocation.
-                    let notice = app.streams.lastSequence(for: user) + 1
                     context.session.loop?.execute {
                         // The asking connection is logged out before it hears back, so its next
                         // request already finds it logged out.
                         if context.session.sessionID == session { context.session.logOut() }
                         context.succeed()
                     }
+                }, afterPublish: {
+                    // The `account.logged_out` push is already enqueued on every loop, so each
+                    // connection using the session is sent it before it is logged out.
                     for registry in app.registries {
                         registry.loop.execute {
-                            logOutConnections(of: user, session: session, in: registry, after: notice, app: app, attempts: 0)
+                            for connection in registry.sessions(of: user) where connection.sessionID == session {
+                                connection.logOut()
+                            }
                         }
                     }
-                }
+                })
             } catch {
                 context.fail(error)
-            }
-        }
-    }
-
-    /// Logs out the connections on `registry`'s loop that use `session`, once they have been
-    /// sent personal event `notice` (their `account.logged_out`). That event's delivery is
-    /// enqueued on this loop under the stream lock as the stream reaches `notice`, so once the
-    /// stream shows it, a block enqueued after that runs after the delivery. Runs on the loop.
-    private static func logOutConnections(of user: UserID, session: SessionID, in registry: LoopRegistry,
-                                          after notice: UInt64, app: Application, attempts: Int) {
-        // The publish follows the commit callback at once; the bound only guards against a
-        // notice that never comes, in which case logging out without it is still right.
-        guard app.streams.lastSequence(for: user) >= notice || attempts >= 10_000 else {
-            registry.loop.execute {
-                logOutConnections(of: user, session: session, in: registry, after: notice, app: app, attempts: attempts + 1)
-            }
-            return
-        }
-        registry.loop.execute {
-            for connection in registry.sessions(of: user) where connection.sessionID == session {
-                connection.logOut()
             }
         }
     }
