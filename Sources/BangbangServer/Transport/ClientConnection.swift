@@ -207,7 +207,14 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     /// Writes what the state machine produced, then hands its events to the endpoint in order.
     private func deliver(_ socket: WebSocketConnection) {
-        let events = output.events
+        // Taken out (not copied), so clearing `output` does not reallocate its buffer, and
+        // handed back afterwards with its capacity for the next message.
+        var events: [WebSocketEvent] = []
+        swap(&events, &output.events)
+        defer {
+            events.removeAll(keepingCapacity: true)
+            if output.events.isEmpty { swap(&events, &output.events) }
+        }
         flush(socket)
         guard case .webSocket(_, let endpoint) = phase else { return }
         for event in events {
