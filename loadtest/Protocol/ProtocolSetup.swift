@@ -21,6 +21,18 @@ struct SetupFailure: Error, CustomStringConvertible {
 }
 
 enum ProtocolSetup {
+    /// Starts every worker's publishers at their share of the run's total `--rate`: the rate is
+    /// split evenly over all publishers, wherever (in whichever process and loop) they run.
+    static func startPublishers<W: ProtocolWorker>(_ harness: Harness<W>,
+                                                   _ start: @escaping @Sendable (W, Double) -> Void) {
+        let perPublisher = harness.options.rate / Double(harness.options.effectivePublishers)
+        let publishersPerWorker = harness.onEach { $0.openClients(.publisher).count }
+        for (worker, count) in zip(harness.workers, publishersPerWorker) {
+            let box = WorkerBox(worker)
+            worker.loop.execute { start(box.worker, perPublisher * Double(count)) }
+        }
+    }
+
     /// Connects and prepares `runners` approved runners and `publishers` logged-in users.
     static func prepare<W: ProtocolWorker>(_ harness: Harness<W>, runners: Int, publishers: Int) throws(SetupFailure) {
         let options = harness.options

@@ -234,12 +234,7 @@ enum ErrandScenario {
         harness.synchronizeWithParent()
         harness.markMeasurementStart()
         let start = MonotonicClock.nanoseconds()
-        let perPublisher = options.rate / Double(options.effectivePublishers)
-        let publishersPerWorker = harness.onEach { $0.openClients(.publisher).count }
-        for (worker, count) in zip(harness.workers, publishersPerWorker) {
-            let box = WorkerBox(worker)
-            worker.loop.execute { box.worker.startErrands(rate: perPublisher * Double(count)) }
-        }
+        ProtocolSetup.startPublishers(harness) { worker, rate in worker.startErrands(rate: rate) }
         harness.hold(seconds: options.durationSeconds, phase: "errands") {
             "\(harness.total { $0.started }) started, \(harness.total { $0.completed }) completed, "
                 + "\(harness.total { $0.cancelled }) cancelled, \(harness.total { $0.failed }) failed, "

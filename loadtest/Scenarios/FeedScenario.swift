@@ -200,13 +200,7 @@ enum FeedScenario {
 
         harness.markMeasurementStart()
         let start = MonotonicClock.nanoseconds()
-        // Each publisher's share of the total rate, wherever it runs.
-        let perPublisher = options.rate / Double(options.effectivePublishers)
-        let publishersPerWorker = harness.onEach { $0.openClients(.publisher).count }
-        for (worker, count) in zip(harness.workers, publishersPerWorker) {
-            let box = WorkerBox(worker)
-            worker.loop.execute { box.worker.startPublishing(rate: perPublisher * Double(count)) }
-        }
+        ProtocolSetup.startPublishers(harness) { worker, rate in worker.startPublishing(rate: rate) }
         var previous = 0
         var previousTime = start
         harness.hold(seconds: options.durationSeconds, phase: "feed") {
