@@ -76,11 +76,6 @@ final class LoopRegistry: @unchecked Sendable {
         for session in watchers.values { delivered += session.deliverFeed(batch) }
         metrics.pushesSent.add(delivered)
     }
-
-    func forEachSession(_ body: (ClientSession) -> Void) {
-        for sessions in sessionsByUser.values { sessions.forEach(body) }
-        for session in watchers.values where session.user == nil { body(session) }
-    }
 }
 
 /// One board change, ready to be sent to any watcher: the feed messages it can cause are encoded

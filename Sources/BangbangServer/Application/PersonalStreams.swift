@@ -84,10 +84,6 @@ final class PersonalStreams: Sendable {
     /// Replaces every stream with a snapshot's (at start-up, before anything is appended).
     func restore(_ snapshot: [UserID: Stream]) { streams.withLock { $0 = snapshot } }
 
-    func lastSequence(for user: UserID) -> UInt64 {
-        streams.withLock { $0[user]?.lastSequence ?? 0 }
-    }
-
     private func trim(_ stream: inout Stream, now: Timestamp) {
         while stream.entries.count - stream.firstIndex > capacity
                 || (stream.firstIndex < stream.entries.count

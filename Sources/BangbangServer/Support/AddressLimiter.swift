@@ -41,8 +41,6 @@ final class AddressLimiter: Sendable {
         }
     }
 
-    func count(for address: String) -> Int { counts.withLock { $0[address] ?? 0 } }
-
     /// Whether `address` may start another handshake at `now` (milliseconds, monotonic).
     func admitHandshake(from address: String, now: Int64) -> Bool {
         handshakes.admit(address, now: now)
