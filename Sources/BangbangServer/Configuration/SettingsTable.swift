@@ -42,15 +42,26 @@ private func nonEmpty(_ name: String, _ text: String) throws(ConfigurationError)
     return text
 }
 
+extension Setting {
+    /// A setting whose value is an integer in `range`, kept in `field`; bad values are refused
+    /// with a message naming the flag and the range.
+    static func integerValued(_ name: String, placeholder: String, help: String, range: ClosedRange<Int>,
+                              _ field: WritableKeyPath<ServerConfiguration, Int> & Sendable) -> Setting {
+        Setting(name: name, kind: .value, placeholder: placeholder, help: help,
+                apply: { config, text throws(ConfigurationError) in
+                    config[keyPath: field] = try integer("--\(name)", text, in: range) },
+                current: { String($0[keyPath: field]) })
+    }
+}
+
 enum SettingsTable {
     static let all: [Setting] = [
         Setting(name: "host", kind: .value, placeholder: "ADDRESS",
                 help: "address to listen on (IPv4 or IPv6)",
                 apply: { config, text throws(ConfigurationError) in config.host = try nonEmpty("--host", text) },
                 current: { $0.host }),
-        Setting(name: "port", kind: .value, placeholder: "PORT", help: "TCP port (0 picks a free one)",
-                apply: { config, text throws(ConfigurationError) in config.port = try integer("--port", text, in: 0...65535) },
-                current: { String($0.port) }),
+        .integerValued("port", placeholder: "PORT", help: "TCP port (0 picks a free one)",
+                       range: 0...65535, \.port),
         Setting(name: "data-dir", kind: .value, placeholder: "PATH", help: "directory for the journal and snapshots",
                 apply: { config, text throws(ConfigurationError) in config.dataDirectory = try nonEmpty("--data-dir", text) },
                 current: { $0.dataDirectory }),
@@ -80,56 +91,32 @@ enum SettingsTable {
                 help: "browser Origin allowed to connect (repeatable; none given: any)",
                 apply: { config, text throws(ConfigurationError) in config.allowedOrigins.append(try nonEmpty("--allowed-origin", text)) },
                 current: { $0.allowedOrigins.joined(separator: ",") }),
-        Setting(name: "max-connections-per-address", kind: .value, placeholder: "N",
-                help: "open connections allowed from one client address",
-                apply: { config, text throws(ConfigurationError) in
-                    config.maxConnectionsPerAddress = try integer("--max-connections-per-address", text, in: 1...10_000_000) },
-                current: { String($0.maxConnectionsPerAddress) }),
-        Setting(name: "sms-per-ip-hourly", kind: .value, placeholder: "N",
-                help: "SMS codes one client IP may request per hour (0: unlimited)",
-                apply: { config, text throws(ConfigurationError) in
-                    config.smsPerIPHourly = try integer("--sms-per-ip-hourly", text, in: 0...1_000_000) },
-                current: { String($0.smsPerIPHourly) }),
-        Setting(name: "event-loops", kind: .value, placeholder: "N", help: "connection event loops (0: one per core)",
-                apply: { config, text throws(ConfigurationError) in config.eventLoops = try integer("--event-loops", text, in: 0...64) },
-                current: { String($0.eventLoops) }),
+        .integerValued("max-connections-per-address", placeholder: "N", help: "open connections allowed from one client address",
+                       range: 1...10_000_000, \.maxConnectionsPerAddress),
+        .integerValued("sms-per-ip-hourly", placeholder: "N", help: "SMS codes one client IP may request per hour (0: unlimited)",
+                       range: 0...1_000_000, \.smsPerIPHourly),
+        .integerValued("event-loops", placeholder: "N", help: "connection event loops (0: one per core)",
+                       range: 0...64, \.eventLoops),
         Setting(name: "fsync", kind: .value, placeholder: "POLICY",
                 help: "journal durability: always | interval:MS | never",
                 apply: { config, text throws(ConfigurationError) in config.fsyncPolicy = try parseFsyncPolicy(text) },
                 current: { describe($0.fsyncPolicy) }),
-        Setting(name: "snapshot-interval", kind: .value, placeholder: "SECONDS", help: "seconds between snapshots",
-                apply: { config, text throws(ConfigurationError) in
-                    config.snapshotIntervalSeconds = try integer("--snapshot-interval", text, in: 1...86_400) },
-                current: { String($0.snapshotIntervalSeconds) }),
-        Setting(name: "snapshot-bytes", kind: .value, placeholder: "BYTES", help: "journal growth that triggers a snapshot",
-                apply: { config, text throws(ConfigurationError) in
-                    config.snapshotJournalBytes = try integer("--snapshot-bytes", text, in: 4096...(1 << 40)) },
-                current: { String($0.snapshotJournalBytes) }),
-        Setting(name: "shards-per-type", kind: .value, placeholder: "N", help: "board shards per order type",
-                apply: { config, text throws(ConfigurationError) in
-                    config.shardsPerType = try integer("--shards-per-type", text, in: 1...32) },
-                current: { String($0.shardsPerType) }),
-        Setting(name: "max-connections", kind: .value, placeholder: "N", help: "maximum open connections",
-                apply: { config, text throws(ConfigurationError) in
-                    config.maxConnections = try integer("--max-connections", text, in: 1...10_000_000) },
-                current: { String($0.maxConnections) }),
-        Setting(name: "max-message-bytes", kind: .value, placeholder: "BYTES", help: "largest message on /ws",
-                apply: { config, text throws(ConfigurationError) in
-                    config.maxMessageBytes = try integer("--max-message-bytes", text, in: 1024...(16 << 20)) },
-                current: { String($0.maxMessageBytes) }),
-        Setting(name: "max-output-bytes", kind: .value, placeholder: "BYTES",
-                help: "output queued per client before it is closed as a slow consumer",
-                apply: { config, text throws(ConfigurationError) in
-                    config.maxOutputBytes = try integer("--max-output-bytes", text, in: 65536...(1 << 30)) },
-                current: { String($0.maxOutputBytes) }),
-        Setting(name: "handshake-timeout", kind: .value, placeholder: "SECONDS", help: "time allowed for the opening handshake",
-                apply: { config, text throws(ConfigurationError) in
-                    config.handshakeTimeoutSeconds = try integer("--handshake-timeout", text, in: 1...300) },
-                current: { String($0.handshakeTimeoutSeconds) }),
-        Setting(name: "ping-interval", kind: .value, placeholder: "SECONDS", help: "idle time before the server pings",
-                apply: { config, text throws(ConfigurationError) in
-                    config.pingIntervalSeconds = try integer("--ping-interval", text, in: 1...3600) },
-                current: { String($0.pingIntervalSeconds) }),
+        .integerValued("snapshot-interval", placeholder: "SECONDS", help: "seconds between snapshots",
+                       range: 1...86_400, \.snapshotIntervalSeconds),
+        .integerValued("snapshot-bytes", placeholder: "BYTES", help: "journal growth that triggers a snapshot",
+                       range: 4096...(1 << 40), \.snapshotJournalBytes),
+        .integerValued("shards-per-type", placeholder: "N", help: "board shards per order type",
+                       range: 1...32, \.shardsPerType),
+        .integerValued("max-connections", placeholder: "N", help: "maximum open connections",
+                       range: 1...10_000_000, \.maxConnections),
+        .integerValued("max-message-bytes", placeholder: "BYTES", help: "largest message on /ws",
+                       range: 1024...(16 << 20), \.maxMessageBytes),
+        .integerValued("max-output-bytes", placeholder: "BYTES", help: "output queued per client before it is closed as a slow consumer",
+                       range: 65536...(1 << 30), \.maxOutputBytes),
+        .integerValued("handshake-timeout", placeholder: "SECONDS", help: "time allowed for the opening handshake",
+                       range: 1...300, \.handshakeTimeoutSeconds),
+        .integerValued("ping-interval", placeholder: "SECONDS", help: "idle time before the server pings",
+                       range: 1...3600, \.pingIntervalSeconds),
         Setting(name: "log-level", kind: .value, placeholder: "LEVEL", help: "debug | info | warning | error",
                 apply: { config, text throws(ConfigurationError) in
                     guard ["debug", "info", "warning", "error"].contains(text) else {
@@ -137,22 +124,15 @@ enum SettingsTable {
                     }
                     config.logLevel = text },
                 current: { $0.logLevel }),
-        Setting(name: "requests-per-second", kind: .value, placeholder: "N",
-                help: "requests per second per connection, bursts of 2N (0: unlimited)",
-                apply: { config, text throws(ConfigurationError) in
-                    config.requestsPerSecond = try integer("--requests-per-second", text, in: 0...1_000_000) },
-                current: { String($0.requestsPerSecond) }),
-        Setting(name: "user-requests-per-second", kind: .value, placeholder: "N",
-                help: "requests per second per user across connections, bursts of 2N (0: unlimited)",
-                apply: { config, text throws(ConfigurationError) in
-                    config.userRequestsPerSecond = try integer("--user-requests-per-second", text, in: 0...1_000_000) },
-                current: { String($0.userRequestsPerSecond) }),
-        Setting(name: "handshakes-per-second-per-address", kind: .value, placeholder: "N",
-                help: "WebSocket handshakes per second per client address, bursts of 2N (0: unlimited)",
-                apply: { config, text throws(ConfigurationError) in
-                    config.handshakesPerSecondPerAddress = try integer("--handshakes-per-second-per-address", text,
-                                                                       in: 0...1_000_000) },
-                current: { String($0.handshakesPerSecondPerAddress) }),
+        .integerValued("requests-per-second", placeholder: "N",
+                       help: "requests per second per connection, bursts of 2N (0: unlimited)",
+                       range: 0...1_000_000, \.requestsPerSecond),
+        .integerValued("user-requests-per-second", placeholder: "N",
+                       help: "requests per second per user across connections, bursts of 2N (0: unlimited)",
+                       range: 0...1_000_000, \.userRequestsPerSecond),
+        .integerValued("handshakes-per-second-per-address", placeholder: "N",
+                       help: "WebSocket handshakes per second per client address, bursts of 2N (0: unlimited)",
+                       range: 0...1_000_000, \.handshakesPerSecondPerAddress),
     ]
 
     static func named(_ name: String) -> Setting? { all.first { $0.name == name } }
