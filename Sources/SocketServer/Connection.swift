@@ -5,16 +5,20 @@
 // A connection belongs to exactly one EventLoop for life and all of its state is touched only
 // on that loop's serial queue, so it needs no locks. Its descriptor is non-blocking.
 //
-// Reading. One DispatchSourceRead per connection fires when the socket is readable. The
-// handler reads into the loop's shared 64 KiB buffer (connections own no read buffer, which
+// Readiness. The connection's descriptor sits in its loop's epoll instance (Readiness.swift),
+// watched for input from the start and for writability only while output is blocked; the loop
+// calls `handleReadiness` for it.
+//
+// Reading. When the socket is readable the connection reads into the loop's shared 64 KiB buffer (connections own no read buffer, which
 // keeps an idle connection small), hands the bytes to the ConnectionHandler (after TLS
 // decryption, which reuses the same buffer once the ciphertext is inside OpenSSL), and stops
-// after `maxBytesReadPerEvent` so one busy peer cannot starve the others; Dispatch calls again
-// on a later turn if more is pending.
+// after `maxBytesReadPerEvent` so one busy peer cannot starve the others; the socket stays
+// ready (level-triggered), so the loop comes back to it on its next round.
 //
-// Writing. `send` appends the caller's array to the WriteQueue without copying and, if the
-// queue was empty, writes at once with `writev`. Only when the kernel answers EAGAIN (or the
-// per-event write cap is hit) is a DispatchSourceWrite created or resumed; it is suspended
+// Writing. `send` appends the caller's array to the WriteQueue without copying; the loop writes
+// it with one `writev` when the current block ends (`EventLoop.deferFlush`), together with
+// everything else that block queued for the connection. Only when the kernel answers EAGAIN (or the
+// per-event write cap is hit) is write interest added to the epoll registration; it is dropped
 // again as soon as the queue is empty, so idle connections cost no write-readiness wakeups.
 // Queue size drives backpressure: above the high-water mark `send` says `.backpressure`, and
 // `connectionDidDrain` follows once the queue falls to the low-water mark; a send made while the
@@ -22,16 +26,16 @@
 //
 // Closing. `close(flushFirst: true)` stops delivering input, lets the queue drain (adding a TLS
 // close_notify), shuts down the write side and waits for the peer's end of stream, all bounded
-// by the linger time; `close(flushFirst: false)` tears down at once. Teardown cancels the
-// Dispatch sources; the descriptor is closed only when the last cancel handler runs (closing
-// earlier could let the kernel reuse the number under a live source). The handler then gets
-// `connectionDidClose`, always on a later queue turn than the call that caused it, so a
+// by the linger time; `close(flushFirst: false)` tears down at once. Teardown removes the
+// descriptor from the loop's epoll instance at once (no event reaches the connection after
+// that) and closes it on a later queue turn, where the handler gets `connectionDidClose`, so a
 // connection is never freed inside one of its own callbacks.
 //
 // Deadlines. The loop's coarse timer calls `checkDeadlines` on every connection; the upper
 // layer's `deadline` and the transport's own (TLS handshake, linger) are plain millisecond
 // values on the monotonic clock.
 import Dispatch
+import CEpoll
 import Glibc
 
 /// A TCP connection, accepted by a `SocketServer` or made by `SocketClient`.
@@ -70,17 +74,20 @@ public final class Connection: @unchecked Sendable {
     var handler: ConnectionHandler?
     var registryIndex = -1
     private(set) var state: State
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
-    private var isWriteSourceResumed = false
+    /// The loop's readiness token while the descriptor is registered with its epoll instance.
+    private var readinessToken: UInt64?
+    private var isReading = false
+    /// Output is blocked: the loop also watches for writability.
+    private var isWaitingForWritable = false
     /// Set by `cork()`: sends queue without writing until `uncork()`.
     private var isCorked = false
+    /// Output waits for the end of the current block (`EventLoop.deferFlush`).
+    private var isFlushDeferred = false
     private var output = WriteQueue()
     private var isAboveHighWater = false
     private var tls: TLSSession?
     private var transportDeadline: Int64?
     private var closeReason: ConnectionCloseReason?
-    private var pendingCancellations = 0
     private var isCloseRequested = false
     var onRelease: (@Sendable () -> Void)?
 
@@ -107,8 +114,8 @@ public final class Connection: @unchecked Sendable {
     /// Bytes queued and not yet accepted by the kernel.
     public var queuedByteCount: Int { output.byteCount }
 
-    /// Queues `bytes` for the peer, writing at once if nothing is queued. The array is kept,
-    /// not copied (except through TLS encryption). Call on the loop.
+    /// Queues `bytes` for the peer; they are written when the current block on the loop ends.
+    /// The array is kept, not copied (except through TLS encryption). Call on the loop.
     @discardableResult
     public func send(_ bytes: [UInt8]) -> SendResult {
         assert(loop.isCurrent, "Connection.send called off its loop")
@@ -139,7 +146,7 @@ public final class Connection: @unchecked Sendable {
         assert(loop.isCurrent, "Connection.uncork called off its loop")
         guard isCorked else { return }
         isCorked = false
-        if state != .closed, !output.isEmpty, !isWriteSourceResumed { flush(isWritableEvent: false) }
+        if state != .closed, !output.isEmpty, !isWaitingForWritable { flush(isWritableEvent: false) }
     }
 
     /// Closes the connection. With `flushFirst`, queued bytes are sent first (bounded by the
@@ -172,7 +179,7 @@ public final class Connection: @unchecked Sendable {
         transportDeadline = loop.now + options.lingerMilliseconds
         if output.isEmpty {
             shutDownOutput()
-        } else if !isWriteSourceResumed {
+        } else if !isWaitingForWritable {
             flush(isWritableEvent: false)
         }
     }
@@ -199,7 +206,7 @@ public final class Connection: @unchecked Sendable {
             if try Syscalls.connect(descriptor, to: address) {
                 connectionEstablished()
             } else {
-                armWriteSource()
+                waitForWritable()
             }
         } catch {
             tearDown(.connectFailed(error))
@@ -211,8 +218,9 @@ public final class Connection: @unchecked Sendable {
             tearDown(.connectFailed(error))
             return
         }
-        if isWriteSourceResumed { disarmWriteSource() }
+        stopWaitingForWritable()
         startReading()
+        guard state != .closed else { return }
         guard let tls else {
             state = .open
             handler?.connectionDidOpen(self)
@@ -224,11 +232,32 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func startReading() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
-        source.setEventHandler { self.readable() }
-        source.setCancelHandler { self.sourceCancelled() }
-        readSource = source
-        source.activate()
+        isReading = true
+        updateReadiness()
+    }
+
+    // MARK: Readiness
+
+    /// Called by the loop with the epoll events reported for this connection. Runs on the loop.
+    func handleReadiness(_ events: UInt32) {
+        let failed = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+        if isWaitingForWritable, failed || events & EPOLLOUT.rawValue != 0 { writable() }
+        if isReading, state != .closed, failed || events & EPOLLIN.rawValue != 0 { readable() }
+    }
+
+    /// Tells the loop's epoll instance what this connection waits for now.
+    private func updateReadiness() {
+        guard state != .closed else { return }
+        let events = (isReading ? EPOLLIN.rawValue : 0) | (isWaitingForWritable ? EPOLLOUT.rawValue : 0)
+        do throws(Errno) {
+            if let readinessToken {
+                try loop.readiness.change(self, token: readinessToken, events: events)
+            } else {
+                readinessToken = try loop.readiness.add(self, events: events)
+            }
+        } catch {
+            tearDown(state == .connecting ? .connectFailed(error) : .ioError(error))
+        }
     }
 
     // MARK: Reading
@@ -324,13 +353,29 @@ public final class Connection: @unchecked Sendable {
             return .dropped
         }
         appendOutput(chunk)
-        if !isWriteSourceResumed, !isCorked { flush(isWritableEvent: false) }
+        if !isWaitingForWritable, !isCorked {
+            if output.byteCount > options.highWaterMark {
+                // Too much to hold for the end of the block: write now, so backpressure still
+                // means the kernel refused more, not that we had not tried yet.
+                flush(isWritableEvent: false)
+            } else if !isFlushDeferred {
+                isFlushDeferred = true
+                loop.deferFlush(self)
+            }
+        }
         if state == .closed { return .dropped }
         if output.byteCount > options.highWaterMark {
             isAboveHighWater = true
             return .backpressure
         }
         return isAboveHighWater ? .backpressure : .enqueued
+    }
+
+    /// The loop's end-of-block write for a `deferFlush`. Runs on the loop.
+    func flushDeferred() {
+        isFlushDeferred = false
+        // Not inside a `send`, so a drain may be reported from here.
+        if state != .closed, !output.isEmpty, !isWaitingForWritable, !isCorked { flush(isWritableEvent: true) }
     }
 
     private func appendOutput(_ chunk: [UInt8]) {
@@ -342,14 +387,14 @@ public final class Connection: @unchecked Sendable {
         var written = 0
         while !output.isEmpty {
             if written >= options.maxBytesWrittenPerEvent {
-                armWriteSource()  // the socket is still writable, so this fires on the next turn
+                waitForWritable()  // the socket is still writable, so this fires on the next round
                 return
             }
             let vectorCount = output.fillVectors(loop.vectors, capacity: EventLoop.maxVectors,
                                                  byteLimit: options.maxBytesWrittenPerEvent - written)
             do {
                 guard let count = try Syscalls.writev(descriptor, loop.vectors, count: vectorCount) else {
-                    armWriteSource()
+                    waitForWritable()
                     return
                 }
                 output.consume(count)
@@ -359,7 +404,7 @@ public final class Connection: @unchecked Sendable {
                 return
             }
         }
-        if isWriteSourceResumed { disarmWriteSource() }
+        stopWaitingForWritable()
         if state == .flushing {
             shutDownOutput()
             return
@@ -381,27 +426,19 @@ public final class Connection: @unchecked Sendable {
             return
         }
         flush(isWritableEvent: true)
-        if state == .open, isWriteSourceResumed { reportDrainIfNeeded() }
+        if state == .open, isWaitingForWritable { reportDrainIfNeeded() }
     }
 
-    private func armWriteSource() {
-        guard !isWriteSourceResumed, state != .closed else { return }
-        isWriteSourceResumed = true
-        if let writeSource {
-            writeSource.resume()
-            return
-        }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
-        source.setEventHandler { self.writable() }
-        source.setCancelHandler { self.sourceCancelled() }
-        writeSource = source
-        source.activate()
+    private func waitForWritable() {
+        guard !isWaitingForWritable, state != .closed else { return }
+        isWaitingForWritable = true
+        updateReadiness()
     }
 
-    private func disarmWriteSource() {
-        guard isWriteSourceResumed, let writeSource else { return }
-        isWriteSourceResumed = false
-        writeSource.suspend()
+    private func stopWaitingForWritable() {
+        guard isWaitingForWritable else { return }
+        isWaitingForWritable = false
+        updateReadiness()
     }
 
     private func shutDownOutput() {
@@ -430,8 +467,8 @@ public final class Connection: @unchecked Sendable {
 
     // MARK: Teardown
 
-    /// Cancels the sources; the descriptor is closed and the handler told once both cancel
-    /// handlers have run.
+    /// Stops every event for the connection now; the descriptor is closed and the handler told
+    /// on a later turn.
     private func tearDown(_ reason: ConnectionCloseReason) {
         guard state != .closed else { return }
         state = .closed
@@ -439,37 +476,18 @@ public final class Connection: @unchecked Sendable {
         output.removeAll()
         transportDeadline = nil
         deadline = nil
-        var sources = 0
-        if let writeSource {
-            sources += 1
-            writeSource.cancel()
-            // A suspended source never runs its cancel handler.
-            if !isWriteSourceResumed {
-                isWriteSourceResumed = true
-                writeSource.resume()
-            }
+        isReading = false
+        isWaitingForWritable = false
+        if let readinessToken {
+            loop.readiness.remove(self, token: readinessToken)
+            self.readinessToken = nil
         }
-        if let readSource {
-            sources += 1
-            readSource.cancel()
-        }
-        pendingCancellations = sources
-        if sources == 0 {
-            loop.execute { self.release() }
-        }
-    }
-
-    private func sourceCancelled() {
-        pendingCancellations -= 1
-        if pendingCancellations == 0 { release() }
-        if pendingCancellations < 0 { fatalError("internal inconsistency in Connection teardown") }
+        loop.execute { self.release() }
     }
 
     private func release() {
         guard let reason = closeReason else { fatalError("internal inconsistency in Connection release") }
         Syscalls.close(descriptor)
-        readSource = nil
-        writeSource = nil
         tls = nil
         loop.unregister(self)
         onRelease?()

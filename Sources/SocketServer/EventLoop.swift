@@ -1,5 +1,5 @@
-// Event loops: serial Dispatch queues that own connections, a shared read buffer and a
-// coarse deadline timer.
+// Event loops: serial Dispatch queues that own connections, their readiness (Readiness.swift),
+// a shared read buffer and a coarse deadline timer.
 import Dispatch
 import Glibc
 
@@ -28,6 +28,13 @@ public final class EventLoop: @unchecked Sendable {
     private(set) var connections: [Connection] = []
     private var timer: DispatchSourceTimer?
     private let queueKey = DispatchSpecificKey<Int>()
+    /// Every connection's descriptor, watched by one epoll instance; see Readiness.swift.
+    var readiness = ReadinessTable()
+    private var readinessSource: DispatchSourceRead?
+    /// Batches of ready sockets handled per Dispatch wakeup before other queued work gets a turn.
+    private static let maxReadinessRounds = 4
+    /// Connections with output queued during the current block, written once it ends.
+    private var deferredFlushes: [Connection] = []
 
     /// Creates a loop. `readBufferSize` is paid once per loop; `tickMilliseconds` is the period
     /// of the deadline sweep.
@@ -46,12 +53,50 @@ public final class EventLoop: @unchecked Sendable {
         timer.setEventHandler { [weak self] in self?.tick() }
         timer.activate()
         self.timer = timer
+        let source = DispatchSource.makeReadSource(fileDescriptor: readiness.pollDescriptor, queue: queue)
+        source.setEventHandler { [unowned self] in handleReadiness() }
+        source.activate()
+        readinessSource = source
     }
 
     deinit {
         timer?.cancel()
+        readinessSource?.cancel()
+        readiness.deallocate()
         readBuffer.deallocate()
         vectors.deallocate()
+    }
+
+    /// Has `connection`'s output written after the block running now, together with whatever
+    /// else that block queues for it: the replies to a batch of requests, or the pushes of a batch
+    /// of commits, leave as one `writev` per connection instead of one per message. Call on the loop.
+    func deferFlush(_ connection: Connection) {
+        if deferredFlushes.isEmpty { queue.async { [self] in flushDeferred() } }
+        deferredFlushes.append(connection)
+    }
+
+    private func flushDeferred() {
+        var pending: [Connection] = []
+        swap(&pending, &deferredFlushes)
+        for connection in pending { connection.flushDeferred() }
+        pending.removeAll(keepingCapacity: true)
+        if deferredFlushes.isEmpty { swap(&pending, &deferredFlushes) }
+    }
+
+    /// Serves every ready socket: batches of `epoll_wait` until none is ready, so the handler
+    /// never depends on how Dispatch re-arms the epoll descriptor. Runs on the loop.
+    private func handleReadiness() {
+        for _ in 0..<Self.maxReadinessRounds {
+            let count = Syscalls.pollReady(readiness.pollDescriptor, into: readiness.events,
+                                           capacity: ReadinessTable.batchCapacity)
+            if count == 0 { return }
+            for position in 0..<count {
+                let event = readiness.events[position]
+                readiness.connection(for: event.data.u64)?.handleReadiness(event.events)
+            }
+        }
+        // Still busy: let the queue's other work (replies, pushes, timers) run, then go on.
+        queue.async { [self] in handleReadiness() }
     }
 
     /// Monotonic time in milliseconds, the unit of `Connection.deadline`.

@@ -3,6 +3,7 @@
 // Each wrapper retries on EINTR, turns a -1 return into a typed `Errno`, and consults the
 // fault injector first so tests can force `EAGAIN`, `ENOSPC`, `EMFILE` or short writes on
 // exactly the calls they care about without a misbehaving kernel.
+import CEpoll
 import Glibc
 import Foundation
 
@@ -207,6 +208,33 @@ enum Syscalls {
     static func close(_ fd: Int32) {
         // Linux releases the descriptor even when close reports EINTR, so never retry it.
         _ = Glibc.close(fd)
+    }
+
+    // MARK: Readiness (epoll)
+
+    static func pollCreate() throws(Errno) -> Int32 {
+        let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        if fd < 0 { throw Errno(errno) }
+        return fd
+    }
+
+    /// Adds (`EPOLL_CTL_ADD`) or changes (`EPOLL_CTL_MOD`) `fd`'s interest set; `token` comes back
+    /// with its events.
+    static func pollControl(_ poll: Int32, _ operation: Int32, _ fd: Int32, events: UInt32, token: UInt64) throws(Errno) {
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = token
+        if epoll_ctl(poll, operation, fd, &event) != 0 { throw Errno(errno) }
+    }
+
+    static func pollRemove(_ poll: Int32, _ fd: Int32) {
+        var unused = epoll_event()
+        _ = epoll_ctl(poll, Int32(EPOLL_CTL_DEL), fd, &unused)
+    }
+
+    /// Ready descriptors now, without waiting; 0 when none (or on EINTR, which the next turn retries).
+    static func pollReady(_ poll: Int32, into events: UnsafeMutablePointer<epoll_event>, capacity: Int32) -> Int {
+        max(0, Int(epoll_wait(poll, events, capacity, 0)))
     }
 
     static func pendingSocketError(_ fd: Int32) -> Errno? {
