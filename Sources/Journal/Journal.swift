@@ -13,7 +13,7 @@
 // queue gets its own order. The first append into an empty buffer schedules the writer on the
 // journal's serial queue. The writer takes *everything* pending, does one pwrite and (under
 // `.always`) one fdatasync for it, then calls the completions in sequence order on the journal's
-// queue. While it waits on the disk, new appends pile up and become the next batch: the busier the
+// queue, or hands them in one block to the configured completion queue. While it waits on the disk, new appends pile up and become the next batch: the busier the
 // server, the bigger the batches, and fsyncs stay far fewer than appends.
 //
 // What is durable when:
@@ -50,8 +50,8 @@
 // intact record, means acknowledged data may be behind it: the journal refuses to open and says how
 // to proceed. Other format versions are refused.
 //
-// Threads: `append` from anywhere; completions on the journal's queue (keep them short, and never
-// call `close()` from one); `writeSnapshot` from any thread except the journal's queue; `close()`
+// Threads: `append` from anywhere; completions on the journal's queue or the configured completion
+// queue (keep them short, and never call `close()` from one); `writeSnapshot` from any thread except the journal's queue; `close()`
 // once, from any thread except the journal's queue. The data directory's `LOCK` (flock) keeps a
 // second server out.
 import Crypto
@@ -178,7 +178,7 @@ public final class Journal: Sendable {
     // MARK: Appending
 
     /// Appends a record and returns its sequence at once; `completion` follows, on the journal's
-    /// queue, once the record is durable under the sync policy (`.success(sequence)`) or its batch
+    /// queue (or `configuration.completionQueue`), once the record is durable under the sync policy (`.success(sequence)`) or its batch
     /// failed (`.failure`, and the record is not in the journal). Sequences are strictly increasing
     /// in call order: a caller that appends from one serial context decides the order itself.
     /// After `close()` the completion gets `.failure(.closed)` immediately and 0 is returned (no
@@ -228,15 +228,25 @@ public final class Journal: Sendable {
             }
             guard var batch else { return }
             let result = commit(batch.bytes, firstSequence: batch.waiters[0].sequence)
-            for waiter in batch.waiters {
-                waiter.completion(result.map { waiter.sequence })
+            if let completionQueue = configuration.completionQueue {
+                let waiters = batch.waiters
+                completionQueue.async { Self.complete(waiters, with: result) }
+                batch.waiters = []
+            } else {
+                Self.complete(batch.waiters, with: result)
+                batch.waiters.removeAll(keepingCapacity: true)
             }
             batch.bytes.removeAll(keepingCapacity: true)
-            batch.waiters.removeAll(keepingCapacity: true)
             intake.withLock { intake in
                 intake.spareBuffer = batch.bytes
                 intake.spareWaiters = batch.waiters
             }
+        }
+    }
+
+    private static func complete(_ waiters: [Waiter], with result: Result<Void, JournalError>) {
+        for waiter in waiters {
+            waiter.completion(result.map { waiter.sequence })
         }
     }
 
@@ -374,10 +384,13 @@ public final class Journal: Sendable {
 
     /// Writes everything appended so far, fdatasyncs it and releases the data directory. Blocks
     /// until done. Later appends fail with `.closed`. Throws if the final sync fails: the records of
-    /// the last interval may then not be durable. Must not be called on the journal's queue (from a
-    /// completion): it waits for that queue.
+    /// the last interval may then not be durable. Must not be called on the journal's queue or the
+    /// completion queue (from a completion): it waits for both.
     public func close() throws(JournalError) {
         dispatchPrecondition(condition: .notOnQueue(queue))
+        if let completionQueue = configuration.completionQueue {
+            dispatchPrecondition(condition: .notOnQueue(completionQueue))
+        }
         let wasOpen = intake.withLock { intake in
             defer { intake.isClosed = true }
             return !intake.isClosed
@@ -402,6 +415,8 @@ public final class Journal: Sendable {
             }
         }
         syscalls.closeFile(lockDescriptor)
+        // The last batches' completions have run when this returns, on either queue.
+        configuration.completionQueue?.sync {}
         try result.get()
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,6 +43,11 @@ public struct JournalConfiguration: Sendable {
     /// it (an accept after a publish) and must not reach the disk without it; the server rebuilds
     /// its memory from disk, then resumes.
     public var holdsAfterFailure = false
+    /// Where completions run: each batch's completions are handed over in one block, in sequence
+    /// order, so a server that completes on its own event loop pays one queue hop per batch, not
+    /// one per record. Must be serial.
+    /// Default nil: on the journal's own queue, right after the batch.
+    public var completionQueue: DispatchQueue?
 
     /// The system-call layer; tests replace it to inject faults.
     var syscalls: Syscalls = .live

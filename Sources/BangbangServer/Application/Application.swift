@@ -41,12 +41,16 @@ final class Application: @unchecked Sendable {
     /// Approved runners, mirrored from the accounts store so accepts and counts need no hop.
     let approvedRunners = Mutex<Set<UserID>>([])
     private(set) var registries: [LoopRegistry] = []
+    let feedWatchers = WatcherTotal()
     /// Requests per second a new connection may make (0: unlimited); a reload may change it.
     let connectionRequestRate: Mutex<Int>
     let boardSequences = Mutex<[OrderType: UInt64]>([:])
     private let isRecovering = Mutex(true)
     /// Commits in flight and storage failures, for snapshots' cuts and for recovery.
     let commits = Mutex(CommitTracker())
+    /// Serial: journal completions (a batch per block), so replies and pushes of durable changes
+    /// leave in sequence order. See `init`'s `ownersTarget`.
+    let commitQueue: DispatchQueue
     /// Serial: snapshot cuts and rebuilds after storage failures, so they never overlap.
     let maintenanceQueue = DispatchQueue(label: "bangbang.durability", qos: .utility)
     /// Serial: encoding and writing snapshots, off every owner's queue.
@@ -54,10 +58,15 @@ final class Application: @unchecked Sendable {
     /// When and at what journal size the last snapshot was taken.
     let snapshotSchedule = Mutex(SnapshotSchedule())
 
+    /// `ownersTarget`: the queue the owners' queues and `commitQueue` run on. A server with one
+    /// event loop passes the loop's queue, so a request goes loop → owner → journal → loop without
+    /// ever changing thread (each queue still runs its blocks in order, never two at once); nil
+    /// gives every owner its own thread, for servers with several loops and cores.
     /// `journalTestHook` lets tests adjust the journal's configuration (fault injection).
     init(configuration: ServerConfiguration, logger: Logger, metrics: ServerMetrics,
          clock: @escaping @Sendable () -> Timestamp, sms: SMSProvider,
          passwordHasher: PasswordHasher = PasswordHasher(),
+         ownersTarget: DispatchQueue? = nil,
          journalTestHook: ((inout JournalConfiguration) -> Void)? = nil) throws {
         self.configuration = configuration
         self.logger = logger
@@ -82,6 +91,8 @@ final class Application: @unchecked Sendable {
         // Changes are applied in memory before they are appended, so a change queued behind a
         // failed one must not be written until memory has been rebuilt from disk.
         journalConfiguration.holdsAfterFailure = true
+        commitQueue = DispatchQueue(label: "bangbang.commits", qos: .userInitiated, target: ownersTarget)
+        journalConfiguration.completionQueue = commitQueue
         if let flagFile = ProcessInfo.processInfo.environment[Self.simulatedFullDiskVariable], !flagFile.isEmpty {
             logger.warning("simulated_full_disk", ["detail": "journal writes fail with ENOSPC while \(flagFile) exists (test setting)"])
             journalConfiguration.simulateFullDisk(when: { access(flagFile, F_OK) == 0 })
@@ -100,9 +111,9 @@ final class Application: @unchecked Sendable {
         }
         // The owners start empty and receive the recovered state once it is built, so the
         // recovered collections are never shared with a copy (the first change would copy them).
-        accounts = AccountsExecutor(store: AccountStore(policy: policy))
+        accounts = AccountsExecutor(store: AccountStore(policy: policy), target: ownersTarget)
         shards = (0..<layout.shardCount).map { index in
-            ShardExecutor(shard: BoardShard(index: index), type: layout.type(ofShard: index))
+            ShardExecutor(shard: BoardShard(index: index), type: layout.type(ofShard: index), target: ownersTarget)
         }
         if let snapshot {
             streams.restore(snapshot.streams)
@@ -130,7 +141,7 @@ final class Application: @unchecked Sendable {
     /// Connects the application to the transport's loops and starts its timers. Call once,
     /// after construction and before the server accepts connections.
     func attach(to loops: [EventLoop]) {
-        registries = loops.map { LoopRegistry(loop: $0, metrics: metrics) }
+        registries = loops.map { LoopRegistry(loop: $0, metrics: metrics, watcherTotal: feedWatchers) }
         isRecovering.withLock { $0 = false }
         for executor in shards {
             executor.perform { [self] executor in applyDueTransitions(executor) }
@@ -179,12 +190,12 @@ final class Application: @unchecked Sendable {
     // MARK: Commit
 
     /// The single commit point. Call on the owner's queue right after applying `entry`'s event;
-    /// `onDurable` runs on the journal's queue once the record is durable (reply there), and
+    /// `onDurable` runs on `commitQueue` once the record is durable (reply there), and
     /// the change is pushed to everyone concerned right after it. If the record cannot be stored,
     /// `onDurable` gets `storage_unavailable` and the owners' memory is rebuilt from disk
     /// (`recoverFromStorageFailure`), because the change is already applied there.
     ///
-    /// `afterPublish`, if given, runs on the journal's queue once the change's pushes are
+    /// `afterPublish`, if given, runs on `commitQueue` once the change's pushes are
     /// enqueued: a block it hands to a loop runs after those pushes on that loop.
     func commit(_ entry: JournalEntry, applied: AppliedChange,
                 onDurable: @escaping @Sendable (Result<Void, DomainError>) -> Void,
@@ -211,7 +222,7 @@ final class Application: @unchecked Sendable {
     // MARK: Publish
 
     /// Tells everyone concerned about a durable change: personal streams of the parties, and the
-    /// board feed. Runs on the journal's queue (live) or during replay (no one is connected).
+    /// board feed. Runs on `commitQueue` (live) or during replay (no one is connected).
     func publish(_ change: AppliedChange) {
         let recovering = isRecovering.withLock { $0 }
         switch change {
@@ -238,7 +249,7 @@ final class Application: @unchecked Sendable {
                 table[type, default: 0] += 1
                 return table[type]!
             }
-            guard !recovering else { return }
+            guard !recovering, !feedWatchers.isZero else { return }
             let broadcast = FeedBroadcast(change: applied, boardSequence: sequence)
             for registry in registries { registry.enqueueFeed(broadcast) }
         }
@@ -251,7 +262,13 @@ final class Application: @unchecked Sendable {
             guard deliver else { return }
             let message = SharedMessage(text: bytes)
             for registry in registries {
-                registry.loop.execute { registry.deliverPersonal(to: user, sequence: sequence, message: message) }
+                // On the registry's own loop (one loop: commits run there) it goes out with the
+                // reply in the same write; other loops get it in order through their queue.
+                if registry.loop.isCurrent {
+                    registry.deliverPersonal(to: user, sequence: sequence, message: message)
+                } else {
+                    registry.loop.execute { registry.deliverPersonal(to: user, sequence: sequence, message: message) }
+                }
             }
         })
     }

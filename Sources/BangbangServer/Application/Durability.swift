@@ -10,7 +10,7 @@
 //   - the owners (accounts store, every board shard) apply a change on their serial queue and
 //     append its record in the same block (`Application.commit`), so the sequence is assigned
 //     while the change is already in the owner's value;
-//   - the personal streams and the board numbering change later, on the journal's queue, when
+//   - the personal streams and the board numbering change later, on the commit queue, when
 //     the record is durable (`publish`);
 //   - a record that fails leaves its change in the owner's value until the rebuild below.
 // So the cut is taken in this order, on `maintenanceQueue`:
@@ -229,7 +229,7 @@ extension Application {
 
     // MARK: Storage failures
 
-    /// A record could not be stored. Runs on the journal's queue, from the failed completion.
+    /// A record could not be stored. Runs on the commit queue, from the failed completion.
     func noteStorageFailure(_ error: JournalError) {
         let schedulesRebuild = commits.withLock { tracker -> Bool in
             tracker.failures += 1

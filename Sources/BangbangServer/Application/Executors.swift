@@ -4,7 +4,8 @@
 //
 // The change path, the same for every operation:
 //   on the owner's queue:   decide → apply → `Application.commit` (append to the journal)
-//   when the journal says the record is durable (journal queue, in sequence order):
+//   when the journal says the record is durable (`Application.commitQueue`, in sequence order,
+//   one hop per journal batch):
 //                           reply to the client → push to everyone concerned
 // Applying before the record is durable lets the next command on the same owner see the change
 // (two accepts racing for one order: the second sees it taken), while nobody hears of it before
@@ -15,10 +16,14 @@ import Dispatch
 
 /// Owns the `AccountStore`. `store` may be touched only on `queue`.
 final class AccountsExecutor: @unchecked Sendable {
-    let queue = DispatchQueue(label: "bangbang.accounts", qos: .userInitiated)
+    let queue: DispatchQueue
     var store: AccountStore
 
-    init(store: AccountStore) { self.store = store }
+    /// `target`: see `Application.init`'s `ownersTarget`.
+    init(store: AccountStore, target: DispatchQueue? = nil) {
+        self.store = store
+        self.queue = DispatchQueue(label: "bangbang.accounts", qos: .userInitiated, target: target)
+    }
 
     func perform(_ body: @escaping @Sendable (AccountsExecutor) -> Void) {
         queue.async { body(self) }
@@ -34,10 +39,11 @@ final class ShardExecutor: @unchecked Sendable {
     var timer: DispatchSourceTimer?
     var timerDueAt: Timestamp?
 
-    init(shard: BoardShard, type: OrderType) {
+    /// `target`: see `Application.init`'s `ownersTarget`.
+    init(shard: BoardShard, type: OrderType, target: DispatchQueue? = nil) {
         self.shard = shard
         self.type = type
-        self.queue = DispatchQueue(label: "bangbang.shard.\(shard.index)", qos: .userInitiated)
+        self.queue = DispatchQueue(label: "bangbang.shard.\(shard.index)", qos: .userInitiated, target: target)
     }
 
     func perform(_ body: @escaping @Sendable (ShardExecutor) -> Void) {

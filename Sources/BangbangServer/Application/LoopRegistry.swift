@@ -5,6 +5,7 @@
 import BangbangCore
 import BangbangProtocol
 import SocketServer
+import Synchronization
 
 /// Confined to `loop.queue`.
 final class LoopRegistry: @unchecked Sendable {
@@ -12,14 +13,16 @@ final class LoopRegistry: @unchecked Sendable {
     private var sessionsByUser: [UserID: [ClientSession]] = [:]
     private var watchers: [ObjectIdentifier: ClientSession] = [:]
     /// Board changes waiting for this loop's next drain, and whether one is scheduled. Filled from
-    /// the journal's queue, emptied on the loop: the only state here shared across threads.
+    /// the commit queue, emptied on the loop: the only state here shared across threads.
     private let pendingFeed = Mutex<(broadcasts: [FeedBroadcast], isDrainScheduled: Bool)>(([], false))
 
     private let metrics: ServerMetrics
+    private let watcherTotal: WatcherTotal
 
-    init(loop: EventLoop, metrics: ServerMetrics) {
+    init(loop: EventLoop, metrics: ServerMetrics, watcherTotal: WatcherTotal) {
         self.loop = loop
         self.metrics = metrics
+        self.watcherTotal = watcherTotal
     }
 
     func register(_ session: ClientSession, as user: UserID) {
@@ -33,8 +36,17 @@ final class LoopRegistry: @unchecked Sendable {
 
     func sessions(of user: UserID) -> [ClientSession] { sessionsByUser[user] ?? [] }
 
-    func startWatching(_ session: ClientSession) { watchers[ObjectIdentifier(session)] = session }
-    func stopWatching(_ session: ClientSession) { watchers[ObjectIdentifier(session)] = nil }
+    func startWatching(_ session: ClientSession) {
+        if watchers.updateValue(session, forKey: ObjectIdentifier(session)) == nil {
+            watcherTotal.count.add(1, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    func stopWatching(_ session: ClientSession) {
+        if watchers.removeValue(forKey: ObjectIdentifier(session)) != nil {
+            watcherTotal.count.subtract(1, ordering: .sequentiallyConsistent)
+        }
+    }
 
     /// Verified runners on this loop watching `type` now, counted once per user.
     func runnersWatching(_ type: OrderType, isRunner: (UserID) -> Bool) -> Set<UserID> {
@@ -76,6 +88,15 @@ final class LoopRegistry: @unchecked Sendable {
         for session in watchers.values { delivered += session.deliverFeed(batch) }
         metrics.pushesSent.add(delivered)
     }
+}
+
+/// Sessions watching a board, over every loop. A change published while it is zero needs no
+/// feed message: a session that starts watching afterwards lists the board after registering,
+/// and the list already holds the change (it was applied before it was published).
+final class WatcherTotal: Sendable {
+    let count = Atomic<Int>(0)
+
+    var isZero: Bool { count.load(ordering: .sequentiallyConsistent) == 0 }
 }
 
 /// One board change, ready to be sent to any watcher: the feed messages it can cause are encoded
