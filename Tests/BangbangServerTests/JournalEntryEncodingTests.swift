@@ -143,6 +143,37 @@ private enum Events {
         }
     }
 
+    /// Order records are written directly, not through Codable; the bytes must be the same.
+    @Test func orderRecordsAreWrittenExactlyAsCodableWritesThem() throws {
+        var events = try Events.orderEvents()
+        // Every optional member of an order present, on a published order of each type.
+        for event in events.prefix(4) {
+            guard case .published(var order) = event.change else { continue }
+            order.runner = UserID(9)
+            order.acceptedAt = Events.now.adding(milliseconds: 1)
+            order.autoConfirmAt = Events.now.adding(milliseconds: 2)
+            order.deliveryCode = order.deliveryCode ?? "0042"
+            order.participants = [UserID(3), UserID(UInt64.max)]
+            order.timeline.append(TimelineEntry(status: .cancelled, at: Events.now, actor: nil, note: "quorum \"not\" reached"))
+            order.cancellation = Cancellation(cause: .publisher, reason: "plans changed", fee: -5, runner: UserID(9))
+            order.ratingByPublisher = Rating(stars: 4, comment: "快", at: Events.now)
+            order.ratingByRunner = Rating(stars: 1, comment: "", at: Events.now)
+            order.tip = Int64.min
+            order.revision = Int.max
+            var full = event
+            full.change = .published(order)
+            full.actor = nil
+            full.notify = []
+            events.append(full)
+        }
+        for event in events {
+            for shard in [0, 5, 1023] {
+                let entry = JournalEntry.order(shard: shard, event)
+                #expect(entry.encoded() == entry.encodedThroughCodable(), "\(Events.kind(of: event.change)) differs")
+            }
+        }
+    }
+
     @Test func everyAccountEventRoundTrips() throws {
         let events = try Events.accountEvents()
         let kinds = Set(events.map { Events.kind(of: $0) })

@@ -59,7 +59,9 @@ public struct Request: Sendable {
             return .failure(RequestDecodeFailure(id: id, error: DomainError(.badRequest,
                 "a request needs an \"op\": the operation name", field: "op")))
         }
-        if let unknown = members.keys.sorted().first(where: { !["id", "op", "data"].contains($0) }) {
+        // "id" and "op" are present by now, so any further member but "data" is unknown.
+        if members.count > (members["data"] == nil ? 2 : 3),
+           let unknown = members.keys.sorted().first(where: { !["id", "op", "data"].contains($0) }) {
             return .failure(RequestDecodeFailure(id: id, error: DomainError(.badRequest,
                 "unknown envelope field \"\(unknown)\"; operation fields go inside \"data\"", field: unknown)))
         }
@@ -72,28 +74,103 @@ public struct RequestDecodeFailure: Error, Sendable {
     public var error: DomainError
 }
 
+// Messages are written member by member in key order ("data" < "error" < "event" < "id" < "ok"
+// < "seq" < "type"), the same bytes `JSONWriter.write(_:)` makes of the equivalent object. `data`
+// comes either as a value or already encoded (an order written by `OrderWire`).
 public enum Reply {
     public static func success(id: JSONValue, data: JSONValue) -> [UInt8] {
-        JSONWriter.encode(.object(["id": id, "ok": true, "data": data]))
+        success(id: id) { $0.write(data) }
+    }
+
+    /// A success whose `data` is already JSON bytes.
+    public static func success(id: JSONValue, encodedData: [UInt8]) -> [UInt8] {
+        success(id: id) { $0.write(encoded: encodedData) }
+    }
+
+    private static func success(id: JSONValue, writeData: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("data")
+        writeData(&writer)
+        writer.key("id")
+        writer.write(id)
+        writer.key("ok")
+        writer.write(bool: true)
+        writer.endObject()
+        return writer.bytes
     }
 
     public static func failure(id: JSONValue, error: DomainError) -> [UInt8] {
-        var body: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
-        if let field = error.field { body["field"] = .string(field) }
-        return JSONWriter.encode(.object(["id": id, "ok": false, "error": .object(body)]))
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("error")
+        writer.beginObject()
+        writer.key("code")
+        writer.write(string: error.code.rawValue)
+        if let field = error.field {
+            writer.key("field")
+            writer.write(string: field)
+        }
+        writer.key("message")
+        writer.write(string: error.message)
+        writer.endObject()
+        writer.key("id")
+        writer.write(id)
+        writer.key("ok")
+        writer.write(bool: false)
+        writer.endObject()
+        return writer.bytes
     }
 }
 
 public enum EventMessage {
     /// A personal-stream event: `seq` is the user's stream position, used by `auth.resume`.
     public static func personal(name: String, sequence: UInt64, data: JSONValue) -> [UInt8] {
-        JSONWriter.encode(.object(["event": .string(name), "seq": .integer(Int64(sequence)), "data": data]))
+        personal(name: name, sequence: sequence) { $0.write(data) }
+    }
+
+    /// A personal-stream event whose `data` is already JSON bytes.
+    public static func personal(name: String, sequence: UInt64, encodedData: [UInt8]) -> [UInt8] {
+        personal(name: name, sequence: sequence) { $0.write(encoded: encodedData) }
+    }
+
+    private static func personal(name: String, sequence: UInt64, writeData: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("data")
+        writeData(&writer)
+        writer.key("event")
+        writer.write(string: name)
+        writer.key("seq")
+        writer.write(integer: Int64(sequence))
+        writer.endObject()
+        return writer.bytes
     }
 
     /// A board-feed event: `seq` is the board's own position (one counter per order type), the
     /// same for every watcher, so the message is encoded once and shared.
     public static func board(name: String, type: String, sequence: UInt64, data: JSONValue) -> [UInt8] {
-        JSONWriter.encode(.object(["event": .string(name), "type": .string(type),
-                                   "seq": .integer(Int64(sequence)), "data": data]))
+        board(name: name, type: type, sequence: sequence) { $0.write(data) }
+    }
+
+    /// A board-feed event whose `data` is already JSON bytes.
+    public static func board(name: String, type: String, sequence: UInt64, encodedData: [UInt8]) -> [UInt8] {
+        board(name: name, type: type, sequence: sequence) { $0.write(encoded: encodedData) }
+    }
+
+    private static func board(name: String, type: String, sequence: UInt64,
+                              writeData: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("data")
+        writeData(&writer)
+        writer.key("event")
+        writer.write(string: name)
+        writer.key("seq")
+        writer.write(integer: Int64(sequence))
+        writer.key("type")
+        writer.write(string: type)
+        writer.endObject()
+        return writer.bytes
     }
 }

@@ -163,15 +163,25 @@ public struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         offset += 1
         var scalars = String.UnicodeScalarView()
+        let start = offset
         var runStart = offset
+        var hasEscapes = false
         while true {
             guard let byte = current else { throw error("unterminated string") }
             switch byte {
             case UInt8(ascii: "\""):
+                if !hasEscapes {
+                    // The common case: no escapes, so the string is its bytes, validated once.
+                    guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+                    else { throw JSONParseError(message: "invalid UTF-8 in string", offset: start) }
+                    offset += 1
+                    return text
+                }
                 try appendRun(from: runStart, to: &scalars)
                 offset += 1
                 return String(scalars)
             case UInt8(ascii: "\\"):
+                hasEscapes = true
                 try appendRun(from: runStart, to: &scalars)
                 offset += 1
                 scalars.append(try parseEscape())

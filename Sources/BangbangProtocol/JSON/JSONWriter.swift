@@ -25,7 +25,7 @@ public struct JSONWriter {
         switch value {
         case .null: bytes.append(contentsOf: "null".utf8)
         case .bool(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .integer(let integer): bytes.append(contentsOf: String(integer).utf8)
+        case .integer(let integer): write(integer: integer)
         case .double(let double): writeDouble(double)
         case .string(let text): write(string: text)
         case .array(let elements):
@@ -79,6 +79,70 @@ public struct JSONWriter {
                 bytes.append(UInt8(ascii: ":"))
                 write(member.value)
             }
+        }
+    }
+
+    // MARK: Streaming
+    //
+    // Hot messages (an order in a reply, a push or a feed event) are written member by member
+    // with these, skipping the `JSONValue` tree and its dictionaries. Callers write members in
+    // key order, so the bytes are exactly what `write(_:)` makes of the same value.
+
+    public mutating func beginObject() { bytes.append(UInt8(ascii: "{")) }
+    public mutating func endObject() { bytes.append(UInt8(ascii: "}")) }
+    public mutating func beginArray() { bytes.append(UInt8(ascii: "[")) }
+    public mutating func endArray() { bytes.append(UInt8(ascii: "]")) }
+
+    /// Starts an object member: a comma unless it is the first, the key, the colon. The key must
+    /// need no escaping.
+    public mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// A comma unless a container was just opened; call before each array element.
+    public mutating func separate() {
+        if let last = bytes.last, last != UInt8(ascii: "{"), last != UInt8(ascii: "[") {
+            bytes.append(UInt8(ascii: ","))
+        }
+    }
+
+    public mutating func write(integer value: Int64) {
+        if value < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            // The magnitude of Int64.min fits in UInt64.
+            write(digitsOf: UInt64(bitPattern: 0 &- value))
+        } else {
+            write(digitsOf: UInt64(value))
+        }
+    }
+
+    public mutating func write(bool value: Bool) {
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    /// Appends bytes that are already one complete JSON value (made by this writer).
+    public mutating func write(encoded value: [UInt8]) {
+        bytes.append(contentsOf: value)
+    }
+
+    private mutating func write(digitsOf value: UInt64) {
+        guard value >= 10 else {
+            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            return
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = value
+            var start = 20
+            while rest > 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
         }
     }
 

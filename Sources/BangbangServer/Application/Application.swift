@@ -234,15 +234,22 @@ final class Application: @unchecked Sendable {
                 }
             }
             guard let (name, data) = AccountNotifications.describe(event) else { return }
+            let encoded = JSONWriter.encode(data)
             for user in event.recipients {
-                appendPersonal(for: user, name: name, data: data, at: at, deliver: !recovering)
+                appendPersonal(for: user, name: name, data: encoded, at: at, deliver: !recovering)
             }
         case .order(let applied):
             let order = applied.after
+            let change = OrderNotifications.changeName(applied.event.change)
             for user in applied.event.notify {
-                let data: JSONValue = ["order": OrderWire.encode(OrderView(order, viewer: user)),
-                                       "change": .string(OrderNotifications.changeName(applied.event.change))]
-                appendPersonal(for: user, name: "order.changed", data: data, at: applied.event.at, deliver: !recovering)
+                var data = JSONWriter(capacity: 768)
+                data.beginObject()
+                data.key("change")
+                data.write(string: change)
+                data.key("order")
+                OrderWire.write(OrderView(order, viewer: user), to: &data)
+                data.endObject()
+                appendPersonal(for: user, name: "order.changed", data: data.bytes, at: applied.event.at, deliver: !recovering)
             }
             let type = order.details.type
             let sequence = boardSequences.withLock { table -> UInt64 in
@@ -255,9 +262,10 @@ final class Application: @unchecked Sendable {
         }
     }
 
-    private func appendPersonal(for user: UserID, name: String, data: JSONValue, at: Timestamp, deliver: Bool) {
+    /// `data` is the event's JSON data, encoded.
+    private func appendPersonal(for user: UserID, name: String, data: [UInt8], at: Timestamp, deliver: Bool) {
         streams.append(for: user, at: at, makeMessage: { sequence in
-            EventMessage.personal(name: name, sequence: sequence, data: data)
+            EventMessage.personal(name: name, sequence: sequence, encodedData: data)
         }, deliver: { sequence, bytes in
             guard deliver else { return }
             let message = SharedMessage(text: bytes)

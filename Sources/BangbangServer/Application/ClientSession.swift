@@ -120,13 +120,16 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     }
 
     /// Called on this session's loop by `OperationContext.reply`.
-    func finish(_ context: OperationContext, with result: Result<JSONValue, DomainError>) {
+    func finish(_ context: OperationContext, with result: Result<OperationContext.ReplyData, DomainError>) {
         requestsInFlight = max(0, requestsInFlight - 1)
         let label: String
         switch result {
-        case .success(let data):
+        case .success(.value(let data)):
             label = "ok"
             channel?.send(text: Reply.success(id: context.request.id, data: data))
+        case .success(.encoded(let data)):
+            label = "ok"
+            channel?.send(text: Reply.success(id: context.request.id, encodedData: data))
         case .failure(let error):
             label = error.code.rawValue
             channel?.send(text: Reply.failure(id: context.request.id, error: error))

@@ -16,6 +16,14 @@ enum JournalEntry: Codable, Sendable {
     static let keyedBinaryFormatTag: UInt8 = 0x02
 
     func encoded() -> [UInt8] {
+        if case .order(let shard, let event) = self {
+            return Self.encodeOrderRecord(shard: shard, event: event)
+        }
+        return encodedThroughCodable()
+    }
+
+    /// The generic path, for account events (and for tests of the direct order writer).
+    func encodedThroughCodable() -> [UInt8] {
         do {
             return try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryFormatTag)
         } catch {

@@ -115,18 +115,20 @@ final class FeedBroadcast: Sendable {
         self.boardSequence = boardSequence
         let order = change.after
         let type = order.details.type.rawValue
-        func message(_ kind: FeedChange, _ data: JSONValue) -> SharedMessage {
-            SharedMessage(text: EventMessage.board(name: "feed.\(kind.rawValue)", type: type, sequence: boardSequence, data: data))
+        func message(_ kind: FeedChange, _ data: [UInt8]) -> SharedMessage {
+            SharedMessage(text: EventMessage.board(name: "feed.\(kind.rawValue)", type: type, sequence: boardSequence,
+                                                   encodedData: data))
         }
         if order.isListed {
-            let data: JSONValue = ["order": OrderWire.encode(OrderView(order, viewer: nil))]
+            let data = OrderWire.orderData(OrderView(order, viewer: nil))
             enter = message(.enter, data)
             update = message(.update, data)
         } else {
             enter = nil
             update = nil
         }
-        leave = message(.leave, ["order_id": .integer(Int64(order.id.rawValue)), "status": .string(order.status.rawValue)])
+        leave = message(.leave, JSONWriter.encode(["order_id": .integer(Int64(order.id.rawValue)),
+                                                   "status": .string(order.status.rawValue)]))
     }
 
     func message(for kind: FeedChange) -> SharedMessage {

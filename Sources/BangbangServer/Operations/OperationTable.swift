@@ -51,7 +51,17 @@ struct OperationContext: Sendable {
         return user
     }
 
+    /// A success reply's `data`: a value, or JSON already written (an order, by `OrderWire`).
+    enum ReplyData: Sendable {
+        case value(JSONValue)
+        case encoded([UInt8])
+    }
+
     func reply(_ result: Result<JSONValue, DomainError>) {
+        deliver(result.map { .value($0) })
+    }
+
+    private func deliver(_ result: Result<ReplyData, DomainError>) {
         guard let loop = session.loop else { return }
         if loop.isCurrent {
             session.finish(self, with: result)
@@ -62,5 +72,7 @@ struct OperationContext: Sendable {
     }
 
     func succeed(_ data: JSONValue = [:]) { reply(.success(data)) }
+    /// Succeeds with `data` already encoded as JSON.
+    func succeed(encoded data: [UInt8]) { deliver(.success(.encoded(data))) }
     func fail(_ error: DomainError) { reply(.failure(error)) }
 }

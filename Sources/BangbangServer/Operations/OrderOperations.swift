@@ -27,7 +27,7 @@ enum OrderOperations {
                 var random = SecureRandomNumberGenerator()
                 let event = try executor.shard.decidePublish(draft, by: publisher, now: now, rules: app.orderRules, using: &random)
                 commit(event, on: executor, context: context) { applied in
-                    ["order": OrderWire.encode(OrderView(applied.after, viewer: publisher))]
+                    OrderWire.orderData(OrderView(applied.after, viewer: publisher))
                 }
             } catch {
                 context.fail(OrderWire.publishError(error))
@@ -41,7 +41,7 @@ enum OrderOperations {
         let viewer = context.user
         executor.perform { executor in
             do throws(DomainError) {
-                context.succeed(["order": OrderWire.encode(try executor.shard.detail(id, viewer: viewer))])
+                context.succeed(encoded: OrderWire.orderData(try executor.shard.detail(id, viewer: viewer)))
             } catch {
                 context.fail(error)
             }
@@ -130,7 +130,7 @@ enum OrderOperations {
                 let event = try executor.shard.decide(command, on: id, by: actor, now: app.clock(), rules: app.orderRules)
                 commit(event, on: executor, context: context) { applied in
                     succeeded()
-                    return ["order": OrderWire.encode(OrderView(applied.after, viewer: actor))]
+                    return OrderWire.orderData(OrderView(applied.after, viewer: actor))
                 }
             } catch {
                 failed(error)
@@ -142,13 +142,13 @@ enum OrderOperations {
     /// Applies a decided event on its shard, commits it, and replies once it is durable.
     /// Runs on the shard's queue.
     static func commit(_ event: OrderEvent, on executor: ShardExecutor, context: OperationContext,
-                       reply: @escaping @Sendable (AppliedOrderChange) -> JSONValue) {
+                       reply: @escaping @Sendable (AppliedOrderChange) -> [UInt8]) {
         let app = context.app
         let applied = executor.shard.apply(event)
         app.armTimer(executor)
         app.commit(.order(shard: executor.shard.index, event), applied: .order(applied)) { result in
             switch result {
-            case .success: context.succeed(reply(applied))
+            case .success: context.succeed(encoded: reply(applied))
             case .failure(let error): context.fail(error)
             }
         }
