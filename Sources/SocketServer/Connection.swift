@@ -149,6 +149,13 @@ public final class Connection: @unchecked Sendable {
         if state != .closed, !output.isEmpty, !isWaitingForWritable { flush(isWritableEvent: false) }
     }
 
+    /// Writes what is queued now instead of when the current block ends: for a client that
+    /// timestamps each request as it sends it. Call on the loop.
+    public func flushNow() {
+        assert(loop.isCurrent, "Connection.flushNow called off its loop")
+        if state != .closed, !output.isEmpty, !isWaitingForWritable, !isCorked { flush(isWritableEvent: false) }
+    }
+
     /// Closes the connection. With `flushFirst`, queued bytes are sent first (bounded by the
     /// linger time) and the peer sees an orderly end of stream; otherwise the socket is closed
     /// at once. `connectionDidClose` follows on a later turn. Call on the loop.

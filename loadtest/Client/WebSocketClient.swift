@@ -148,7 +148,15 @@ final class WebSocketClient: ConnectionHandler, @unchecked Sendable {
         var frame: [UInt8] = []
         frame.reserveCapacity(payload.count + FrameEncoder.maxHeaderSize)
         FrameEncoder.appendFrame(opcode: .text, payload: payload, maskingKey: .random(using: &random), to: &frame)
-        return connection.send(frame)
+        return sendNow(frame, on: connection)
+    }
+
+    /// Requests are timed from the moment they are sent, so they leave at once rather than at
+    /// the end of the loop's block.
+    private func sendNow(_ frame: [UInt8], on connection: Connection) -> SendResult {
+        let result = connection.send(frame)
+        connection.flushNow()
+        return result
     }
 
     @discardableResult
@@ -171,7 +179,7 @@ final class WebSocketClient: ConnectionHandler, @unchecked Sendable {
     @discardableResult
     func send(frame: [UInt8]) -> SendResult {
         guard case .open = state, let connection else { return .dropped }
-        return connection.send(frame)
+        return sendNow(frame, on: connection)
     }
 
     /// Bytes queued in the transport, not yet taken by the kernel.
@@ -225,7 +233,7 @@ final class WebSocketClient: ConnectionHandler, @unchecked Sendable {
 
     private func flushOutput(_ connection: Connection) -> SendResult {
         var result = SendResult.enqueued
-        if !output.outbound.isEmpty { result = connection.send(output.takeOutbound()) }
+        if !output.outbound.isEmpty { result = sendNow(output.takeOutbound(), on: connection) }
         if output.shouldCloseTransport { connection.close(flushFirst: true) }
         return result
     }

@@ -16,7 +16,13 @@ import WebSocketProtocol
 /// A reply to one request.
 struct Reply {
     var isSuccess: Bool
-    var data: JSONValue
+    /// The reply's "data" as the server wrote it (empty when it had none); parsed on access, so
+    /// an acknowledgement that nobody inspects costs no JSON tree.
+    var dataBytes: [UInt8]
+    var data: JSONValue {
+        guard !dataBytes.isEmpty else { return .null }
+        return (try? dataBytes.withUnsafeBytes { try JSONParser.parse($0) }) ?? .null
+    }
     /// The error code of a failed request ("order_taken"), or nil.
     var errorCode: String?
     var errorMessage: String?
@@ -75,7 +81,7 @@ class ProtocolWorker: Worker, @unchecked Sendable {
         let sentAt = MonotonicClock.nanoseconds()
         guard client.isOpen, client.send(text: writer.bytes) != .dropped else {
             sessions[client.tag] = state
-            completion(Reply(isSuccess: false, data: .null, errorCode: "connection_lost",
+            completion(Reply(isSuccess: false, dataBytes: [], errorCode: "connection_lost",
                              errorMessage: "the connection is closed", receivedAt: sentAt))
             return
         }
@@ -137,6 +143,18 @@ class ProtocolWorker: Worker, @unchecked Sendable {
 
     override func didReceive(_ client: WebSocketClient, message: UnsafeRawBufferPointer) {
         let receivedAt = MonotonicClock.nanoseconds()
+        if let members = EnvelopeScanner.scan(message), members.event == nil, let idRange = members.id,
+           let okRange = members.ok, let id = EnvelopeScanner.integer(message, idRange),
+           EnvelopeScanner.matches(message, okRange, "true") || EnvelopeScanner.matches(message, okRange, "false") {
+            let data = members.data.map { Array(UnsafeRawBufferPointer(rebasing: message[$0])) } ?? []
+            var error: JSONValue?
+            if let range = members.error {
+                error = try? JSONParser.parse(UnsafeRawBufferPointer(rebasing: message[range]))
+            }
+            complete(client, id: id, isSuccess: EnvelopeScanner.matches(message, okRange, "true"), data: data,
+                     error: error, receivedAt: receivedAt)
+            return
+        }
         let json: JSONValue
         do {
             json = try JSONParser.parse(message)
@@ -158,6 +176,12 @@ class ProtocolWorker: Worker, @unchecked Sendable {
             recordFailure("a server message is neither a reply nor an event")
             return
         }
+        complete(client, id: id, isSuccess: isSuccess, data: json["data"].map(JSONWriter.encode) ?? [],
+                 error: json["error"], receivedAt: receivedAt)
+    }
+
+    private func complete(_ client: WebSocketClient, id: Int64, isSuccess: Bool, data: [UInt8], error: JSONValue?,
+                          receivedAt: UInt64) {
         guard let pending = sessions[client.tag]?.pending.removeValue(forKey: id) else {
             malformedMessages += 1
             recordFailure("a reply to request \(id), which is not in flight")
@@ -165,11 +189,10 @@ class ProtocolWorker: Worker, @unchecked Sendable {
         }
         requestsInFlight -= 1
         operationLatency[pending.operation, default: LatencyHistogram()].record(nanoseconds: receivedAt &- pending.sentAt)
-        var reply = Reply(isSuccess: isSuccess, data: json["data"] ?? .null, errorCode: nil, errorMessage: nil,
-                          receivedAt: receivedAt)
+        var reply = Reply(isSuccess: isSuccess, dataBytes: data, errorCode: nil, errorMessage: nil, receivedAt: receivedAt)
         if !isSuccess {
-            if case .string(let code)? = json["error"]?["code"] { reply.errorCode = code }
-            if case .string(let text)? = json["error"]?["message"] { reply.errorMessage = text }
+            if case .string(let code)? = error?["code"] { reply.errorCode = code }
+            if case .string(let text)? = error?["message"] { reply.errorMessage = text }
             errorCounts["\(pending.operation) \(reply.errorCode ?? "unknown")", default: 0] += 1
         }
         pending.completion(reply)
@@ -180,7 +203,7 @@ class ProtocolWorker: Worker, @unchecked Sendable {
         let now = MonotonicClock.nanoseconds()
         for (_, pending) in state.pending.sorted(by: { $0.key < $1.key }) {
             requestsInFlight -= 1
-            pending.completion(Reply(isSuccess: false, data: .null, errorCode: "connection_lost",
+            pending.completion(Reply(isSuccess: false, dataBytes: [], errorCode: "connection_lost",
                                      errorMessage: failure ?? "closed", receivedAt: now))
         }
     }
