@@ -205,7 +205,11 @@ public final class Journal: Sendable {
             return 0
         }
         if accepted.schedulesDrain {
-            queue.async { self.drain() }
+            if let startQueue = configuration.writerStartQueue {
+                startQueue.async { self.queue.async { self.drain() } }
+            } else {
+                queue.async { self.drain() }
+            }
         }
         return accepted.sequence
     }

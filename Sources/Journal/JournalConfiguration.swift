@@ -48,6 +48,13 @@ public struct JournalConfiguration: Sendable {
     /// one per record. Must be serial.
     /// Default nil: on the journal's own queue, right after the batch.
     public var completionQueue: DispatchQueue?
+    /// Where the writer is started from: when set, the first append into an empty batch starts
+    /// the writer from a block queued on this queue instead of at once, so every append made
+    /// by the blocks already waiting there joins the batch. A server whose appends all come from
+    /// one event loop passes that loop's queue: a burst of requests then becomes one write and
+    /// one fdatasync, instead of the writer waking (on the same core) for the first of them.
+    /// Default nil: start at once.
+    public var writerStartQueue: DispatchQueue?
 
     /// The system-call layer; tests replace it to inject faults.
     var syscalls: Syscalls = .live

@@ -54,7 +54,10 @@ public final class EventLoop: @unchecked Sendable {
         timer.activate()
         self.timer = timer
         let source = DispatchSource.makeReadSource(fileDescriptor: readiness.pollDescriptor, queue: queue)
-        source.setEventHandler { [unowned self] in handleReadiness() }
+        source.setEventHandler { [weak self] in self?.handleReadiness() }
+        // Dispatch may still use the descriptor until the cancel handler runs: closing it earlier
+        // could let a new descriptor with the same number meet Dispatch's stale registration.
+        source.setCancelHandler(handler: readiness.release)
         source.activate()
         readinessSource = source
     }
@@ -62,7 +65,6 @@ public final class EventLoop: @unchecked Sendable {
     deinit {
         timer?.cancel()
         readinessSource?.cancel()
-        readiness.deallocate()
         readBuffer.deallocate()
         vectors.deallocate()
     }

@@ -34,9 +34,15 @@ struct ReadinessTable {
         events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(Self.batchCapacity))
     }
 
-    func deallocate() {
-        Syscalls.close(pollDescriptor)
-        events.deallocate()
+    /// Closes the epoll descriptor and frees the event buffer; for the loop's source's cancel
+    /// handler, the one point after which Dispatch no longer touches the descriptor.
+    var release: @Sendable () -> Void {
+        let descriptor = pollDescriptor
+        nonisolated(unsafe) let buffer = events
+        return {
+            Syscalls.close(descriptor)
+            buffer.deallocate()
+        }
     }
 
     /// Starts watching `connection`'s descriptor with `events`; returns its token.

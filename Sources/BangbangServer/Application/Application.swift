@@ -93,6 +93,7 @@ final class Application: @unchecked Sendable {
         journalConfiguration.holdsAfterFailure = true
         commitQueue = DispatchQueue(label: "bangbang.commits", qos: .userInitiated, target: ownersTarget)
         journalConfiguration.completionQueue = commitQueue
+        journalConfiguration.writerStartQueue = ownersTarget
         if let flagFile = ProcessInfo.processInfo.environment[Self.simulatedFullDiskVariable], !flagFile.isEmpty {
             logger.warning("simulated_full_disk", ["detail": "journal writes fail with ENOSPC while \(flagFile) exists (test setting)"])
             journalConfiguration.simulateFullDisk(when: { access(flagFile, F_OK) == 0 })
@@ -209,9 +210,10 @@ final class Application: @unchecked Sendable {
                 publish(applied)
                 afterPublish?()
             case .failure(let error):
+                // The rebuild is scheduled before anyone hears of the failure.
+                noteStorageFailure(error)
                 onDurable(.failure(DomainError(.storageUnavailable,
                     "the server could not store this change (\(error.shortDescription)); nothing was changed, try again later")))
-                noteStorageFailure(error)
             }
             // Last, so a snapshot's cut that waits for no commit in flight also sees this
             // change's pushes in the personal streams and board numbering.
