@@ -204,18 +204,24 @@ public final class Journal: Sendable {
             completion(.failure(.closed))
             return 0
         }
-        if accepted.schedulesDrain {
-            if let startQueue = configuration.writerStartQueue {
-                startQueue.async { self.queue.async { self.drain() } }
-            } else {
-                queue.async { self.drain() }
-            }
-        }
+        if accepted.schedulesDrain { startWriter() }
         return accepted.sequence
     }
 
-    /// Writes batches until nothing is pending. Runs on `queue`.
-    func drain() {
+    /// Schedules `drain` on the journal's queue, through `writerStartQueue` when there is one.
+    private func startWriter() {
+        if let startQueue = configuration.writerStartQueue {
+            startQueue.async { self.queue.async { self.drain() } }
+        } else {
+            queue.async { self.drain() }
+        }
+    }
+
+    /// Writes batches until nothing is pending. Runs on `queue`. With a `writerStartQueue` it
+    /// writes one batch and, if more is pending, starts again from that queue, so the next batch
+    /// holds everything its blocks appended meanwhile (fewer, fuller fdatasyncs on a busy core);
+    /// `untilEmpty` (closing) writes everything at once.
+    func drain(untilEmpty: Bool = false) {
         while true {
             let batch: (bytes: [UInt8], waiters: [Waiter])? = intake.withLock { intake in
                 guard !intake.waiters.isEmpty else {
@@ -241,9 +247,17 @@ public final class Journal: Sendable {
                 batch.waiters.removeAll(keepingCapacity: true)
             }
             batch.bytes.removeAll(keepingCapacity: true)
-            intake.withLock { intake in
+            let restartsLater = intake.withLock { intake -> Bool in
                 intake.spareBuffer = batch.bytes
                 intake.spareWaiters = batch.waiters
+                guard configuration.writerStartQueue != nil, !untilEmpty else { return false }
+                // The drain stays scheduled (appends do not start another) while pending work waits.
+                if intake.waiters.isEmpty { intake.isDrainScheduled = false }
+                return !intake.waiters.isEmpty
+            }
+            if configuration.writerStartQueue != nil, !untilEmpty {
+                if restartsLater { startWriter() }
+                return
             }
         }
     }
@@ -401,7 +415,7 @@ public final class Journal: Sendable {
         }
         guard wasOpen else { return }
         let result: Result<Void, JournalError> = queue.sync {
-            drain()
+            drain(untilEmpty: true)
             return writer.withLock { state in
                 defer {
                     syscalls.closeFile(state.descriptor)

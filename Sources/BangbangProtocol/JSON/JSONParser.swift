@@ -80,9 +80,10 @@ public struct JSONParser {
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= maximumDepth else { throw error("nesting deeper than \(maximumDepth)") }
         offset += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
-        if current == UInt8(ascii: "}") { offset += 1; return .object(members) }
+        if current == UInt8(ascii: "}") { offset += 1; return .object([:]) }
+        // Room for a typical request's members up front, instead of growing 1, 2, 4, 8.
+        var members = [String: JSONValue](minimumCapacity: 8)
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }

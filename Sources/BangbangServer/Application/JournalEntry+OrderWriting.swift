@@ -14,6 +14,11 @@ struct KeyedBinaryWriter {
         bytes.reserveCapacity(512)
     }
 
+    /// Goes on writing at the end of `bytes` (move the array in to avoid a copy).
+    init(continuing bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
     mutating func beginKeyed() { bytes.append(KeyedBinaryTag.keyed) }
     mutating func endKeyed() { bytes.append(KeyedBinaryTag.endOfKeyed) }
     mutating func beginUnkeyed() { bytes.append(KeyedBinaryTag.unkeyed) }

@@ -22,10 +22,11 @@ enum JournalEntry: Codable, Sendable {
         return encodedThroughCodable()
     }
 
-    /// The generic path, for account events (and for tests of the direct order writer).
-    func encodedThroughCodable() -> [UInt8] {
+    /// The generic path, for account events; with `writesOrdersDirectly` false, for tests of the
+    /// direct order writer.
+    func encodedThroughCodable(writesOrdersDirectly: Bool = true) -> [UInt8] {
         do {
-            return try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryFormatTag)
+            return try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryFormatTag, writesOrdersDirectly: writesOrdersDirectly)
         } catch {
             fatalError("internal inconsistency in JournalEntry: a domain event failed to encode: \(error)")
         }

@@ -2,10 +2,14 @@
 // and for how containers are closed). One encode call owns one `KeyedBinarySink`; nothing is shared
 // between calls, so it may run on any thread.
 
+import BangbangCore
+
 enum KeyedBinaryEncoder {
-    /// The encoding of `value`, after `header` (the journal's format tag).
-    static func encode(_ value: some Encodable, after header: UInt8) throws -> [UInt8] {
+    /// The encoding of `value`, after `header` (the journal's format tag). Orders inside it are
+    /// written by `KeyedBinaryWriter` unless `writesOrdersDirectly` is false (tests compare both).
+    static func encode(_ value: some Encodable, after header: UInt8, writesOrdersDirectly: Bool = true) throws -> [UInt8] {
         let sink = KeyedBinarySink()
+        sink.writesOrdersDirectly = writesOrdersDirectly
         sink.bytes.append(header)
         try sink.encodeValue(value)
         sink.closeContainers(downTo: 0)
@@ -20,6 +24,7 @@ final class KeyedBinarySink {
     /// for an unkeyed container.
     private var open: [UInt64] = []
     private var nextIdentity: UInt64 = 1
+    var writesOrdersDirectly = true
 
     init() {
         // A publish record (the whole order) is a few hundred bytes; one reservation covers it.
@@ -30,7 +35,15 @@ final class KeyedBinarySink {
 
     var depth: Int { open.count }
 
-    func encodeValue(_ value: some Encodable) throws {
+    func encodeValue<Value: Encodable>(_ value: Value) throws {
+        if writesOrdersDirectly, Value.self == Order.self, let order = value as? Order {
+            // Orders are most of a snapshot: written directly, the same bytes as through Codable.
+            var writer = KeyedBinaryWriter(continuing: bytes)
+            bytes = []
+            writer.write(order)
+            bytes = writer.bytes
+            return
+        }
         let depthBefore = open.count
         let countBefore = bytes.count
         try value.encode(to: KeyedBinaryValueEncoder(sink: self, depth: depthBefore))

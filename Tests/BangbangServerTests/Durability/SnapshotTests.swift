@@ -181,6 +181,28 @@ private struct VersionOneContents: Encodable {
         #expect(decoded.boardSequences == [.bounty: 4])
     }
 
+    /// Orders in a snapshot are written directly, not through Codable; the bytes must be the same.
+    @Test func ordersInASnapshotAreWrittenExactlyAsCodableWritesThem() throws {
+        var shard = BoardShard(index: 1)
+        var random = SystemRandomNumberGenerator()
+        let now = TestClock.start
+        for (serial, draft) in [Drafts.bounty(now: now), Drafts.express(now: now), Drafts.bounty(now: now)].enumerated() {
+            let event = try shard.decidePublish(draft, by: UserID(UInt64(serial + 1)), now: now, rules: OrderRules(), using: &random)
+            _ = shard.apply(event)
+            if serial == 1 {
+                let accept = try shard.decide(.accept(isVerifiedRunner: true), on: event.orderID, by: UserID(9), now: now,
+                                              rules: OrderRules())
+                _ = shard.apply(accept)
+            }
+        }
+        let contents = SnapshotContents(accounts: AccountState(), shards: [BoardShard(index: 0), shard], streams: sampleStreams(),
+                                        boardSequences: [.bounty: 2, .express: 1])
+        let direct = try KeyedBinaryEncoder.encode(contents, after: SnapshotContents.keyedBinaryTag)
+        let codable = try KeyedBinaryEncoder.encode(contents, after: SnapshotContents.keyedBinaryTag, writesOrdersDirectly: false)
+        #expect(direct == codable)
+        #expect(try SnapshotContents.decode(direct).shards[1].orders == shard.orders)
+    }
+
     @Test func versionTwoJSONSnapshotsAreStillRead() throws {
         let contents = SnapshotContents(accounts: AccountState(), shards: [BoardShard(index: 0)], streams: sampleStreams(),
                                         boardSequences: [.group: 9])
