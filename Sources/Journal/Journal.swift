@@ -101,6 +101,10 @@ public final class Journal: Sendable {
         /// End of the last good batch in the active segment: the next write goes here, and a failed
         /// batch is truncated back to it.
         var offset: Int
+        /// The active segment is zero-filled up to here (`preallocationSize`); at least `offset`.
+        var zeroedEnd = 0
+        /// Zero-filling failed (a nearly full disk): plain appends until the next segment.
+        var isPreallocationSuspended = false
         /// Written but not yet fdatasync'ed (`.interval` and `.never`).
         var isDirty = false
         var isSyncScheduled = false
@@ -282,6 +286,7 @@ public final class Journal: Sendable {
                 }
             }
             let start = state.offset
+            preallocate(&state, through: start + bytes.count)
             do throws(SystemCallError) {
                 try syscalls.writeAll(state.descriptor, bytes, at: start)
                 if configuration.syncPolicy == .always {
@@ -289,6 +294,7 @@ public final class Journal: Sendable {
                 }
             } catch {
                 let failure = JournalError(error)
+                state.zeroedEnd = start
                 do throws(SystemCallError) {
                     try syscalls.truncate(state.descriptor, toLength: start)
                 } catch {
@@ -325,6 +331,37 @@ public final class Journal: Sendable {
         return result
     }
 
+    private static let zeros = [UInt8](repeating: 0, count: 256 << 10)
+
+    /// Zero-fills the active segment in `preallocationSize` chunks until it reaches `end`. The
+    /// batch's own fdatasync makes the zeros and the new size durable together. Only an
+    /// optimisation: when filling fails (no room for a whole chunk), the zeros are cut off again
+    /// and the segment is appended to plainly until the next one.
+    private func preallocate(_ state: inout WriterState, through end: Int) {
+        let chunk = configuration.preallocationSize
+        guard chunk > 0, !state.isPreallocationSuspended, end > state.zeroedEnd else { return }
+        var position = max(state.zeroedEnd, state.offset)
+        let target = (end / chunk + 1) * chunk
+        let descriptor = state.descriptor
+        do throws(SystemCallError) {
+            while position < target {
+                let count = min(Self.zeros.count, target - position)
+                let result: Result<Void, SystemCallError> = Self.zeros.withUnsafeBytes { zeros in
+                    Result { () throws(SystemCallError) in
+                        try syscalls.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: zeros[0..<count]), at: position)
+                    }
+                }
+                try result.get()
+                position += count
+            }
+            state.zeroedEnd = target
+        } catch {
+            state.isPreallocationSuspended = true
+            try? syscalls.truncate(descriptor, toLength: state.offset)
+            state.zeroedEnd = state.offset
+        }
+    }
+
     /// Starts a new segment whose base is the first sequence of the batch about to be written.
     private func roll(_ state: inout WriterState, base: UInt64) -> Result<Void, JournalError> {
         if state.isDirty {
@@ -344,6 +381,8 @@ public final class Journal: Sendable {
         state.descriptor = descriptor
         state.segments.append(SegmentFile(base: base, name: DataDirectory.segmentName(base: base)))
         state.offset = SegmentHeader.size
+        state.zeroedEnd = SegmentHeader.size
+        state.isPreallocationSuspended = false
         counters.withLock { $0.segmentsCreated += 1 }
         return .success(())
     }

@@ -56,6 +56,14 @@ public struct JournalConfiguration: Sendable {
     /// Default nil: start at once.
     public var writerStartQueue: DispatchQueue?
 
+    /// Bytes of zeros written ahead of the records in the active segment, a chunk at a time, so a
+    /// batch's fdatasync overwrites blocks that already exist: it flushes only the data, not the
+    /// file's size and block map too, which here halves its latency and CPU. Recovery reads a
+    /// run of zeros at a record boundary as the end of the written part.
+    /// Default 0 (off): a segment's size is then exactly its records, which the file-level tests
+    /// rely on; the server turns it on.
+    public var preallocationSize = 0
+
     /// The system-call layer; tests replace it to inject faults.
     var syscalls: Syscalls = .live
 

@@ -40,6 +40,9 @@ struct SegmentScan {
     /// The offset just past the last intact record.
     var validLength: Int
     var damage: Damage?
+    /// Bytes of zeros after the last record: space the writer filled ahead (`preallocationSize`),
+    /// not damage.
+    var zeroTail = 0
 
     var lastSequence: UInt64? { records.last?.sequence }
 
@@ -50,6 +53,12 @@ struct SegmentScan {
         var offset = SegmentHeader.size
         var previous = previousSequence
         while offset < bytes.count {
+            // Zeros from a record boundary to the end: the preallocated rest of the segment.
+            // (No record starts with zeros throughout: its checksum and sequence are not zero.)
+            if bytes[offset] == 0, Self.isZero(bytes, from: offset) {
+                zeroTail = bytes.count - offset
+                return
+            }
             let remaining = bytes.count - offset
             if remaining < RecordFormat.headerSize {
                 damage = Damage(offset: offset, kind: .shortHeader(available: remaining), isFollowedByValidRecords: false)
@@ -80,6 +89,17 @@ struct SegmentScan {
             previous = sequence
             offset = payloadStart + length
             validLength = offset
+        }
+    }
+
+    private static func isZero(_ bytes: [UInt8], from start: Int) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var position = start
+            while position < raw.count {
+                if raw[position] != 0 { return false }
+                position += 1
+            }
+            return true
         }
     }
 

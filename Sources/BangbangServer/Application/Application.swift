@@ -91,6 +91,7 @@ final class Application: @unchecked Sendable {
         // Changes are applied in memory before they are appended, so a change queued behind a
         // failed one must not be written until memory has been rebuilt from disk.
         journalConfiguration.holdsAfterFailure = true
+        journalConfiguration.preallocationSize = 2 << 20
         commitQueue = DispatchQueue(label: "bangbang.commits", qos: .userInitiated, target: ownersTarget)
         journalConfiguration.completionQueue = commitQueue
         journalConfiguration.writerStartQueue = ownersTarget
