@@ -171,10 +171,9 @@ public struct JSONParser {
             guard let byte = current else { throw error("unterminated string") }
             switch byte {
             case UInt8(ascii: "\""):
-                if !hasEscapes {
-                    // The common case: no escapes, so the string is its bytes, validated once.
-                    guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
-                    else { throw JSONParseError(message: "invalid UTF-8 in string", offset: start) }
+                if !hasEscapes, Self.isASCII(UnsafeRawBufferPointer(rebasing: bytes[start..<offset])) {
+                    // The common case: plain ASCII without escapes is valid as it stands.
+                    let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
                     offset += 1
                     return text
                 }
@@ -193,6 +192,12 @@ public struct JSONParser {
                 offset += 1
             }
         }
+    }
+
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var combined: UInt8 = 0
+        for byte in bytes { combined |= byte }
+        return combined < 0x80
     }
 
     /// Appends the unescaped bytes `runStart..<offset`, validating them as UTF-8.
