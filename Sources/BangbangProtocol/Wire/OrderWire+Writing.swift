@@ -15,6 +15,35 @@ extension OrderWire {
         return writer.bytes
     }
 
+    /// The view alone, to be spliced into several messages (`orderData(encodedView:)`).
+    public static func encoded(_ view: OrderView) -> [UInt8] {
+        var writer = JSONWriter(capacity: 768)
+        write(view, to: &writer)
+        return writer.bytes
+    }
+
+    /// `{"order": <view>}` around a view already encoded by `encoded(_:)`.
+    public static func orderData(encodedView: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: encodedView.count + 16)
+        writer.beginObject()
+        writer.key("order")
+        writer.write(encoded: encodedView)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"change": <change>, "order": <view>}`, an `order.changed` event's data.
+    public static func changedData(change: String, encodedView: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: encodedView.count + 48)
+        writer.beginObject()
+        writer.key("change")
+        writer.write(string: change)
+        writer.key("order")
+        writer.write(encoded: encodedView)
+        writer.endObject()
+        return writer.bytes
+    }
+
     public static func write(_ view: OrderView, to writer: inout JSONWriter) {
         writer.beginObject()
         if let at = view.autoConfirmAt {

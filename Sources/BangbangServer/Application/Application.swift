@@ -17,7 +17,15 @@ import SocketServer
 /// A change that has been applied to its owner, with what pushes need.
 enum AppliedChange: Sendable {
     case account(AccountEvent, at: Timestamp)
-    case order(AppliedOrderChange)
+    /// `actorView`: the order as the user who made the change sees it, already encoded for the
+    /// reply; their own push reuses it.
+    case order(AppliedOrderChange, actorView: EncodedOrderView? = nil)
+}
+
+/// One viewer's view of an order, encoded (`OrderWire.encoded`).
+struct EncodedOrderView: Sendable {
+    let viewer: UserID
+    let json: [UInt8]
 }
 
 final class Application: @unchecked Sendable {
@@ -241,18 +249,18 @@ final class Application: @unchecked Sendable {
             for user in event.recipients {
                 appendPersonal(for: user, name: name, data: encoded, at: at, deliver: !recovering)
             }
-        case .order(let applied):
+        case .order(let applied, let actorView):
             let order = applied.after
             let change = OrderNotifications.changeName(applied.event.change)
             for user in applied.event.notify {
-                var data = JSONWriter(capacity: 768)
-                data.beginObject()
-                data.key("change")
-                data.write(string: change)
-                data.key("order")
-                OrderWire.write(OrderView(order, viewer: user), to: &data)
-                data.endObject()
-                appendPersonal(for: user, name: "order.changed", data: data.bytes, at: applied.event.at, deliver: !recovering)
+                let view: [UInt8]
+                if let actorView, actorView.viewer == user {
+                    view = actorView.json
+                } else {
+                    view = OrderWire.encoded(OrderView(order, viewer: user))
+                }
+                appendPersonal(for: user, name: "order.changed", data: OrderWire.changedData(change: change, encodedView: view),
+                               at: applied.event.at, deliver: !recovering)
             }
             let type = order.details.type
             let sequence = boardSequences.withLock { table -> UInt64 in

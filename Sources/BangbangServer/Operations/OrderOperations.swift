@@ -26,9 +26,7 @@ enum OrderOperations {
                 let now = app.clock()
                 var random = SecureRandomNumberGenerator()
                 let event = try executor.shard.decidePublish(draft, by: publisher, now: now, rules: app.orderRules, using: &random)
-                commit(event, on: executor, context: context) { applied in
-                    OrderWire.orderData(OrderView(applied.after, viewer: publisher))
-                }
+                commit(event, on: executor, context: context)
             } catch {
                 context.fail(OrderWire.publishError(error))
             }
@@ -128,10 +126,7 @@ enum OrderOperations {
         executor.perform { executor in
             do throws(DomainError) {
                 let event = try executor.shard.decide(command, on: id, by: actor, now: app.clock(), rules: app.orderRules)
-                commit(event, on: executor, context: context) { applied in
-                    succeeded()
-                    return OrderWire.orderData(OrderView(applied.after, viewer: actor))
-                }
+                commit(event, on: executor, context: context, succeeded: succeeded)
             } catch {
                 failed(error)
                 context.fail(error)
@@ -139,17 +134,23 @@ enum OrderOperations {
         }
     }
 
-    /// Applies a decided event on its shard, commits it, and replies once it is durable.
-    /// Runs on the shard's queue.
+    /// Applies a decided event on its shard, commits it, and replies once it is durable with the
+    /// order as the caller now sees it; that view is encoded once, for the reply and for the
+    /// caller's own `order.changed` push. Runs on the shard's queue.
     static func commit(_ event: OrderEvent, on executor: ShardExecutor, context: OperationContext,
-                       reply: @escaping @Sendable (AppliedOrderChange) -> [UInt8]) {
+                       succeeded: @escaping @Sendable () -> Void = {}) {
         let app = context.app
         let applied = executor.shard.apply(event)
         app.armTimer(executor)
-        app.commit(.order(shard: executor.shard.index, event), applied: .order(applied)) { result in
+        let actor = context.user
+        let actorView = EncodedOrderView(viewer: actor, json: OrderWire.encoded(OrderView(applied.after, viewer: actor)))
+        app.commit(.order(shard: executor.shard.index, event), applied: .order(applied, actorView: actorView)) { result in
             switch result {
-            case .success: context.succeed(encoded: reply(applied))
-            case .failure(let error): context.fail(error)
+            case .success:
+                succeeded()
+                context.succeed(encoded: OrderWire.orderData(encodedView: actorView.json))
+            case .failure(let error):
+                context.fail(error)
             }
         }
     }
