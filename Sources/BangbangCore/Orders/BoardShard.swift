@@ -129,7 +129,12 @@ extension BoardShard: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(index, forKey: .index)
         try container.encode(nextSerial, forKey: .nextSerial)
-        try container.encode(orders.values.sorted { $0.id < $1.id }, forKey: .orders)
+        // In id order, one at a time: sorting the orders themselves would move every (large)
+        // order value around, which dominated the time of a big snapshot.
+        var list = container.nestedUnkeyedContainer(forKey: .orders)
+        for id in orders.keys.sorted() {
+            if let order = orders[id] { try list.encode(order) }
+        }
     }
 
     public init(from decoder: any Decoder) throws {
