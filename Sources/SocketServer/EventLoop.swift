@@ -35,6 +35,7 @@ public final class EventLoop: @unchecked Sendable {
     private static let maxReadinessRounds = 4
     /// Connections with output queued during the current block, written once it ends.
     private var deferredFlushes: [Connection] = []
+    private var isServingReadiness = false
 
     /// Creates a loop. `readBufferSize` is paid once per loop; `tickMilliseconds` is the period
     /// of the deadline sweep.
@@ -73,7 +74,8 @@ public final class EventLoop: @unchecked Sendable {
     /// else that block queues for it: the replies to a batch of requests, or the pushes of a batch
     /// of commits, leave as one `writev` per connection instead of one per message. Call on the loop.
     func deferFlush(_ connection: Connection) {
-        if deferredFlushes.isEmpty { queue.async { [self] in flushDeferred() } }
+        // While serving readiness, the round's end writes them without another queue hop.
+        if deferredFlushes.isEmpty, !isServingReadiness { queue.async { [self] in flushDeferred() } }
         deferredFlushes.append(connection)
     }
 
@@ -88,6 +90,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Serves every ready socket: batches of `epoll_wait` until none is ready, so the handler
     /// never depends on how Dispatch re-arms the epoll descriptor. Runs on the loop.
     private func handleReadiness() {
+        isServingReadiness = true
+        defer { isServingReadiness = false }
         for _ in 0..<Self.maxReadinessRounds {
             let count = Syscalls.pollReady(readiness.pollDescriptor, into: readiness.events,
                                            capacity: ReadinessTable.batchCapacity)
@@ -96,6 +100,8 @@ public final class EventLoop: @unchecked Sendable {
                 let event = readiness.events[position]
                 readiness.connection(for: event.data.u64)?.handleReadiness(event.events)
             }
+            // What this round's input produced (echoes, refusals, handshake answers) leaves now.
+            if !deferredFlushes.isEmpty { flushDeferred() }
         }
         // Still busy: let the queue's other work (replies, pushes, timers) run, then go on.
         queue.async { [self] in handleReadiness() }
