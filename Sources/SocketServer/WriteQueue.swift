@@ -59,8 +59,10 @@ struct WriteQueue {
             }
         }
         if head == chunks.count {
-            // Releasing the array keeps an idle connection free of output storage.
-            chunks = []
+            // A small array is kept (a few dozen bytes): reallocating it for every message cost a
+            // malloc and a free per fan-out recipient. A large one is released, so a connection
+            // that once had a backlog does not hold its storage while idle.
+            chunks.removeAll(keepingCapacity: chunks.capacity <= 4)
             head = 0
         } else if head >= 64, head * 2 >= chunks.count {
             chunks.removeFirst(head)
