@@ -30,13 +30,17 @@
 // bytes that were reported as not written.
 //
 // Files (all integers little-endian; see DataDirectory for names):
-//   segment   "BBJL" | version u32 | base sequence u64 | records...
+//   segment   "BBJL" | version u32 | base sequence u64 | records... | zeros (preallocation)
 //   record    length u32 | crc32(sequence + payload) u32 | sequence u64 | payload
 //   snapshot  "BBSN" | version u16 | flags u16 | covered u64 | stored length u64 |
 //             original length u64 | crc32 u32 | stored bytes (zlib when flag bit 0)
 // A segment is rolled (new file named by the next sequence, its header fsynced, the directory
 // fsynced) before a batch when the current one has reached `segmentSize`; the old segment is synced
-// first, so only the last segment can ever have a torn tail.
+// first, so only the last segment can ever have a torn tail. With `preallocationSize`, the writer
+// keeps the active segment zero-filled ahead of its records, a chunk at a time, so a batch's
+// fdatasync overwrites blocks that exist and flushes data only; a run of zeros from a record
+// boundary to the end of a file is where the records end (no record is all zeros: its sequence
+// is not), and the next batch overwrites it.
 //
 // Snapshots (Journal+Snapshot.swift): the caller builds the bytes from a consistent cut and names
 // the last sequence they include. They are written to a temp file, fsynced, renamed into place and

@@ -49,8 +49,9 @@ struct SegmentFile: Equatable {
 ///     alone is used if it still starts at sequence 1.
 ///  3. The first segment's base must not be beyond the snapshot's covered sequence + 1, or records
 ///     are missing: refused.
-///  4. Segments are read in order. Damage in the last segment with no intact record after it is a
-///     torn tail: reported and truncated away. Any other damage is refused (`corruptJournal`).
+///  4. Segments are read in order. Zeros from a record boundary to the end of a segment are its
+///     preallocated space, not damage. Damage in the last segment with no intact record after it
+///     is a torn tail: reported and truncated away. Any other damage is refused (`corruptJournal`).
 ///     A segment of another format version is refused (`unsupportedFormatVersion`).
 struct RecoveryProcedure {
     let directory: DataDirectory
