@@ -2,7 +2,7 @@
 // Bangbang: a real-time dispatch server for campus errand apps.
 // Imports point one way, downward:
 //   bangbang → BangbangServer → {SocketServer, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal}
-//            → Crypto → C shims (CZlib, COpenSSL; CEpoll for SocketServer)
+//            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -18,15 +18,15 @@ let package = Package(
                        providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CEpoll", path: "Sources/CEpoll"),
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CZlib"], swiftSettings: strict),
         .target(name: "WebSocketProtocol", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
-        .target(name: "SocketServer", dependencies: ["COpenSSL", "CEpoll"], swiftSettings: strict),
+        .target(name: "SocketServer", dependencies: ["COpenSSL", "CLinux"], swiftSettings: strict),
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
         .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
         .target(name: "BangbangProtocol", dependencies: ["BangbangCore"], swiftSettings: strict),
         .target(name: "BangbangServer",
-                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto"],
+                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto", "CLinux"],
                 swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],

@@ -3,6 +3,7 @@
 // (`/ws`, `/echo`, `/healthz`, `/readyz`, `/metrics`) onto the socket server, and owns start-up
 // and shutdown.
 import BangbangCore
+import CLinux
 import Foundation
 import SocketServer
 import WebSocketProtocol
@@ -32,6 +33,9 @@ public final class BangbangServer: @unchecked Sendable {
         // so a request is served without a single thread switch.
         application = try Application(configuration: configuration, logger: logger, metrics: metrics, clock: clock, sms: sms,
                                       ownersTarget: loopCount == 1 ? group.loops[0].queue : nil)
+        // Recovery read the journal and decoded the snapshot through large temporary structures,
+        // now freed: hand that memory back to the system instead of keeping it in the heap.
+        malloc_trim(0)
         addressLimiter = AddressLimiter(limit: configuration.maxConnectionsPerAddress,
                                         handshakesPerSecond: configuration.handshakesPerSecondPerAddress)
         userLimiter = KeyedRateLimiter<UserID>(ratePerSecond: configuration.userRequestsPerSecond,

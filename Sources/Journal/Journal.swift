@@ -368,6 +368,13 @@ public final class Journal: Sendable {
 
     /// Starts a new segment whose base is the first sequence of the batch about to be written.
     private func roll(_ state: inout WriterState, base: UInt64) -> Result<Void, JournalError> {
+        if state.zeroedEnd > state.offset {
+            // A finished segment holds its records only, exactly as without preallocation (so an
+            // older server can still read it); the sync below makes the new size durable.
+            do { try syscalls.truncate(state.descriptor, toLength: state.offset) } catch { return .failure(JournalError(error)) }
+            state.zeroedEnd = state.offset
+            state.isDirty = true
+        }
         if state.isDirty {
             // The old segment must be complete on disk before the new one exists, or a crash could
             // leave a torn tail in a segment that is no longer the last.

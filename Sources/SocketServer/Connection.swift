@@ -35,7 +35,7 @@
 // layer's `deadline` and the transport's own (TLS handshake, linger) are plain millisecond
 // values on the monotonic clock.
 import Dispatch
-import CEpoll
+import CLinux
 import Glibc
 
 /// A TCP connection, accepted by a `SocketServer` or made by `SocketClient`.

@@ -11,7 +11,7 @@
 // Each registered connection holds a slot; the token handed to epoll is the slot and its
 // generation, so an event fetched in a batch for a connection that an earlier event in the same
 // batch closed (and whose slot may be reused) is recognised as stale and dropped.
-import CEpoll
+import CLinux
 import Glibc
 
 /// Confined to its loop's queue, like the loop's other mutable state.

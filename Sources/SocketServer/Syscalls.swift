@@ -3,7 +3,7 @@
 // Each wrapper retries on EINTR, turns a -1 return into a typed `Errno`, and consults the
 // fault injector first so tests can force `EAGAIN`, `ENOSPC`, `EMFILE` or short writes on
 // exactly the calls they care about without a misbehaving kernel.
-import CEpoll
+import CLinux
 import Glibc
 import Foundation
 

@@ -57,14 +57,34 @@ import Testing
         #expect(directory.size(of: name) == end)
     }
 
-    @Test func everySegmentMayEndInZeros() async throws {
+    @Test func finishedSegmentsHoldTheirRecordsOnly() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let (journal, _) = try openJournal(directory, preallocating(2048, segmentSize: 1024))
         let payloads = try await appendRecords(journal, count: 60, length: 100)
         try journal.close()
-        #expect(directory.segmentNames().count > 3)
+        let names = directory.segmentNames()
+        #expect(names.count > 3)
+        for name in names.dropLast() {
+            let bytes = directory.bytes(of: name)
+            #expect(recordOffsets(in: bytes).last.map { $0 + RecordFormat.headerSize + 100 } == bytes.count, "\(name)")
+        }
+        #expect(directory.size(of: names.last!) % 2048 == 0, "the active segment keeps its zeros")
         let (_, recovery) = try openJournal(directory, preallocating(2048, segmentSize: 1024))
+        #expect(recovery.records.map(\.payload) == payloads)
+        #expect(recovery.report.warnings.isEmpty)
+    }
+
+    @Test func zerosAtTheEndOfAnEarlierSegmentAreReadAsItsEnd() async throws {
+        // Only a crash during a roll leaves them there; recovery must not take them for damage.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let (journal, _) = try openJournal(directory, configuration(segmentSize: 1024))
+        let payloads = try await appendRecords(journal, count: 30, length: 100)
+        try journal.close()
+        let first = try #require(directory.segmentNames().first)
+        directory.write(directory.bytes(of: first) + [UInt8](repeating: 0, count: 3000), to: first)
+        let (_, recovery) = try openJournal(directory, configuration(segmentSize: 1024))
         #expect(recovery.records.map(\.payload) == payloads)
         #expect(recovery.report.warnings.isEmpty)
     }
