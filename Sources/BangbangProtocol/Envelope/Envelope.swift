@@ -126,39 +126,27 @@ public enum Reply {
 public enum EventMessage {
     /// A personal-stream event: `seq` is the user's stream position, used by `auth.resume`.
     public static func personal(name: String, sequence: UInt64, data: JSONValue) -> [UInt8] {
-        personal(name: name, sequence: sequence) { $0.write(data) }
+        event(name: name, sequence: sequence, type: nil) { $0.write(data) }
     }
 
     /// A personal-stream event whose `data` is already JSON bytes.
     public static func personal(name: String, sequence: UInt64, encodedData: [UInt8]) -> [UInt8] {
-        personal(name: name, sequence: sequence) { $0.write(encoded: encodedData) }
-    }
-
-    private static func personal(name: String, sequence: UInt64, writeData: (inout JSONWriter) -> Void) -> [UInt8] {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("data")
-        writeData(&writer)
-        writer.key("event")
-        writer.write(string: name)
-        writer.key("seq")
-        writer.write(integer: Int64(sequence))
-        writer.endObject()
-        return writer.bytes
+        event(name: name, sequence: sequence, type: nil) { $0.write(encoded: encodedData) }
     }
 
     /// A board-feed event: `seq` is the board's own position (one counter per order type), the
     /// same for every watcher, so the message is encoded once and shared.
     public static func board(name: String, type: String, sequence: UInt64, data: JSONValue) -> [UInt8] {
-        board(name: name, type: type, sequence: sequence) { $0.write(data) }
+        event(name: name, sequence: sequence, type: type) { $0.write(data) }
     }
 
     /// A board-feed event whose `data` is already JSON bytes.
     public static func board(name: String, type: String, sequence: UInt64, encodedData: [UInt8]) -> [UInt8] {
-        board(name: name, type: type, sequence: sequence) { $0.write(encoded: encodedData) }
+        event(name: name, sequence: sequence, type: type) { $0.write(encoded: encodedData) }
     }
 
-    private static func board(name: String, type: String, sequence: UInt64,
+    /// `{"data": …, "event": name, "seq": sequence[, "type": type]}`.
+    private static func event(name: String, sequence: UInt64, type: String?,
                               writeData: (inout JSONWriter) -> Void) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
@@ -168,8 +156,10 @@ public enum EventMessage {
         writer.write(string: name)
         writer.key("seq")
         writer.write(integer: Int64(sequence))
-        writer.key("type")
-        writer.write(string: type)
+        if let type {
+            writer.key("type")
+            writer.write(string: type)
+        }
         writer.endObject()
         return writer.bytes
     }
