@@ -9,20 +9,22 @@
 // watched for input from the start and for writability only while output is blocked; the loop
 // calls `handleReadiness` for it.
 //
-// Reading. When the socket is readable the connection reads into the loop's shared 64 KiB buffer (connections own no read buffer, which
-// keeps an idle connection small), hands the bytes to the ConnectionHandler (after TLS
-// decryption, which reuses the same buffer once the ciphertext is inside OpenSSL), and stops
-// after `maxBytesReadPerEvent` so one busy peer cannot starve the others; the socket stays
-// ready (level-triggered), so the loop comes back to it on its next round.
+// Reading. When the socket is readable the connection reads into the loop's shared 64 KiB
+// buffer (connections own no read buffer, which keeps an idle connection small), hands the
+// bytes to the ConnectionHandler (after TLS decryption, which reuses the same buffer once the
+// ciphertext is inside OpenSSL), and stops after `maxBytesReadPerEvent` so one busy peer cannot
+// starve the others; the socket stays ready (level-triggered), so the loop comes back to it on
+// its next round.
 //
 // Writing. `send` appends the caller's array to the WriteQueue without copying; the loop writes
 // it with one `writev` when the current block ends (`EventLoop.deferFlush`), together with
-// everything else that block queued for the connection. Only when the kernel answers EAGAIN (or the
-// per-event write cap is hit) is write interest added to the epoll registration; it is dropped
-// again as soon as the queue is empty, so idle connections cost no write-readiness wakeups.
-// Queue size drives backpressure: above the high-water mark `send` says `.backpressure`, and
-// `connectionDidDrain` follows once the queue falls to the low-water mark; a send made while the
-// backlog is already past the hard limit closes the connection with `.outputLimitExceeded`.
+// everything else that block queued for the connection (a backlog past the high-water mark is
+// written at once). Only when the kernel answers EAGAIN (or the per-event write cap is hit) is
+// write interest added to the epoll registration; it is dropped again as soon as the queue is
+// empty, so idle connections cost no write-readiness wakeups. Queue size drives backpressure:
+// above the high-water mark `send` says `.backpressure`, and `connectionDidDrain` follows once
+// the queue falls to the low-water mark; a send made while the backlog is already past the hard
+// limit closes the connection with `.outputLimitExceeded`.
 //
 // Closing. `close(flushFirst: true)` stops delivering input, lets the queue drain (adding a TLS
 // close_notify), shuts down the write side and waits for the peer's end of stream, all bounded
