@@ -29,28 +29,10 @@ struct KeyedBinaryWriter {
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    mutating func write(signed value: Int64) {
-        bytes.append(KeyedBinaryTag.signed)
-        bytes.appendZigzag(value)
-    }
-
-    mutating func write(unsigned value: UInt64) {
-        bytes.append(KeyedBinaryTag.unsigned)
-        bytes.appendLEB128(value)
-    }
-
-    mutating func write(_ value: Bool) {
-        bytes.append(value ? KeyedBinaryTag.trueValue : KeyedBinaryTag.falseValue)
-    }
-
-    mutating func write(_ value: String) {
-        bytes.append(KeyedBinaryTag.string)
-        var text = value
-        text.withUTF8 { utf8 in
-            bytes.appendLEB128(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
-        }
-    }
+    mutating func write(signed value: Int64) { bytes.appendKeyedBinary(signed: value) }
+    mutating func write(unsigned value: UInt64) { bytes.appendKeyedBinary(unsigned: value) }
+    mutating func write(_ value: Bool) { bytes.appendKeyedBinary(value) }
+    mutating func write(_ value: String) { bytes.appendKeyedBinary(value) }
 
     // Members, as the synthesized code writes them (optionals only when present).
 

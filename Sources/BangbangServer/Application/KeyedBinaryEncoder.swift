@@ -89,14 +89,9 @@ final class KeyedBinarySink {
 
     func writeNil() { bytes.append(KeyedBinaryTag.null) }
 
-    func write(_ value: Bool) { bytes.append(value ? KeyedBinaryTag.trueValue : KeyedBinaryTag.falseValue) }
+    func write(_ value: Bool) { bytes.appendKeyedBinary(value) }
 
-    func write(_ value: String) {
-        bytes.append(KeyedBinaryTag.string)
-        let utf8 = value.utf8
-        bytes.appendLEB128(UInt64(utf8.count))
-        bytes.append(contentsOf: utf8)
-    }
+    func write(_ value: String) { bytes.appendKeyedBinary(value) }
 
     func write(_ value: Double) {
         bytes.append(KeyedBinaryTag.double)
@@ -104,15 +99,9 @@ final class KeyedBinarySink {
         for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: pattern >> UInt64(shift))) }
     }
 
-    func write(signed value: Int64) {
-        bytes.append(KeyedBinaryTag.signed)
-        bytes.appendZigzag(value)
-    }
+    func write(signed value: Int64) { bytes.appendKeyedBinary(signed: value) }
 
-    func write(unsigned value: UInt64) {
-        bytes.append(KeyedBinaryTag.unsigned)
-        bytes.appendLEB128(value)
-    }
+    func write(unsigned value: UInt64) { bytes.appendKeyedBinary(unsigned: value) }
 }
 
 /// The `Encoder` handed to one value's `encode(to:)`. `codingPath` is always empty: keeping it

@@ -48,4 +48,29 @@ extension Array where Element == UInt8 {
     mutating func appendZigzag(_ value: Int64) {
         appendLEB128(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
     }
+
+    // Values, tag and body; shared by the Codable encoder and the direct writer.
+
+    mutating func appendKeyedBinary(signed value: Int64) {
+        append(KeyedBinaryTag.signed)
+        appendZigzag(value)
+    }
+
+    mutating func appendKeyedBinary(unsigned value: UInt64) {
+        append(KeyedBinaryTag.unsigned)
+        appendLEB128(value)
+    }
+
+    mutating func appendKeyedBinary(_ value: Bool) {
+        append(value ? KeyedBinaryTag.trueValue : KeyedBinaryTag.falseValue)
+    }
+
+    mutating func appendKeyedBinary(_ value: String) {
+        append(KeyedBinaryTag.string)
+        var text = value
+        text.withUTF8 { utf8 in
+            appendLEB128(UInt64(utf8.count))
+            append(contentsOf: utf8)
+        }
+    }
 }
