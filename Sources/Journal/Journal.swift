@@ -255,15 +255,16 @@ public final class Journal: Sendable {
                 batch.waiters.removeAll(keepingCapacity: true)
             }
             batch.bytes.removeAll(keepingCapacity: true)
+            let writesOneBatch = configuration.writerStartQueue != nil && !untilEmpty
             let restartsLater = intake.withLock { intake -> Bool in
                 intake.spareBuffer = batch.bytes
                 intake.spareWaiters = batch.waiters
-                guard configuration.writerStartQueue != nil, !untilEmpty else { return false }
+                guard writesOneBatch else { return false }
                 // The drain stays scheduled (appends do not start another) while pending work waits.
                 if intake.waiters.isEmpty { intake.isDrainScheduled = false }
                 return !intake.waiters.isEmpty
             }
-            if configuration.writerStartQueue != nil, !untilEmpty {
+            if writesOneBatch {
                 if restartsLater { startWriter() }
                 return
             }

@@ -148,14 +148,14 @@ public final class Connection: @unchecked Sendable {
         assert(loop.isCurrent, "Connection.uncork called off its loop")
         guard isCorked else { return }
         isCorked = false
-        if state != .closed, !output.isEmpty, !isWaitingForWritable { flush(isWritableEvent: false) }
+        writeQueuedOutput(isWritableEvent: false)
     }
 
     /// Writes what is queued now instead of when the current block ends: for a client that
     /// timestamps each request as it sends it. Call on the loop.
     public func flushNow() {
         assert(loop.isCurrent, "Connection.flushNow called off its loop")
-        if state != .closed, !output.isEmpty, !isWaitingForWritable, !isCorked { flush(isWritableEvent: false) }
+        writeQueuedOutput(isWritableEvent: false)
     }
 
     /// Closes the connection. With `flushFirst`, queued bytes are sent first (bounded by the
@@ -384,7 +384,13 @@ public final class Connection: @unchecked Sendable {
     func flushDeferred() {
         isFlushDeferred = false
         // Not inside a `send`, so a drain may be reported from here.
-        if state != .closed, !output.isEmpty, !isWaitingForWritable, !isCorked { flush(isWritableEvent: true) }
+        writeQueuedOutput(isWritableEvent: true)
+    }
+
+    /// Writes queued output unless nothing is queued, the socket is known to be full (writability
+    /// will call back) or the connection is corked or gone.
+    private func writeQueuedOutput(isWritableEvent: Bool) {
+        if state != .closed, !output.isEmpty, !isWaitingForWritable, !isCorked { flush(isWritableEvent: isWritableEvent) }
     }
 
     private func appendOutput(_ chunk: [UInt8]) {

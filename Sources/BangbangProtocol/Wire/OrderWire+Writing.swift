@@ -7,12 +7,7 @@ import BangbangCore
 extension OrderWire {
     /// `{"order": <view>}`, the data of a reply that carries one order.
     public static func orderData(_ view: OrderView) -> [UInt8] {
-        var writer = JSONWriter(capacity: 768)
-        writer.beginObject()
-        writer.key("order")
-        write(view, to: &writer)
-        writer.endObject()
-        return writer.bytes
+        orderData(encodedView: encoded(view))
     }
 
     /// The view alone, to be spliced into several messages (`orderData(encodedView:)`).
