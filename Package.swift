@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
         .target(name: "BangbangProtocol", dependencies: ["BangbangCore"], swiftSettings: strict),
         .target(name: "BangbangServer",
-                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto", "CLinux"],
+                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto", "CLinux", "CZlib"],
                 swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer"],
+                    dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer", "CZlib"],
                     swiftSettings: strict),
     ]
 )

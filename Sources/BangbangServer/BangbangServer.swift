@@ -1,7 +1,7 @@
 // BangbangServer: the composition root. It is the only module that sees both the domain and the
 // transport: it recovers the application from the data directory, wires the HTTP routes
-// (`/ws`, `/echo`, `/healthz`, `/readyz`, `/metrics`) onto the socket server, and owns start-up
-// and shutdown.
+// (`/ws`, `/echo`, `/healthz`, `/readyz`, `/metrics`, and the web app for every other path)
+// onto the socket server, and owns start-up and shutdown.
 import BangbangCore
 import CLinux
 import Foundation
@@ -19,6 +19,8 @@ public final class BangbangServer: @unchecked Sendable {
     private let addressLimiter: AddressLimiter
     private let userLimiter: KeyedRateLimiter<UserID>
     private let isReady = Mutex(false)
+    /// The web app's files; replaced whole by a reload.
+    private let staticSite = Mutex<StaticSite?>(nil)
 
     /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
     /// server holds or that cannot be written). Does not listen yet.
@@ -26,7 +28,8 @@ public final class BangbangServer: @unchecked Sendable {
                 clock: @escaping @Sendable () -> Timestamp = BangbangServer.wallClock) throws {
         self.configuration = configuration
         self.logger = logger
-        let sms: SMSProvider = DevelopmentSMSProvider(logger: logger, revealsCodes: configuration.isDevelopment)
+        let sms: SMSProvider = configuration.smsCommand.map { CommandSMSProvider(command: $0, logger: logger) }
+            ?? DevelopmentSMSProvider(logger: logger, revealsCodes: configuration.isDevelopment)
         let loopCount = configuration.eventLoops > 0 ? configuration.eventLoops : ProcessInfo.processInfo.activeProcessorCount
         group = EventLoopGroup(count: loopCount)
         // One loop means one core's worth of work: the owners then run on the loop's thread too,
@@ -41,6 +44,31 @@ public final class BangbangServer: @unchecked Sendable {
         userLimiter = KeyedRateLimiter<UserID>(ratePerSecond: configuration.userRequestsPerSecond,
                                                capacity: configuration.userRequestsPerSecond * 2)
         application.attach(to: group.loops)
+        let site = try Self.loadStaticSite(configuration, logger: logger)
+        staticSite.withLock { $0 = site }
+    }
+
+    /// The web folder's files, or nil when not served. An explicit `--web-dir` must load; the
+    /// folder found beside the binary may be missing (a server for native apps only).
+    static func loadStaticSite(_ configuration: ServerConfiguration, logger: Logger) throws -> StaticSite? {
+        guard configuration.servesWeb else { return nil }
+        let folder = configuration.webDirectory ?? WebFolder.locate(besideExecutable: WebFolder.currentExecutable)
+        guard let folder else {
+            logger.warning("web_app_not_found", ["looked_in": WebFolder.candidates(besideExecutable: WebFolder.currentExecutable).joined(separator: ","),
+                                                 "hint": "pass --web-dir DIR, or --no-web"])
+            return nil
+        }
+        do {
+            let site = try StaticSiteLoader.load(from: folder) { name, reason in
+                logger.warning("web_file_skipped", ["file": name, "reason": reason])
+            }
+            logger.info("web_app_loaded", ["folder": folder, "files": site.files.count])
+            return site
+        } catch {
+            guard configuration.webDirectory == nil else { throw ConfigurationError("--web-dir: \(error)") }
+            logger.warning("web_app_not_loaded", ["folder": folder, "error": "\(error)"])
+            return nil
+        }
     }
 
     public static let wallClock: @Sendable () -> Timestamp = {
@@ -101,6 +129,7 @@ public final class BangbangServer: @unchecked Sendable {
         if !configuration.allowedOrigins.isEmpty {
             originPolicy = ServerHandshakeConfiguration.allowingOrigins(configuration.allowedOrigins, allowingMissing: true)
         }
+        let staticSite = staticSite
         return HTTPRouter(
             webSocketRoutes: routes,
             handshake: ServerHandshakeConfiguration(subprotocols: ["bangbang.v1"], originPolicy: originPolicy),
@@ -116,14 +145,16 @@ public final class BangbangServer: @unchecked Sendable {
                                                               rejectedConnections: server.socketServer?.rejectedConnectionCount ?? 0,
                                                               residentBytes: MetricsRenderer.residentBytes()).utf8))
                 },
-            ])
+            ],
+            staticSite: { staticSite.withLock { $0 } })
     }
 
     /// Applies what can change while serving (SIGHUP): the request, handshake and per-address
     /// connection limits, and the TLS certificate for new connections. Everything else needs a
-    /// restart; the result names what was applied. Throws, changing nothing, when the new
-    /// certificate cannot be loaded.
+    /// restart; the result names what was applied; the web app's files are read again. Throws,
+    /// changing nothing, when the new certificate or an explicit `--web-dir` cannot be loaded.
     public func reload(_ new: ServerConfiguration) throws -> [String] {
+        let site = try Self.loadStaticSite(new, logger: logger)
         if let certificate = new.tlsCertificatePath, let key = new.tlsKeyPath {
             guard let socketServer, configuration.tlsCertificatePath != nil else {
                 throw ConfigurationError("TLS cannot be switched on by a reload; restart the server")
@@ -138,6 +169,8 @@ public final class BangbangServer: @unchecked Sendable {
         var applied = ["max-connections-per-address", "handshakes-per-second-per-address",
                        "user-requests-per-second", "requests-per-second (new connections)"]
         if new.tlsCertificatePath != nil { applied.append("tls-cert/tls-key (new connections)") }
+        staticSite.withLock { $0 = site }
+        applied.append("web app files")
         return applied
     }
 

@@ -42,7 +42,9 @@ case .serve:
 
 let configuration = loaded.configuration
 let logger = Logger(level: LogLevel(name: configuration.logLevel) ?? .info)
-if configuration.isDevelopment {
+if configuration.smsCommand != nil {
+    if configuration.isDevelopment { logger.warning("development_mode", ["detail": "--dev has no effect on codes sent by --sms-command"]) }
+} else if configuration.isDevelopment {
     logger.warning("development_mode", ["detail": "SMS codes are logged and returned in replies (dev_code); never use --dev in production"])
 } else {
     logger.warning("development_sms_provider", ["detail": "no SMS provider configured: codes are written to this log only"])

@@ -25,6 +25,9 @@ public struct ServerConfiguration: Sendable {
     public var tlsKeyPath: String?
     /// Development mode: the SMS provider returns the code in the reply (`devCode`).
     public var isDevelopment = false
+    /// A shell command that delivers each SMS code; nil writes codes to the log instead (the
+    /// embedded default, which needs no SMS gateway to try the app).
+    public var smsCommand: String?
     /// Phones whose users are administrators (E.164 or bare mainland numbers).
     public var adminPhones: [String] = []
     /// Served to clients by `info.get` for the "call support" button.
@@ -32,7 +35,13 @@ public struct ServerConfiguration: Sendable {
     /// The campuses this deployment serves; empty means any campus name is accepted.
     public var campuses: [String] = []
     /// Browser origins allowed to open WebSockets; empty allows any (native apps send none).
+    /// The server's own origin (the page it served) is always allowed.
     public var allowedOrigins: [String] = []
+    /// The web app at `/` and the console at `/admin/`: on by default, so a phone on the
+    /// network is a client with nothing to install.
+    public var servesWeb = true
+    /// The folder the web app is served from; nil finds the one beside the binary (`WebFolder`).
+    public var webDirectory: String?
     /// Connections one client address may hold open; stops one host from taking every descriptor.
     public var maxConnectionsPerAddress = 1_000
     /// SMS codes one client IP may request per hour (0: no limit). Twenty lets a campus NAT log

@@ -3,12 +3,14 @@
 // Theory of operation. A connection moves through three phases:
 //
 //   handshake ──upgrade──▶ webSocket ──close handshake / error / EOF──▶ closed
-//       └──plain HTTP or rejection: answer, then close
+//     ▲   └──plain HTTP or rejection: answer, then close
+//     └── or, for a plain answer on a persistent HTTP/1.1 connection, wait for the next request
 //
 // In the handshake phase bytes go to `HTTPRequestParser`; a complete head is routed: an
 // upgrade on a WebSocket path gets the 101 and a `WebSocketConnection` (the sans-I/O state
-// machine), anything else a plain HTTP response and a graceful close. Bytes that arrived after
-// the head (a client may pipeline its first frame) go straight to the state machine.
+// machine), anything else a plain HTTP response (the web app's files, health, metrics) and,
+// unless both sides keep the connection, a graceful close. Bytes that arrived after the head
+// (a client may pipeline its first frame, or its next request) go to whatever comes next.
 //
 // Time is the transport's single per-connection `deadline`, re-armed for whichever phase we
 // are in: the handshake timeout; then, while open, "idle for `pingInterval`" → send a ping and
@@ -55,6 +57,11 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     private var isSlowConsumer = false
     private var negotiatedDeflate: DeflateParameters?
     private var holdsAddressSlot = false
+    private var plainRequestsServed = 0
+
+    /// Requests one persistent connection may make before it is closed: far more than a page
+    /// load needs, and a bound on what one connection can ask for.
+    static let maximumPlainRequestsPerConnection = 100
 
     init(connection: Connection, router: HTTPRouter, limits: ConnectionLimits, metrics: ServerMetrics) {
         self.connection = connection
@@ -88,20 +95,8 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
         metrics.bytesIn.add(bytes.count)
         switch phase {
-        case .handshake(var parser):
-            do {
-                switch try parser.parse(bytes) {
-                case .needsMoreData:
-                    phase = .handshake(parser)
-                case .complete(let head, let consumed):
-                    phase = .closed
-                    route(head, leftover: UnsafeRawBufferPointer(rebasing: bytes[consumed...]))
-                }
-            } catch {
-                phase = .closed
-                noteHandshakeFailure("status_\(error.status)")
-                respondAndClose(error.response, isHead: false)
-            }
+        case .handshake:
+            receiveRequests(bytes)
         case .webSocket(let socket, _):
             feed(socket, bytes)
         case .closed:
@@ -113,6 +108,10 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     func connectionDeadlineReached(_ connection: Connection) {
         switch phase {
+        case .handshake where plainRequestsServed > 0:
+            // An idle keep-alive connection, not a slow handshake: nothing to answer.
+            phase = .closed
+            connection.close(flushFirst: true)
         case .handshake:
             phase = .closed
             noteHandshakeFailure("timeout")
@@ -158,13 +157,38 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     // MARK: Handshake
 
+    /// Parses request heads until one upgrades, the connection closes, or the bytes run out.
+    /// Plain requests on a persistent connection may be pipelined: each is answered in turn.
+    private func receiveRequests(_ bytes: UnsafeRawBufferPointer) {
+        var rest = bytes
+        while case .handshake(var parser) = phase {
+            do {
+                switch try parser.parse(rest) {
+                case .needsMoreData:
+                    phase = .handshake(parser)
+                    return
+                case .complete(let head, let consumed):
+                    phase = .closed
+                    rest = UnsafeRawBufferPointer(rebasing: rest[consumed...])
+                    route(head, leftover: rest)
+                    guard case .handshake = phase, !rest.isEmpty else { return }
+                }
+            } catch {
+                phase = .closed
+                noteHandshakeFailure("status_\(error.status)")
+                respondAndClose(error.response, isHead: false)
+                return
+            }
+        }
+    }
+
     private func route(_ head: HTTPRequestHead, leftover: UnsafeRawBufferPointer) {
         guard let route = router.webSocketRoutes[String(head.path)] else {
             if case .reject(let response) = ServerHandshake.evaluate(head, configuration: router.handshake),
                head.headers.containsToken("websocket", named: "Upgrade") {
                 noteHandshakeFailure("status_\(response.status)")
             }
-            respondAndClose(router.plainResponse(for: head), isHead: head.method == "HEAD")
+            respondPlain(router.plainResponse(for: head), to: head)
             return
         }
         switch ServerHandshake.evaluate(head, configuration: router.handshake) {
@@ -182,8 +206,28 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
             noteHandshakeFailure("status_\(response.status)")
             respondAndClose(response, isHead: false)
         case .notWebSocket:
-            respondAndClose(router.plainResponse(for: head), isHead: head.method == "HEAD")
+            respondPlain(router.plainResponse(for: head), to: head)
         }
+    }
+
+    /// Answers a plain request, keeping the connection for the next request when both sides
+    /// allow it (HTTP/1.1, no `Connection: close` on either, fewer than the cap served), so a
+    /// browser loading the web app's modules does not pay a TCP handshake per file.
+    private func respondPlain(_ response: HTTPResponse, to head: HTTPRequestHead) {
+        plainRequestsServed += 1
+        let keepsAlive = head.version == .http1_1
+            && !head.headers.containsToken("close", named: "Connection")
+            && !response.headers.containsToken("close", named: "Connection")
+            && plainRequestsServed < Self.maximumPlainRequestsPerConnection
+        guard keepsAlive else {
+            var closing = response
+            closing.headers.replaceOrAppend(name: "Connection", value: "close")
+            respondAndClose(closing, isHead: head.method == "HEAD")
+            return
+        }
+        connection.send(response.serialized(includingBody: head.method != "HEAD"))
+        phase = .handshake(HTTPRequestParser())
+        connection.deadline = connection.loop.now + limits.handshakeTimeoutMilliseconds
     }
 
     private func respondAndClose(_ response: HTTPResponse, isHead: Bool) {

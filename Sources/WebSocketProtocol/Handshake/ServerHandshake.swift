@@ -117,7 +117,8 @@ public enum ServerHandshake {
         }
         let origins = headers.values(named: "Origin")
         guard origins.count <= 1 else { return reject(400, "more than one Origin") }
-        guard configuration.originPolicy(origins.first) else { return reject(403, "origin not allowed") }
+        let isOwnOrigin = configuration.allowsOwnOrigin && origins.first.map { Self.origin($0, names: hosts[0]) } == true
+        guard isOwnOrigin || configuration.originPolicy(origins.first) else { return reject(403, "origin not allowed") }
 
         let offeredSubprotocols = headers.listElements(named: "Sec-WebSocket-Protocol")
         guard offeredSubprotocols.allSatisfy(HTTPSyntax.isToken) else {
@@ -138,5 +139,17 @@ public enum ServerHandshake {
         let response = HTTPResponse(status: 101, headers: responseHeaders)
         return .upgrade(WebSocketUpgrade(response: response, responseBytes: response.serialized(),
                                          subprotocol: subprotocol, deflate: deflate?.parameters))
+    }
+
+    /// Whether a serialized origin ("https://campus.example:8443") has `host` (the request's
+    /// Host field) as its authority: the page making the request was served by this server.
+    /// The scheme is not compared, because behind a TLS-terminating proxy the server sees plain
+    /// HTTP for an https page.
+    static func origin(_ origin: String, names host: String) -> Bool {
+        let bytes = Array(origin.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else {
+            return false
+        }
+        return HTTPSyntax.equalsIgnoringCase(String(decoding: bytes[(colon + 3)...], as: UTF8.self), host)
     }
 }

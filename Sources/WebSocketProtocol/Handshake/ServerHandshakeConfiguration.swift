@@ -9,6 +9,10 @@ public struct ServerHandshakeConfiguration: Sendable {
     /// authentication happens after the upgrade; a deployment that serves browsers should set a
     /// list with `allowingOrigins(_:allowingMissing:)`.
     public var originPolicy: @Sendable (String?) -> Bool
+    /// Whether a page this server served may connect whatever `originPolicy` says: its `Origin`
+    /// names the request's own `Host`. Default true, so a deployment's own web app works
+    /// with an allow-list that names only other sites.
+    public var allowsOwnOrigin: Bool = true
     /// permessage-deflate policy; see `DeflateConfiguration` for its defaults.
     public var deflate: DeflateConfiguration
 

@@ -171,6 +171,20 @@ import Testing
                                       extra: [("Origin", "https://bangbang.example")]), configuration), status: 400)
     }
 
+    @Test func ownOriginPassesAnAllowListThatDoesNotNameIt() {
+        let configuration = ServerHandshakeConfiguration(
+            originPolicy: ServerHandshakeConfiguration.allowingOrigins(["https://other.example"], allowingMissing: true))
+        #expect(upgrade(evaluate(head([("Origin", "http://server.example.com")]), configuration)) != nil)
+        #expect(upgrade(evaluate(head([("Origin", "https://SERVER.example.com")]), configuration)) != nil)
+        expectRejection(evaluate(head([("Origin", "http://server.example.com:8080")]), configuration), status: 403)
+        expectRejection(evaluate(head([("Origin", "http://server.example.com.evil.example")]), configuration), status: 403)
+        expectRejection(evaluate(head([("Origin", "server.example.com")]), configuration), status: 403)
+        expectRejection(evaluate(head([("Origin", "null")]), configuration), status: 403)
+        var strict = configuration
+        strict.allowsOwnOrigin = false
+        expectRejection(evaluate(head([("Origin", "http://server.example.com")]), strict), status: 403)
+    }
+
     @Test func originPolicySeesNilWhenAbsent() {
         let configuration = ServerHandshakeConfiguration(originPolicy: { $0 == nil })
         #expect(upgrade(evaluate(head(), configuration)) != nil)
