@@ -5,9 +5,9 @@
 import {t} from '../core/i18n.js';
 import {parseYuan} from '../core/format.js';
 import {navigate} from './router.js';
-import {clearForm, fieldError, setNotice, submit} from './forms.js';
+import {clearForm, fieldError, setNotice, submit} from '../ui/forms.js';
 import {buildPublish} from './publish.js';
-import {toast} from './toasts.js';
+import {toast} from '../ui/toasts.js';
 
 export function createActions(session, board) {
     const store = session.store;

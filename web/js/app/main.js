@@ -7,7 +7,7 @@ import {setLanguage, t} from '../core/i18n.js';
 import {createStore} from '../core/store.js';
 import {createActions} from './actions.js';
 import {createBoard} from './board.js';
-import {formState} from './forms.js';
+import {formState} from '../ui/forms.js';
 import {parseRoute} from './router.js';
 import {createSession} from './session.js';
 import {initialState, ORDER_TYPES} from './state.js';

@@ -3,7 +3,7 @@
 // lengths, the campus list) the server checks and names the field; the form shows it there.
 
 import {parseLocalInput, parseYuan} from '../core/format.js';
-import {FieldErrors} from './forms.js';
+import {FieldErrors} from '../ui/forms.js';
 
 const REQUIRED = {
     express: ['details.pickup_station', 'details.drop_off_place'],

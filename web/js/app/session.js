@@ -7,7 +7,7 @@ import {ProtocolClient, ProtocolError} from '../core/client.js';
 import {t} from '../core/i18n.js';
 import {deviceName} from '../core/format.js';
 import {emptyAccount} from './state.js';
-import {toast} from './toasts.js';
+import {toast} from '../ui/toasts.js';
 
 const AUTH_KEY = 'bb.auth';
 const seqKey = (userId) => `bb.seq.${userId}`;

@@ -4,7 +4,7 @@
 
 import {h, icon} from '../../core/dom.js';
 import {t} from '../../core/i18n.js';
-import {ICONS, tabs} from '../components.js';
+import {ICONS, tabs} from '../../ui/components.js';
 import {cardFacts, orderTitle, rewardText, typeLabel} from '../order-text.js';
 import {ORDER_TYPES} from '../state.js';
 

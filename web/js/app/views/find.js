@@ -3,8 +3,8 @@
 import {h} from '../../core/dom.js';
 import {t} from '../../core/i18n.js';
 import {localInput} from '../../core/format.js';
-import {campusField, field, fieldId, formError, submitButton, tabs} from '../components.js';
-import {draft, formState} from '../forms.js';
+import {campusField, field, fieldId, formError, submitButton, tabs} from '../../ui/components.js';
+import {draft, formState} from '../../ui/forms.js';
 import {emptyItem} from '../publish.js';
 import {ORDER_TYPES} from '../state.js';
 

@@ -3,8 +3,8 @@
 import {h} from '../../core/dom.js';
 import {t} from '../../core/i18n.js';
 import {phone as formatPhone} from '../../core/format.js';
-import {devCodeNotice, field, formError, submitButton, tabs} from '../components.js';
-import {draft} from '../forms.js';
+import {devCodeNotice, field, formError, submitButton, tabs} from '../../ui/components.js';
+import {draft} from '../../ui/forms.js';
 
 export function loginView(s, ctx) {
     const mode = s.drafts.login?.mode === 'password' ? 'password' : 'code';

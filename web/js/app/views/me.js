@@ -5,8 +5,8 @@
 import {h, icon} from '../../core/dom.js';
 import {currentLanguage, t} from '../../core/i18n.js';
 import {dateTime, phone as formatPhone, yuan} from '../../core/format.js';
-import {ICONS, campusField, devCodeNotice, field, formError, pageHeader, submitButton} from '../components.js';
-import {draft, formState} from '../forms.js';
+import {ICONS, campusField, devCodeNotice, field, formError, pageHeader, submitButton} from '../../ui/components.js';
+import {draft, formState} from '../../ui/forms.js';
 import {sendCodeButton} from './login.js';
 
 function verificationStatus(user) {

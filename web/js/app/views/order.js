@@ -6,8 +6,8 @@
 import {h} from '../../core/dom.js';
 import {t} from '../../core/i18n.js';
 import {clock, dateTime, fullTime, yuan} from '../../core/format.js';
-import {backLink, field, fieldId, formError} from '../components.js';
-import {draft, formState} from '../forms.js';
+import {backLink, field, fieldId, formError} from '../../ui/components.js';
+import {draft, formState} from '../../ui/forms.js';
 import {detailRows, isFinal, progress, statusLabel, typeLabel, orderTitle} from '../order-text.js';
 
 const DEFAULT_RULES = {cancel_grace_ms: 120000, cancel_fee: 200, auto_confirm_ms: 24 * 3600 * 1000};

@@ -3,7 +3,7 @@
 import {h} from '../../core/dom.js';
 import {t} from '../../core/i18n.js';
 import {dateTime} from '../../core/format.js';
-import {empty, tabs} from '../components.js';
+import {empty, tabs} from '../../ui/components.js';
 import {isFinal, orderTitle, rewardText, statusLabel, typeLabel} from '../order-text.js';
 
 function lists(s) {

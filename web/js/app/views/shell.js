@@ -2,7 +2,7 @@
 
 import {h, icon} from '../../core/dom.js';
 import {currentLanguage, t} from '../../core/i18n.js';
-import {ICONS} from '../components.js';
+import {ICONS} from '../../ui/components.js';
 
 export function connectionBadge(s, ctx) {
     const {state, retryAt} = s.conn;
