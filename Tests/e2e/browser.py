@@ -7,9 +7,11 @@ import tempfile
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import (ElementClickInterceptedException, NoSuchElementException,
+                                        StaleElementReferenceException, TimeoutException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 PHONE = (390, 844)
@@ -115,17 +117,27 @@ class Browser:
     # Acting as a person would
 
     def click(self, selector, timeout=WAIT_SECONDS):
-        element = self.wait(lambda d: next((e for e in d.find_elements(By.CSS_SELECTOR, selector)
-                                            if e.is_displayed() and e.is_enabled()), None),
-                            f"{selector} to be clickable", timeout)
-        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
-        element.click()
-        return element
+        """Clicks the element once it shows and is enabled; a passing message (a toast) over it
+        is waited out, as a person would."""
+        def clicked(driver):
+            element = next((e for e in driver.find_elements(By.CSS_SELECTOR, selector)
+                            if e.is_displayed() and e.is_enabled()), None)
+            if element is None:
+                return None
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+            try:
+                element.click()
+            except ElementClickInterceptedException:
+                return None
+            return element
+        return self.wait(clicked, f"{selector} to be clickable", timeout)
 
     def type(self, selector, text, clear=True):
+        """Types into a field, first selecting and deleting what it holds, as a person would."""
         element = self.element(selector)
-        if clear:
-            element.clear()
+        if clear and element.get_attribute("value"):
+            element.send_keys(Keys.CONTROL, "a")
+            element.send_keys(Keys.BACKSPACE)
         element.send_keys(text)
         return element
 
@@ -147,7 +159,9 @@ class Browser:
             self.resize()
 
     def console_errors(self):
-        return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+        """Script errors the page logged (failed connections while a server restarts are expected)."""
+        return [entry for entry in self.driver.get_log("browser")
+                if entry["level"] == "SEVERE" and entry.get("source") != "network"]
 
     def offline(self, on):
         """Takes the browser off the network (new connections fail) or back on."""

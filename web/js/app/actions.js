@@ -14,12 +14,15 @@ export function createActions(session, board) {
     const call = session.call;
     let earningsLoading = false;
 
-    async function orderStep(orderId, op, extra = {}, fields = []) {
+    async function orderStep(orderId, op, extra = {}, fields = [], fieldOfCode = {}) {
         const order = await submit(store, `order-${orderId}`, async () => {
             const reply = await call(op, {order_id: orderId, ...extra});
             session.upsert(reply.order);
             return reply.order;
-        }, (field) => fields.includes(field));
+        }, (field) => fields.includes(field), fieldOfCode);
+        // A step the order's status no longer allows: the page was behind; show it as it is.
+        const code = store.state.forms[`order-${orderId}`]?.code;
+        if (!order && ['invalid_transition', 'order_taken', 'order_closed'].includes(code)) session.fetchOrder(orderId).catch(() => {});
         return order;
     }
 
@@ -103,15 +106,13 @@ export function createActions(session, board) {
         },
 
         async accept(orderId) {
-            const order = await orderStep(orderId, 'order.accept');
-            if (!order) session.fetchOrder(orderId).catch(() => {});
-            else toast(store, t('order.acceptedToast'), 'ok');
+            if (await orderStep(orderId, 'order.accept')) toast(store, t('order.acceptedToast'), 'ok');
         },
         pickUp: (orderId) => orderStep(orderId, 'order.pick_up'),
         start: (orderId) => orderStep(orderId, 'order.start'),
         deliver(orderId, code) {
             const extra = code.trim() ? {code: code.trim()} : {};
-            return orderStep(orderId, 'order.deliver', extra, ['code']);
+            return orderStep(orderId, 'order.deliver', extra, ['code'], {wrong_delivery_code: 'code'});
         },
         confirm: (orderId) => orderStep(orderId, 'order.confirm'),
         abandon: (orderId) => orderStep(orderId, 'order.abandon'),

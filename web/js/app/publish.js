@@ -34,6 +34,8 @@ export function buildPublish(type, draft) {
         else errors[name] = 'find.required';
     }
     for (const name of OPTIONAL_TEXT[type]) if (text(name)) details[leaf(name)] = text(name);
+    // A bare mainland mobile number means +86 (servers before protocol decision 8 want E.164).
+    if (/^1[3-9]\d{9}$/.test(details.contact_phone || '')) details.contact_phone = `+86${details.contact_phone}`;
 
     const deadline = parseLocalInput(draft.deadline);
     if (deadline === null) errors.deadline = 'find.required';

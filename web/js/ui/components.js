@@ -44,7 +44,7 @@ export function field(store, form, name, {label, hint, kind = 'text', options = 
     const common = {id, name, 'aria-describedby': describedBy, 'aria-invalid': error ? 'true' : null, ...attrs};
     let control;
     if (kind === 'textarea') {
-        control = h('textarea', {...common, rows: attrs.rows || 3, value, onInput: remember});
+        control = h('textarea', {...common, rows: attrs.rows || 3, value, onInput: remember, onChange: remember});
     } else if (kind === 'select') {
         control = h('select', {...common, onChange: remember},
             options.map(([optionValue, optionLabel]) => h('option', {value: optionValue, selected: optionValue === value}, optionLabel)));
@@ -54,7 +54,7 @@ export function field(store, form, name, {label, hint, kind = 'text', options = 
             hint && h('p', {class: 'hint', id: `${id}-hint`}, hint),
             error && h('p', {class: 'field-error', id: `${id}-error`, role: 'alert'}, error));
     } else {
-        control = h('input', {...common, type: kind, value, onInput: remember, onChange: kind === 'datetime-local' ? remember : null});
+        control = h('input', {...common, type: kind, value, onInput: remember, onChange: remember});
     }
     return h('div', {class: ['field', error && 'has-error']},
         h('label', {for: id}, label, required && h('span', {class: 'required', 'aria-hidden': 'true'}, ' *')),

@@ -41,9 +41,10 @@ export function errorText(error) {
 
 /**
  * Runs `task` as the form's submission. An error whose field the form shows (`shows(field)`)
- * goes next to that field; any other error goes at the top of the form.
+ * goes next to that field, and so does an error whose code `fieldOfCode` maps to a field (a
+ * wrong delivery code has no `field`, but belongs at the code); any other error goes at the top.
  */
-export async function submit(store, name, task, shows = () => true) {
+export async function submit(store, name, task, shows = () => true, fieldOfCode = {}) {
     if (formState(store.state, name).busy) return undefined;
     store.update((s) => Object.assign(formState(s, name), {busy: true, errors: {}, error: null, notice: null}));
     try {
@@ -54,7 +55,9 @@ export async function submit(store, name, task, shows = () => true) {
         store.update((s) => {
             const form = formState(s, name);
             form.busy = false;
+            form.code = error.code || null;
             if (error instanceof FieldErrors) Object.assign(form.errors, error.errors);
+            else if (error instanceof ProtocolError && fieldOfCode[error.code]) form.errors[fieldOfCode[error.code]] = errorText(error);
             else if (error instanceof ProtocolError && error.field && shows(error.field)) form.errors[error.field] = errorText(error);
             else form.error = errorText(error);
         });

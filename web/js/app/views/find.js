@@ -142,13 +142,13 @@ function items(s, ctx, form) {
             const rowErrors = ['name', 'qty', 'note'].map((key) => errors[`${base}.${key}`]).filter(Boolean);
             return h('div', {class: 'item-row'},
                 h('input', {id: fieldId(form, `${base}.name`), name: `${base}.name`, class: 'item-name', value: item.name,
-                    placeholder: t('placeholder.itemName'), 'aria-label': t('field.itemName'), maxlength: 60, onInput: setItem(index, 'name'),
+                    placeholder: t('placeholder.itemName'), 'aria-label': t('field.itemName'), maxlength: 60, onInput: setItem(index, 'name'), onChange: setItem(index, 'name'),
                     'aria-invalid': errors[`${base}.name`] ? 'true' : null}),
                 h('input', {id: fieldId(form, `${base}.qty`), name: `${base}.qty`, class: 'item-qty', value: item.qty,
-                    inputmode: 'numeric', 'aria-label': t('field.qty'), onInput: setItem(index, 'qty'),
+                    inputmode: 'numeric', 'aria-label': t('field.qty'), onInput: setItem(index, 'qty'), onChange: setItem(index, 'qty'),
                     'aria-invalid': errors[`${base}.qty`] ? 'true' : null}),
                 h('input', {id: fieldId(form, `${base}.note`), name: `${base}.note`, class: 'item-note', value: item.note,
-                    placeholder: t('placeholder.itemNote'), 'aria-label': t('field.note'), maxlength: 60, onInput: setItem(index, 'note')}),
+                    placeholder: t('placeholder.itemNote'), 'aria-label': t('field.note'), maxlength: 60, onInput: setItem(index, 'note'), onChange: setItem(index, 'note')}),
                 h('button', {type: 'button', class: 'button icon-only', 'aria-label': t('purchase.removeItem'), onClick: remove(index)}, '×'),
                 rowErrors.map((error) => h('p', {class: 'field-error', role: 'alert'}, error)));
         }),

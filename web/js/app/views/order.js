@@ -6,7 +6,7 @@
 import {h} from '../../core/dom.js';
 import {t} from '../../core/i18n.js';
 import {clock, dateTime, fullTime, yuan} from '../../core/format.js';
-import {backLink, field, fieldId, formError} from '../../ui/components.js';
+import {backLink, fieldId, formError} from '../../ui/components.js';
 import {draft, formState} from '../../ui/forms.js';
 import {detailRows, isFinal, progress, statusLabel, typeLabel, orderTitle} from '../order-text.js';
 
@@ -134,6 +134,12 @@ function ratings(order) {
                 rating.comment ? ` ${rating.comment}` : '')])));
 }
 
+/** Keeps what is typed into a panel's field in the panel's draft. */
+function bind(ctx, uiForm, key) {
+    const remember = (event) => ctx.store.quietly((st) => { draft(st, uiForm)[key] = event.target.value; });
+    return {onInput: remember, onChange: remember};
+}
+
 function button(id, label, onClick, {kind = 'primary', disabled = false} = {}) {
     return h('button', {type: 'button', id, class: ['button', kind], disabled, onClick}, label);
 }
@@ -217,7 +223,7 @@ function reasonField(ctx, uiForm, error) {
     return h('div', {class: ['field', error && 'has-error']},
         h('label', {for: id}, t('cancel.reason'), h('span', {class: 'required'}, ' *')),
         h('textarea', {id, name: 'reason', rows: 2, maxlength: 1000, value,
-            onInput: (event) => ctx.store.quietly((st) => { draft(st, uiForm).reason = event.target.value; })}),
+            ...bind(ctx, uiForm, 'reason')}),
         error && h('p', {class: 'field-error', role: 'alert'}, error));
 }
 
@@ -230,7 +236,7 @@ function tipPanel(order, s, ctx, form, busy) {
         h('div', {class: ['field', errors.tip && 'has-error']},
             h('label', {for: id}, t('tip.newTip')),
             h('input', {id, name: 'tip', inputmode: 'decimal', value: draft(s, uiForm).tip || '',
-                onInput: (event) => ctx.store.quietly((st) => { draft(st, uiForm).tip = event.target.value; })}),
+                ...bind(ctx, uiForm, 'tip')}),
             h('p', {class: 'hint'}, t('tip.hint', {tip: yuan(order.tip)})),
             errors.tip && h('p', {class: 'field-error', role: 'alert'}, errors.tip)),
         h('button', {type: 'submit', class: 'button primary', id: 'raise-tip-confirm', disabled: busy}, t('tip.confirm')));
@@ -245,7 +251,7 @@ function deliverPanel(order, s, ctx, form, busy) {
         h('div', {class: ['field', errors.code && 'has-error']},
             h('label', {for: id}, t('deliver.code')),
             h('input', {id, name: 'code', inputmode: 'numeric', maxlength: 16, value: draft(s, uiForm).code || '',
-                onInput: (event) => ctx.store.quietly((st) => { draft(st, uiForm).code = event.target.value; })}),
+                ...bind(ctx, uiForm, 'code')}),
             h('p', {class: 'hint'}, t('deliver.hint')),
             errors.code && h('p', {class: 'field-error', role: 'alert'}, errors.code)),
         h('button', {type: 'submit', class: 'button primary', id: 'action-deliver', disabled: busy}, t('action.deliver')));
@@ -268,7 +274,7 @@ function ratePanel(order, s, ctx, form, busy, whom) {
         h('div', {class: ['field', errors.comment && 'has-error']},
             h('label', {for: commentId}, t('rate.comment')),
             h('input', {id: commentId, name: 'comment', maxlength: 200, value: ui.comment || '',
-                onInput: (event) => ctx.store.quietly((st) => { draft(st, uiForm).comment = event.target.value; })}),
+                ...bind(ctx, uiForm, 'comment')}),
             errors.comment && h('p', {class: 'field-error', role: 'alert'}, errors.comment)),
         h('button', {type: 'submit', class: 'button primary', id: 'rate-submit', disabled: busy}, t('rate.submit')));
 }
