@@ -81,6 +81,7 @@ def shot(browser, name, full=False):
     language = browser.driver.execute_script("return document.documentElement.lang.startsWith('zh') ? 'zh' : 'en'")
     path = str(SHOTS / f"{language}-{name}.png")
     browser.wait(lambda d: d.execute_script("return document.fonts.status") == "loaded", "fonts")
+    browser.gone(".toast", timeout=10)              # passing messages are not part of the screen
     if full:
         browser.full_screenshot(path)
     else:
@@ -411,6 +412,98 @@ def test_screenshots_of_every_module_in_both_languages(people):
     shot(admin, "console-overview")
     switch_language(admin, "en")
     shot(admin, "console-overview")
-    switch_language(admin, "zh")
+    for browser in people.values():
+        switch_language(browser, "zh")
+        assert browser.console_errors() == [], browser.name
+
+
+def test_the_personal_centre_profile_phone_password_feedback(people):
+    publisher, admin = people["publisher"], people["admin"]
+    open_tab(publisher, "me")
+    publisher.click("#me-edit-profile")
+    publisher.type(fid("me-profile", "nickname"), "小王同学")
+    publisher.choose(fid("me-profile", "campus"), CAMPUSES[1])
+    publisher.type(fid("me-profile", "dorm"), "11 号楼")
+    shot(publisher, "me-profile")
+    publisher.click("#profile-save")
+    publisher.text_of("#me-nickname", "小王同学")
+
+    new_phone = fresh_phone()
+    publisher.click("#me-change-phone")
+    publisher.type(fid("me-phone", "phone"), new_phone)
+    publisher.click("#phone-send-code")
+    publisher.type(fid("me-phone", "code"), publisher.element("#dev-code").text)
+    publisher.click("#phone-submit")
+    digits = new_phone[3:]
+    publisher.text_of("#me-phone", f"{digits[:3]} {digits[3:7]} {digits[7:]}")
+
+    publisher.click("#me-password")
+    publisher.type(fid("me-password", "new_password"), "short")
+    publisher.type(fid("me-password", "repeat"), "short")
+    publisher.click("#password-save")
+    publisher.element(f'{fid("me-password", "new_password")}[aria-invalid="true"]')   # the server's field error
+    publisher.type(fid("me-password", "new_password"), "bangbang-2026")
+    publisher.type(fid("me-password", "repeat"), "bangbang-2026")
+    publisher.click("#password-save")
+    publisher.text_of("#me-password", "修改密码")
+
+    publisher.click("#me-feedback")
+    publisher.type(fid("me-feedback", "text"), "希望增加夜间配送的时段")
+    publisher.type(fid("me-feedback", "contact"), "wx: xiaowang")
+    publisher.click("#feedback-submit")
+    publisher.text_of("#me-feedback--notice", "感谢反馈")
+    admin.click("#console-tab-feedback")
+    admin.text_of("#feedback-list", "希望增加夜间配送的时段")
+    shot(admin, "console-feedback")
+    admin.click("#console-tab-lookup")
+    admin.type(fid("lookup-user", "query"), new_phone)
+    admin.click("#lookup-user-submit")
+    admin.text_of("#lookup-user-result", "小王同学")
+    shot(admin, "console-lookup")
+    publisher.driver.execute_script("window.publisherPhone = arguments[0]", new_phone)
+
+
+def test_password_login_and_revoking_a_device_logs_it_out_live(people):
+    publisher, rival = people["publisher"], people["rival"]
+    phone = publisher.driver.execute_script("return window.publisherPhone")
+    open_tab(rival, "me")
+    rival.click("#logout")
+    rival.click("#login-mode-password")
+    rival.type(fid("login-password", "phone"), phone)
+    rival.type(fid("login-password", "password"), "wrong-password")
+    rival.click("#login-password-submit")
+    rival.text_of("#login-password--error", "手机号或密码不正确")
+    rival.type(fid("login-password", "password"), "bangbang-2026")
+    rival.click("#login-password-submit")
+    open_tab(rival, "me")
+    rival.text_of("#me-nickname", "小王同学")
+
+    open_tab(publisher, "me")
+    publisher.click("#me-devices")
+    publisher.wait(lambda d: len(publisher.find_all("#devices-list li")) == 2, "two devices")
+    shot(publisher, "me-devices")
+    other = publisher.wait(lambda d: next((row.get_attribute("data-session-id") for row in publisher.find_all("#devices-list li")
+                                           if "本机" not in row.text), None), "the other device")
+    publisher.click(f"#revoke-{other}")
+    rival.text_of("#login-notice", "退出登录")          # logged out by the other device, live
+    rival.element("#login-mode-code")
+    publisher.wait(lambda d: len(publisher.find_all("#devices-list li")) == 1, "one device left")
+
+
+def test_the_operator_secret_logs_the_console_in_from_loopback(people, site):
+    admin = people["admin"]
+    admin.click("#admin-logout")
+    admin.click("#admin-mode-secret")
+    secret = pathlib.Path(site.folder, "data", "admin-secret").read_text().strip()
+    admin.type(fid("admin-login-secret", "secret"), "0" * 64)
+    admin.click("#admin-secret-submit")
+    admin.element("#admin-login-secret--error")
+    admin.type(fid("admin-login-secret", "secret"), secret)
+    admin.click("#admin-secret-submit")
+    admin.text_of("#admin-who", "运维")
+    admin.click("#console-tab-overview")
+    admin.element("#overview-secret")
+    admin.click("#console-tab-verifications")
+    admin.element("#pending-empty")
     for browser in people.values():
         assert browser.console_errors() == [], browser.name

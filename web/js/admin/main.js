@@ -57,7 +57,15 @@ const actions = {
             store.update((s) => { delete s.drafts['admin-login-secret']; });
         }, (field) => field === 'secret');
     },
-    logout: () => session.logout(),
+    async logout() {
+        await session.logout();
+        store.update((s) => {
+            s.pending = null;
+            s.feedback = {items: null, next: null};
+            s.lookup = {user: null, order: null};
+            s.overview = {stats: null, published: new Map(), updatedAt: null};
+        });
+    },
     async loadPending() {
         const reply = await submit(store, 'pending', () => call('admin.pending_verifications'));
         if (reply) store.update((s) => { s.pending = reply.users; });

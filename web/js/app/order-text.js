@@ -57,7 +57,7 @@ export function detailRows(order) {
         add('field.items', h('ul', {class: 'items'}, (d.items || []).map((item) =>
             h('li', `${item.name} ×${item.qty}`, item.note ? h('span', {class: 'muted'}, ` · ${item.note}`) : null))));
         add('field.store', d.store || t('purchase.anyStore'));
-        add('field.goods_budget', d.goods_budget ? yuan(d.goods_budget) : null);
+        add('detail.goods_budget', d.goods_budget ? yuan(d.goods_budget) : null);
         add('field.drop_off_place', d.drop_off_place);
         add('field.drop_off_room', d.drop_off_room, true);
         break;
@@ -69,14 +69,14 @@ export function detailRows(order) {
         add('field.kind', t(`kind.${d.kind}`));
         add('field.participants', t('group.taken', {n: order.participant_count ?? 0, capacity: d.capacity}));
         add('field.minimum_fill', d.minimum_fill);
-        add('field.price_per_share', yuan(d.price_per_share));
+        add('detail.price_per_share', yuan(d.price_per_share));
         add('field.closes_at', `${dateTime(d.closes_at)} (${relative(d.closes_at)})`);
         break;
     default:
         break;
     }
     add('field.deadline', `${dateTime(order.deadline)} (${relative(order.deadline)})`);
-    if (order.type !== 'group') add('field.tip', yuan(order.tip));
+    if (order.type !== 'group') add(order.type === 'bounty' ? 'detail.reward' : 'detail.tip', yuan(order.tip));
     return rows;
 }
 

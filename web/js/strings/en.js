@@ -108,6 +108,10 @@ export default {
     'field.deadline': 'Deadline',
     'field.tip': 'Tip (¥)',
     'field.reward': 'Reward (¥)',
+    'detail.tip': 'Tip',
+    'detail.reward': 'Reward',
+    'detail.goods_budget': 'Goods budget',
+    'detail.price_per_share': 'Price per share',
     'field.delivery_code': 'Use a delivery code',
 
     'hint.pickup_station': 'e.g. Cainiao station locker 3, east gate parcel point',
@@ -176,9 +180,9 @@ export default {
 
     'action.accept': 'Accept',
     'action.join': 'Join',
-    'action.pickUp': 'Picked up',
-    'action.start': 'Start',
-    'action.deliver': 'Delivered',
+    'action.pickUp': 'I have it',
+    'action.start': 'Start the task',
+    'action.deliver': 'Mark delivered',
     'action.confirm': 'Confirm receipt',
     'action.abandon': 'Give it back',
     'action.cancel': 'Cancel order',

@@ -108,6 +108,10 @@ export default {
     'field.deadline': '截止时间',
     'field.tip': '小费（元）',
     'field.reward': '赏金（元）',
+    'detail.tip': '小费',
+    'detail.reward': '赏金',
+    'detail.goods_budget': '商品预算',
+    'detail.price_per_share': '每份价格',
     'field.delivery_code': '使用收货码',
 
     'hint.pickup_station': '例如：菜鸟驿站 3 号柜、东门快递点',
@@ -176,7 +180,7 @@ export default {
 
     'action.accept': '接单',
     'action.join': '加入',
-    'action.pickUp': '已取件',
+    'action.pickUp': '我已取件',
     'action.start': '开始任务',
     'action.deliver': '确认送达',
     'action.confirm': '确认收货',

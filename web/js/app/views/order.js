@@ -57,8 +57,8 @@ export function orderView(s, ctx) {
             role === 'viewer' && h('p', {class: 'hint'}, t('order.publicView'),
                 ' ', h('button', {type: 'button', class: 'link', id: 'order-refresh', onClick: () => ctx.session.fetchOrder(order.id).catch(() => {})}, t('discover.refresh'))),
             h('dl', {class: 'details'}, detailRows(order).map(([label, value, isPrivate]) => [
-                h('dt', label, isPrivate ? h('span', {class: 'private', title: t('order.privateHint')}, t('order.private')) : null),
-                h('dd', value)]))),
+                h('dt', label),
+                h('dd', value, isPrivate ? h('span', {class: 'private', title: t('order.privateHint')}, t('order.private')) : null)]))),
         people(order, me, s),
         ratings(order),
         h('section', {class: 'card'},
