@@ -339,6 +339,19 @@ def test_a_third_runner_loses_the_race_and_is_told(people):
     rival.go("#/discover/express")
     rival.element(board_card(order_id))
 
+    publisher.click("#action-raise-tip")                # 加小费: the boards show the new tip live
+    publisher.type(fid(f"order-{order_id}-ui", "tip"), "1")
+    publisher.click("#raise-tip-confirm")
+    publisher.element(f'{fid(f"order-{order_id}-ui", "tip")}[aria-invalid="true"]')   # not above ¥2
+    publisher.type(fid(f"order-{order_id}-ui", "tip"), "6")
+    publisher.click("#raise-tip-confirm")
+    rival.text_of(board_card(order_id), "¥6")
+    publisher.click("#action-cancel")                   # open: free, no reason needed
+    publisher.text_of("#cancel-wording", "免费")
+    publisher.click("#cancel-confirm")
+    status_is(publisher, "cancelled")
+    rival.gone(board_card(order_id))
+
 
 def test_the_server_restarts_mid_errand_and_both_pages_catch_up(people, site):
     publisher, runner = people["publisher"], people["runner"]
@@ -415,6 +428,19 @@ def test_screenshots_of_every_module_in_both_languages(people):
     for browser in people.values():
         switch_language(browser, "zh")
         assert browser.console_errors() == [], browser.name
+
+    # Cancelling an order a runner holds needs a reason, which the runner's page shows at once.
+    open_order(publisher, active)
+    publisher.click("#action-cancel")
+    publisher.text_of("#cancel-wording", "宽限期")
+    publisher.click("#cancel-confirm")
+    publisher.element(f'{fid(f"order-{active}-ui", "reason")}')
+    publisher.text_of("#cancel-panel", "")
+    publisher.element("#cancel-panel .field-error")
+    publisher.type(fid(f"order-{active}-ui", "reason"), "临时有事，不需要了")
+    publisher.click("#cancel-confirm")
+    status_is(runner, "cancelled")
+    runner.text_of("#order-note", "临时有事，不需要了")
 
 
 def test_the_personal_centre_profile_phone_password_feedback(people):

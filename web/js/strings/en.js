@@ -102,7 +102,7 @@ export default {
     'field.subject': 'Route or item',
     'field.closes_at': 'Joining closes',
     'field.capacity': 'Shares',
-    'field.minimum_fill': 'Minimum to go ahead',
+    'field.minimum_fill': 'Minimum fill',
     'field.price_per_share': 'Price per share (¥)',
     'field.participants': 'Participants',
     'field.deadline': 'Deadline',

@@ -222,7 +222,7 @@ function reasonField(ctx, uiForm, error) {
     const id = fieldId(uiForm, 'reason');
     return h('div', {class: ['field', error && 'has-error']},
         h('label', {for: id}, t('cancel.reason'), h('span', {class: 'required'}, ' *')),
-        h('textarea', {id, name: 'reason', rows: 2, maxlength: 1000, value,
+        h('textarea', {id, name: 'reason', rows: 2, maxlength: 1000, value, 'aria-invalid': error ? 'true' : null,
             ...bind(ctx, uiForm, 'reason')}),
         error && h('p', {class: 'field-error', role: 'alert'}, error));
 }
@@ -235,7 +235,7 @@ function tipPanel(order, s, ctx, form, busy) {
     return h('form', {class: 'panel', id: 'tip-panel', onSubmit, novalidate: true},
         h('div', {class: ['field', errors.tip && 'has-error']},
             h('label', {for: id}, t('tip.newTip')),
-            h('input', {id, name: 'tip', inputmode: 'decimal', value: draft(s, uiForm).tip || '',
+            h('input', {id, name: 'tip', inputmode: 'decimal', value: draft(s, uiForm).tip || '', 'aria-invalid': errors.tip ? 'true' : null,
                 ...bind(ctx, uiForm, 'tip')}),
             h('p', {class: 'hint'}, t('tip.hint', {tip: yuan(order.tip)})),
             errors.tip && h('p', {class: 'field-error', role: 'alert'}, errors.tip)),
@@ -250,7 +250,7 @@ function deliverPanel(order, s, ctx, form, busy) {
     return h('form', {class: 'panel', id: 'deliver-panel', onSubmit, novalidate: true},
         h('div', {class: ['field', errors.code && 'has-error']},
             h('label', {for: id}, t('deliver.code')),
-            h('input', {id, name: 'code', inputmode: 'numeric', maxlength: 16, value: draft(s, uiForm).code || '',
+            h('input', {id, name: 'code', inputmode: 'numeric', maxlength: 16, value: draft(s, uiForm).code || '', 'aria-invalid': errors.code ? 'true' : null,
                 ...bind(ctx, uiForm, 'code')}),
             h('p', {class: 'hint'}, t('deliver.hint')),
             errors.code && h('p', {class: 'field-error', role: 'alert'}, errors.code)),
@@ -273,7 +273,7 @@ function ratePanel(order, s, ctx, form, busy, whom) {
         errors.stars && h('p', {class: 'field-error', role: 'alert'}, errors.stars),
         h('div', {class: ['field', errors.comment && 'has-error']},
             h('label', {for: commentId}, t('rate.comment')),
-            h('input', {id: commentId, name: 'comment', maxlength: 200, value: ui.comment || '',
+            h('input', {id: commentId, name: 'comment', maxlength: 200, value: ui.comment || '', 'aria-invalid': errors.comment ? 'true' : null,
                 ...bind(ctx, uiForm, 'comment')}),
             errors.comment && h('p', {class: 'field-error', role: 'alert'}, errors.comment)),
         h('button', {type: 'submit', class: 'button primary', id: 'rate-submit', disabled: busy}, t('rate.submit')));
