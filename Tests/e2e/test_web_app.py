@@ -305,6 +305,13 @@ def test_a_group_fills_with_two_joiners_and_the_publisher_completes_it(people):
     publisher, runner, rival = people["publisher"], people["runner"], people["rival"]
     open_tab(runner, "discover", "group")
     open_tab(rival, "discover", "group")
+    open_tab(publisher, "find", "group")                # the server's field error shows at its field
+    publisher.type(fid("find-group", "details.subject"), "东门 → 高铁站")
+    publisher.type(fid("find-group", "details.capacity"), "1")
+    publisher.type(fid("find-group", "details.price_per_share"), "15")
+    publisher.click("#find-submit")
+    publisher.element(f'{fid("find-group", "details.capacity")}[aria-invalid="true"]')
+    publisher.element(f'{fid("find-group", "details.capacity")}-error')
     order_id = publish(publisher, "group", {
         "details.kind": "carpool", "details.subject": "东门 → 高铁站", "details.capacity": "2", "details.price_per_share": "15"})
     runner.click(f'{board_card(order_id)} button.join')
@@ -395,6 +402,18 @@ def test_screenshots_of_every_module_in_both_languages(people):
     open_tab(runner, "discover", "express")
     runner.click(f'{board_card(active)} button.accept')
     status_is(publisher, "accepted")
+    # Filters: a keyword, then a campus, each narrowing the live list.
+    open_tab(runner, "discover", "express")
+    cards = lambda: len(runner.find_all("#board-list article"))
+    runner.wait(lambda d: cards() >= 2, "two open express orders")
+    runner.type("#filter-keyword", "京东\n")
+    runner.wait(lambda d: cards() == 1 and "京东快递点" in runner.find("#board-list").text, "the keyword filter")
+    runner.type("#filter-keyword", " \n")                # only spaces: no keyword
+    runner.wait(lambda d: cards() >= 2, "the keyword cleared")
+    runner.choose("#filter-campus", CAMPUSES[1])
+    runner.wait(lambda d: cards() == 1 and "京东快递点" in runner.find("#board-list").text, "the campus filter")
+    runner.choose("#filter-campus", "")
+    runner.wait(lambda d: cards() >= 2, "all campuses again")
     for language in ("zh", "en"):
         for browser in (publisher, runner, admin):
             switch_language(browser, language) if browser is not admin else None
