@@ -65,6 +65,7 @@ def test_unknown_operation_and_rate_limited_come_before_login_and_fields():
     ("order.raise_tip", {"order_id": -3, "tip": "lots"}),
     ("admin.user", {"phone": "not a phone"}),
     ("auth.request_code", {"phone": "not a phone", "purpose": "change_phone"}),
+    ("auth.request_code", {"purpose": "change_phone", "phones": ["+8613800138000"]}),
     ("auth.logout", {"everywhere": True}),
 ])
 def test_unauthenticated_comes_before_bad_fields(client, op, data):

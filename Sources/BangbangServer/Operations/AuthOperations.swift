@@ -52,12 +52,12 @@ enum AuthOperations {
     }
 
     static let requestCode = Operation("auth.request_code", requiresLogin: false) { context, arguments throws(DomainError) in
-        try arguments.allowOnly(["phone", "purpose"])
         let requester = context.session.user
         // Purpose `change_phone` needs a login, and `unauthenticated` comes before any field.
         if requester == nil, arguments.members["purpose"] == .string(CodePurpose.changePhone.rawValue) {
             throw DomainError(.unauthenticated, "Log in before changing your phone number.")
         }
+        try arguments.allowOnly(["phone", "purpose"])
         let phone = try arguments.string("phone", maxLength: 32)
         _ = try PhoneNumber(parsing: phone)
         let purpose = try arguments.optionalChoice("purpose", as: CodePurpose.self) ?? .login
