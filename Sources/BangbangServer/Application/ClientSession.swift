@@ -233,6 +233,9 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     /// Logs this connection in and replays what it missed after `lastSeenSequence`
     /// (nil: a fresh login, which starts at the stream's current end). Returns the reply fields.
     func logIn(as user: UserID, session: SessionID, lastSeenSequence: UInt64?) -> (sequence: UInt64, resync: Bool) {
+        // A login that completes after the connection closed registers nothing: the registry
+        // would otherwise keep a closed session.
+        guard !isClosed else { return (0, false) }
         isBuiltInAdministrator = false
         if let previous = self.user { registry?.unregister(self, as: previous) }
         self.user = user
