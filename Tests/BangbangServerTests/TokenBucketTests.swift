@@ -105,4 +105,31 @@ private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
         #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0))
         #expect(!limiter.admitHandshake(from: "10.0.0.1", now: 0), "burst of twice the new rate")
     }
+
+    @Test func aRefusalSaysHowLongUntilTheNextToken() {
+        var bucket = TokenBucket(ratePerSecond: 50, capacity: 2, now: 0)
+        #expect(bucket.millisecondsUntilToken(now: 0) == 0)
+        _ = bucket.take(now: 0)
+        _ = bucket.take(now: 0)
+        #expect(!take(&bucket, 0))
+        // 50/s is a token per 20 ms; 7 ms later 13 ms are left, and the wait is then exactly enough.
+        #expect(bucket.millisecondsUntilToken(now: 0) == 20)
+        #expect(bucket.millisecondsUntilToken(now: 7) == 13)
+        #expect(!take(&bucket, 19))
+        #expect(take(&bucket, 20))
+        #expect(TokenBucket(ratePerSecond: 0, capacity: 1, now: 0).millisecondsUntilToken(now: 0) == 0)
+        var slow = TokenBucket(ratePerSecond: 3, capacity: 1, now: 0)
+        _ = slow.take(now: 0)
+        #expect(slow.millisecondsUntilToken(now: 0) == 334, "rounded up: 333 ms would still be refused")
+        #expect(!take(&slow, 333))
+        #expect(take(&slow, 334))
+    }
+
+    @Test func keyedLimiterTellsTheWaitOfTheKeyThatWasRefused() {
+        let limiter = KeyedRateLimiter<String>(ratePerSecond: 10, capacity: 1)
+        #expect(limiter.take("a", now: 0) == nil)
+        #expect(limiter.take("a", now: 40) == 60)
+        #expect(limiter.take("b", now: 40) == nil)
+        #expect(limiter.take("a", now: 100) == nil)
+    }
 }

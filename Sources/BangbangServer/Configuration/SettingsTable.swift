@@ -1,6 +1,7 @@
 // The one table of settings: name, help text and how to read a value. `--help`, the environment
 // variables (`BANGBANG_` + upper-cased name), the config file keys and `check-config` all come
 // from it, so a setting cannot exist in one place and be missing from another.
+import BangbangCore
 
 struct Setting: Sendable {
     enum Kind: Sendable { case flag, value, list }
@@ -144,6 +145,15 @@ enum SettingsTable {
         .integerValued("handshakes-per-second-per-address", placeholder: "N",
                        help: "WebSocket handshakes per second per client address, bursts of 2N (0: unlimited)",
                        range: 0...1_000_000, \.handshakesPerSecondPerAddress),
+        .integerValued("cancel-grace-seconds", placeholder: "SECONDS",
+                       help: "after acceptance, seconds in which a publisher cancels free (up to a day)",
+                       range: 0...86_400, \.cancelGraceSeconds),
+        .integerValued("cancel-fee", placeholder: "FEN",
+                       help: "fee in fen paid to the runner for a cancellation after the grace window (up to ¥500)",
+                       range: 0...Int(OrderRules().maximumTip), \.cancelFee),
+        .integerValued("auto-confirm-hours", placeholder: "HOURS",
+                       help: "hours after delivery before an unconfirmed order completes by itself (up to 30 days)",
+                       range: 1...720, \.autoConfirmHours),
     ]
 
     static func named(_ name: String) -> Setting? { all.first { $0.name == name } }

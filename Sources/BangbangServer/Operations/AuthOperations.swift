@@ -52,10 +52,15 @@ enum AuthOperations {
     }
 
     static let requestCode = Operation("auth.request_code", requiresLogin: false) { context, arguments throws(DomainError) in
+        let requester = context.session.user
+        // Purpose `change_phone` needs a login, and `unauthenticated` comes before any field.
+        if requester == nil, arguments.members["purpose"] == .string(CodePurpose.changePhone.rawValue) {
+            throw DomainError(.unauthenticated, "Log in before changing your phone number.")
+        }
         try arguments.allowOnly(["phone", "purpose"])
         let phone = try arguments.string("phone", maxLength: 32)
+        _ = try PhoneNumber(parsing: phone)
         let purpose = try arguments.optionalChoice("purpose", as: CodePurpose.self) ?? .login
-        let requester = context.session.user
         let clientIP = context.session.channel?.connection.remoteAddress.host ?? "unknown"
         let app = context.app
         app.accounts.perform { executor in
@@ -82,8 +87,10 @@ enum AuthOperations {
     static let loginWithCode = Operation("auth.login_code", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly(["phone", "code", "device"])
         let phone = try arguments.string("phone", maxLength: 32)
+        _ = try PhoneNumber(parsing: phone)
         let code = try arguments.string("code", maxLength: 16)
         let device = try arguments.optionalString("device", maxLength: 64)
+        _ = try AccountStore.validatedDevice(device)
         let app = context.app
         app.accounts.perform { executor in
             var random = SecureRandomNumberGenerator()
@@ -114,17 +121,22 @@ enum AuthOperations {
         }
         let isNew: Bool
         if case .registered = event { isNew = true } else { isNew = false }
-        app.commit(.account(event), applied: .account(event, at: now)) { result in
+        // The connection that logs in never receives the `account.login` of its own login: it
+        // stops hearing the user's stream before that event is pushed (when it was logged in as
+        // them already) and logs in after the push, at a position that includes it.
+        let connection = context.session
+        app.commit(.account(event), applied: .account(event, at: now), onDurable: { result in
             switch result {
             case .failure(let error): context.fail(error)
-            case .success:
-                context.session.loop?.execute {
-                    let state = context.session.logIn(as: session.user, session: session.id, lastSeenSequence: nil)
-                    context.succeed(["token": .string(token), "user": view, "is_new": .bool(isNew),
-                                     "seq": .integer(Int64(state.sequence))])
-                }
+            case .success: connection.onLoop { connection.holdPersonalEvents() }
             }
-        }
+        }, afterPublish: {
+            connection.onLoop {
+                let state = connection.logIn(as: session.user, session: session.id, lastSeenSequence: nil)
+                context.succeed(["token": .string(token), "user": view, "is_new": .bool(isNew),
+                                 "seq": .integer(Int64(state.sequence))])
+            }
+        })
     }
 
     static let resume = Operation("auth.resume", requiresLogin: false) { context, arguments throws(DomainError) in
@@ -175,8 +187,10 @@ enum AuthOperations {
     static let loginWithPassword = Operation("auth.login_password", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly(["phone", "password", "device"])
         let phone = try arguments.string("phone", maxLength: 32)
+        _ = try PhoneNumber(parsing: phone)
         let password = try arguments.string("password", maxLength: PasswordRules.length.upperBound)
         let device = try arguments.optionalString("device", maxLength: 64)
+        _ = try AccountStore.validatedDevice(device)
         let app = context.app
         app.accounts.perform { executor in
             let challenge: PasswordChallenge
