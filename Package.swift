@@ -39,7 +39,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "WebSocketProtocolTests", dependencies: ["WebSocketProtocol"], swiftSettings: strict),
         .testTarget(name: "ForwardingTests", dependencies: ["Forwarding"], swiftSettings: strict),
-        .testTarget(name: "SocketServerTests", dependencies: ["SocketServer"], swiftSettings: strict),
+        .testTarget(name: "SocketServerTests", dependencies: ["SocketServer", "Forwarding"], swiftSettings: strict),
         .testTarget(name: "BangbangCoreTests", dependencies: ["BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
