@@ -4,6 +4,7 @@
 // and shutdown.
 import BangbangCore
 import CLinux
+import Forwarding
 import Foundation
 import SocketServer
 import WebSocketProtocol
@@ -58,6 +59,8 @@ public final class BangbangServer: @unchecked Sendable {
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             socketConfiguration.tls = TLSConfiguration(certificatePath: certificate, keyPath: key)
         }
+        let trustedProxies = TrustedProxies(configuration.trustedProxies)
+        if configuration.expectsProxyProtocol { socketConfiguration.proxyProtocol = trustedProxies }
         let router = makeRouter()
         let limits = ConnectionLimits(
             handshakeTimeoutMilliseconds: Int64(configuration.handshakeTimeoutSeconds) * 1000,
@@ -65,6 +68,7 @@ public final class BangbangServer: @unchecked Sendable {
             pongTimeoutMilliseconds: max(5_000, Int64(configuration.pingIntervalSeconds) * 500),
             maxOutputBytes: configuration.maxOutputBytes,
             addressLimiter: addressLimiter,
+            forwarding: ForwardingPolicy(trusted: trustedProxies),
             logger: logger)
         let metrics = metrics
         let server = SocketServer(configuration: socketConfiguration, group: group) { connection in
@@ -75,7 +79,9 @@ public final class BangbangServer: @unchecked Sendable {
         isReady.withLock { $0 = true }
         for address in addresses {
             logger.info("listening", ["address": address.description, "port": address.port,
-                                      "tls": configuration.tlsCertificatePath != nil, "echo": configuration.enablesEcho])
+                                      "tls": configuration.tlsCertificatePath != nil, "echo": configuration.enablesEcho,
+                                      "proxy_protocol": configuration.expectsProxyProtocol,
+                                      "trusted_proxies": trustedProxies.ranges.map(\.description).joined(separator: ",")])
         }
         return addresses
     }

@@ -54,7 +54,7 @@ import Testing
 
     @Test func loopbackIsAll127AndColonColonOne() {
         for text in ["127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.2"] { #expect(IPAddress(text)!.isLoopback, "\(text)") }
-        for text in ["128.0.0.1", "126.255.255.255", "::", "::2", "0.0.0.0", "::ffff:10.0.0.1", "::127.0.0.1"] {
+        for text in ["128.0.0.1", "126.255.255.255", "::", "::2", "0.0.0.0", "::ffff:10.0.0.1", "::127.0.0.1", "1::1", "fe80::1"] {
             #expect(!IPAddress(text)!.isLoopback, "\(text)")
         }
     }
