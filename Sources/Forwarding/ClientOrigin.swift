@@ -19,6 +19,11 @@
 // the walk: the client is then counted under the nearest trusted proxy's address and marked
 // unidentified, which also makes it never loopback.
 //
+// Loopback. An address is relative to the machine that saw it: 127.0.0.1 in a header written by
+// a proxy on another host is that host. So a relayed client is loopback only when its address
+// is and so is every address between it and us (the proxies that saw it, down to our own peer):
+// the whole path stayed on this machine.
+//
 // Everything here is sans-I/O: the transport hands in the peer's address and the header, the
 // HTTP layer the header values; the result says which address the limits, logs and
 // loopback-only checks are to use.
@@ -41,12 +46,18 @@ public struct ClientOrigin: Sendable, Hashable, CustomStringConvertible {
     public var isIdentified: Bool
     /// Whether the client used TLS: our own TLS, or what a trusted proxy says it terminated.
     public var usedTLS: Bool
+    /// Loopback-only checks (the admin secret) pass only for a client known to be on this
+    /// machine: a proxied connection is loopback only when its real client is, and every proxy
+    /// it came through is on this machine too.
+    public let isLoopback: Bool
 
-    public init(address: IPAddress, source: Source, isIdentified: Bool = true, usedTLS: Bool) {
+    /// `isPathLocal`: every proxy between the client and us is on this machine.
+    public init(address: IPAddress, source: Source, isIdentified: Bool = true, isPathLocal: Bool = true, usedTLS: Bool) {
         self.address = address.unmapped
         self.source = source
         self.isIdentified = isIdentified
         self.usedTLS = usedTLS
+        self.isLoopback = isIdentified && isPathLocal && address.isLoopback
     }
 
     /// The origin the transport establishes: the TCP `peer`, or the client a PROXY header (read
@@ -64,13 +75,9 @@ public struct ClientOrigin: Sendable, Hashable, CustomStringConvertible {
         case .unknown:
             self.init(address: peer, source: .proxyProtocol, isIdentified: false, usedTLS: usedTLS)
         case .tcp(let source, _, _, _):
-            self.init(address: source, source: .proxyProtocol, usedTLS: usedTLS)
+            self.init(address: source, source: .proxyProtocol, isPathLocal: peer.isLoopback, usedTLS: usedTLS)
         }
     }
-
-    /// Loopback-only checks (the admin secret) pass only for a client known to be on this
-    /// machine: a proxied connection is loopback only when its real client is.
-    public var isLoopback: Bool { isIdentified && address.isLoopback }
 
     /// Whether the request's forwarding headers are to be believed: only from a known client
     /// that is itself a trusted proxy.
@@ -100,6 +107,7 @@ public struct ClientOrigin: Sendable, Hashable, CustomStringConvertible {
             return origin
         }
         var nearest = address
+        var isPathLocal = isLoopback
         for index in hops.indices.reversed() {
             let hop = hops[index]
             let usedTLS = hop.usedTLS ?? self.usedTLS
@@ -108,9 +116,10 @@ public struct ClientOrigin: Sendable, Hashable, CustomStringConvertible {
                 return ClientOrigin(address: nearest, source: source, isIdentified: false, usedTLS: usedTLS)
             case .address(let hopAddress):
                 if !trusted.contains(hopAddress) || index == hops.startIndex {
-                    return ClientOrigin(address: hopAddress, source: source, usedTLS: usedTLS)
+                    return ClientOrigin(address: hopAddress, source: source, isPathLocal: isPathLocal, usedTLS: usedTLS)
                 }
                 nearest = hopAddress
+                isPathLocal = isPathLocal && hopAddress.isLoopback
             }
         }
         fatalError("internal inconsistency in ClientOrigin: the walk passed its leftmost hop")

@@ -39,6 +39,19 @@ import Testing
         #expect(!local.isLoopback, "relayed for someone unnamed: not loopback even though the proxy is")
     }
 
+    @Test func loopbackMeansThatEveryHopOnTheWayIsOnThisMachine() throws {
+        #expect(try origin(xForwardedFor: ["127.0.0.5"]).isLoopback, "a client on the machine of our local proxy")
+        // A proxy on another host wrote 127.0.0.1: that is its own machine, not ours.
+        #expect(!(try origin(behind: IPAddress("10.0.0.5")!, xForwardedFor: ["127.0.0.1"]).isLoopback))
+        #expect(!(try origin(xForwardedFor: ["127.0.0.1, 10.0.0.5"]).isLoopback), "through a remote hop")
+        #expect(try origin(xForwardedFor: ["127.0.0.1, 127.0.0.1"]).isLoopback)
+        let remoteProxy = ClientOrigin(peer: IPAddress("10.0.0.5")!, proxyHeader: ProxyHeader(version: .two, addresses: .tcp(
+            source: IPAddress("127.0.0.1")!, sourcePort: 1, destination: IPAddress("10.0.0.1")!, destinationPort: 2)),
+                                       connectionUsesTLS: false)
+        #expect(!remoteProxy.isLoopback)
+        #expect(!ClientOrigin(peer: IPAddress("10.0.0.5")!, proxyHeader: nil, connectionUsesTLS: false).isLoopback)
+    }
+
     @Test func forwardedWinsOverXForwardedFor() throws {
         let client = try origin(xForwardedFor: ["198.51.100.1"], forwarded: ["for=\"[2001:db8::7]:4711\";proto=https"])
         #expect(client == ClientOrigin(address: IPAddress("2001:db8::7")!, source: .forwarded, usedTLS: true))
