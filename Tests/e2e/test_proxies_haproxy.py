@@ -17,7 +17,7 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 
 from bbclient import Client, fresh_phone
-from proxies import haproxy
+from proxies import binary, haproxy
 from test_operations import running, scrape, value
 
 INTERNET_CLIENT = "198.51.100.7"
@@ -182,3 +182,9 @@ def test_refusals_are_counted_and_logged_and_the_server_keeps_serving(cluster):
     assert "reason=proxy_header_invalid" in log and "PROXY v2 length" in log and "the connection ended inside" in log
     assert cluster.server.process.poll() is None
     assert http_get(cluster.plain, "/healthz") == (200, "ok\n")
+
+
+def test_the_deployment_example_is_a_valid_haproxy_configuration():
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "haproxy.cfg.example")
+    result = subprocess.run([binary("haproxy"), "-c", "-f", example], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stdout + result.stderr

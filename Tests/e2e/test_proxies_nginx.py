@@ -5,6 +5,7 @@ connection relayed for a client off this machine is not loopback; and the server
 a WebSocket alive past nginx's read timeout."""
 import os
 import socket
+import subprocess
 import time
 
 import pytest
@@ -12,7 +13,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from bbclient import Client, fresh_phone
-from proxies import nginx
+from proxies import binary, nginx
 from test_operations import running, scrape, value
 
 # 127.0.0.1 is nginx; 127.0.0.200 plays a CDN in front of it (a trusted hop too). Every other
@@ -137,3 +138,28 @@ def test_without_pings_nginx_cuts_an_idle_connection_at_its_read_timeout(proxied
         with pytest.raises(ConnectionClosed):
             client.ws.recv(timeout=READ_TIMEOUT + 10)
         assert time.monotonic() - started >= READ_TIMEOUT - 0.5
+
+
+def test_the_deployment_example_is_a_valid_nginx_configuration(tmp_path):
+    # The example is a conf.d file: wrap it in a main configuration, with a certificate of our
+    # own where it names Let's Encrypt's, and let nginx check it.
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-days", "1", "-subj", "/CN=bangbang.example.edu", "-keyout", tmp_path / "key.pem",
+                    "-out", tmp_path / "cert.pem"], check=True, capture_output=True, timeout=60)
+    example = open(os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "nginx.conf.example")).read()
+    live = "/etc/letsencrypt/live/bangbang.example.edu/"
+    assert live + "fullchain.pem" in example and live + "privkey.pem" in example
+    site = example.replace(live + "fullchain.pem", str(tmp_path / "cert.pem")).replace(live + "privkey.pem",
+                                                                                      str(tmp_path / "key.pem"))
+    (tmp_path / "site.conf").write_text(site)
+    (tmp_path / "nginx.conf").write_text(f"""
+pid {tmp_path}/nginx.pid;
+events {{ }}
+http {{
+    access_log {tmp_path}/access.log;
+    include {tmp_path}/site.conf;
+}}
+""")
+    result = subprocess.run([binary("nginx"), "-t", "-p", str(tmp_path), "-e", str(tmp_path / "error.log"),
+                             "-c", str(tmp_path / "nginx.conf")], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stdout + result.stderr
