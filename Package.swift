@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer"],
+                    dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer", "Forwarding"],
                     swiftSettings: strict),
     ]
 )

@@ -64,9 +64,9 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     private var isAwaitingPong = false
     private var isSlowConsumer = false
     private var negotiatedDeflate: DeflateParameters?
+    /// Settled before admission; admission counts its address and the close releases it.
     private(set) var clientOrigin: ClientOrigin
-    /// The limiter key of the connection slot held, once admitted.
-    private var admittedAddress: String?
+    private var holdsAddressSlot = false
     /// Admission waits for the request head, whose headers may name the client.
     private var awaitsForwardingHeaders = false
 
@@ -97,7 +97,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     /// The per-address limits for `clientOrigin`; false (and a 429 on its way) when refused.
     private func admit() -> Bool {
-        let address = clientOrigin.address.description
+        let address = clientOrigin.address
         guard limits.addressLimiter.admitHandshake(from: address, now: connection.loop.now) else {
             phase = .closed
             noteHandshakeFailure("handshake_rate")
@@ -110,7 +110,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
             respondAndClose(.rejection(status: 429, reason: "too many connections from this address"), isHead: false)
             return false
         }
-        admittedAddress = address
+        holdsAddressSlot = true
         metrics.clientAddressSources.increment(label: clientOrigin.source.rawValue)
         return true
     }
@@ -200,9 +200,9 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
         metrics.connectionsClosed.increment()
         connection.userData = nil
-        if let admittedAddress {
-            self.admittedAddress = nil
-            limits.addressLimiter.release(admittedAddress)
+        if holdsAddressSlot {
+            holdsAddressSlot = false
+            limits.addressLimiter.release(clientOrigin.address)
         }
         if case .proxyHeaderRefused(let refusal) = reason { noteProxyHeaderRefusal(refusal) }
         if case .outputLimitExceeded = reason { metrics.slowConsumerDisconnects.increment() }
