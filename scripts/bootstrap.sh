@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Installs what building and testing Bangbang needs, and nothing that is already there:
-# the C libraries (OpenSSL, zlib) from Debian, and a private Python environment with the
+# the C libraries (OpenSSL, zlib) and the reverse proxies the end-to-end tests put in front of
+# the server (nginx, HAProxy) from Debian, and a private Python environment with the
 # independent WebSocket client and the JSON Schema validator used by the interop tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! pkg-config --exists openssl zlib 2>/dev/null; then
+packages=()
+pkg-config --exists openssl zlib 2>/dev/null || packages+=(libssl-dev zlib1g-dev pkg-config)
+for tool in nginx haproxy; do
+    # /usr/sbin is not on every user's PATH.
+    command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || packages+=("$tool")
+done
+if [ ${#packages[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
-        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libssl-dev zlib1g-dev pkg-config
+        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}"
     else
-        echo "bootstrap: missing libssl-dev / zlib1g-dev / pkg-config; run: sudo apt-get install libssl-dev zlib1g-dev pkg-config" >&2
+        echo "bootstrap: missing ${packages[*]}; run: sudo apt-get install ${packages[*]}" >&2
         exit 1
     fi
 fi

@@ -1,5 +1,8 @@
+import Forwarding
 import Testing
 @testable import BangbangServer
+
+private func ip(_ text: String) -> IPAddress { IPAddress(text)! }
 
 /// Takes outside the `#expect` macro, which cannot mutate its operands.
 private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
@@ -65,15 +68,15 @@ private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
 
     @Test func addressLimiterRefusesHandshakesAboveTheRatePerAddress() {
         let limiter = AddressLimiter(limit: 10, handshakesPerSecond: 2)
-        for _ in 0..<4 { #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0)) }
-        #expect(!limiter.admitHandshake(from: "10.0.0.1", now: 0))
-        #expect(limiter.admitHandshake(from: "10.0.0.2", now: 0))
-        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 500))
+        for _ in 0..<4 { #expect(limiter.admitHandshake(from: ip("10.0.0.1"), now: 0)) }
+        #expect(!limiter.admitHandshake(from: ip("10.0.0.1"), now: 0))
+        #expect(limiter.admitHandshake(from: ip("10.0.0.2"), now: 0))
+        #expect(limiter.admitHandshake(from: ip("10.0.0.1"), now: 500))
     }
 
     @Test func addressLimiterWithoutARateAdmitsEveryHandshake() {
         let limiter = AddressLimiter(limit: 1)
-        for _ in 0..<1_000 { #expect(limiter.admitHandshake(from: "::1", now: 0)) }
+        for _ in 0..<1_000 { #expect(limiter.admitHandshake(from: ip("::1"), now: 0)) }
     }
 }
 
@@ -92,18 +95,18 @@ private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
 
     @Test func addressLimiterTakesANewConnectionLimit() {
         let limiter = AddressLimiter(limit: 1)
-        #expect(limiter.acquire("10.0.0.1"))
-        #expect(!limiter.acquire("10.0.0.1"))
+        #expect(limiter.acquire(ip("10.0.0.1")))
+        #expect(!limiter.acquire(ip("10.0.0.1")))
         limiter.update(limit: 2, handshakesPerSecond: 0)
-        #expect(limiter.acquire("10.0.0.1"))
+        #expect(limiter.acquire(ip("10.0.0.1")))
         limiter.update(limit: 1, handshakesPerSecond: 1)
-        #expect(!limiter.acquire("10.0.0.1"), "over a lowered limit: no new connection until some close")
-        limiter.release("10.0.0.1")
-        limiter.release("10.0.0.1")
-        #expect(limiter.acquire("10.0.0.1"))
-        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0))
-        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0))
-        #expect(!limiter.admitHandshake(from: "10.0.0.1", now: 0), "burst of twice the new rate")
+        #expect(!limiter.acquire(ip("10.0.0.1")), "over a lowered limit: no new connection until some close")
+        limiter.release(ip("10.0.0.1"))
+        limiter.release(ip("10.0.0.1"))
+        #expect(limiter.acquire(ip("10.0.0.1")))
+        #expect(limiter.admitHandshake(from: ip("10.0.0.1"), now: 0))
+        #expect(limiter.admitHandshake(from: ip("10.0.0.1"), now: 0))
+        #expect(!limiter.admitHandshake(from: ip("10.0.0.1"), now: 0), "burst of twice the new rate")
     }
 
     @Test func aRefusalSaysHowLongUntilTheNextToken() {

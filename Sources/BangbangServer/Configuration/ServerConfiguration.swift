@@ -3,6 +3,7 @@
 // in ./data, no TLS, SMS codes logged. `SettingsTable` maps each field to its flag, environment
 // variable and config-file key; `ConfigurationLoader` applies them in order of precedence.
 import BangbangCore
+import Forwarding
 
 public enum FsyncPolicy: Sendable, Hashable {
     /// Acknowledged means on disk: every batch of records is fdatasync'ed before any reply.
@@ -87,6 +88,14 @@ public struct ServerConfiguration: Sendable {
     public var cancelFee = Int(OrderRules().cancellationFee)
     /// Hours after delivery before an unconfirmed order completes by itself.
     public var autoConfirmHours = Int(OrderRules().autoConfirmAfter / 3_600_000)
+    /// Proxies whose word about the client's address is taken (`--trusted-proxy`): the PROXY
+    /// protocol header and `Forwarded` / `X-Forwarded-For` count only from them. None by
+    /// default: a server that was not told about its proxies believes no one.
+    public var trustedProxies: [AddressRange] = []
+    /// Every connection starts with a PROXY protocol header from a trusted proxy (HAProxy's
+    /// `send-proxy-v2`, a cloud TCP load balancer). Off by default: the specification forbids
+    /// guessing, so with it on the port serves only the proxies.
+    public var expectsProxyProtocol = false
 
     public init() {}
 }

@@ -19,18 +19,20 @@ enum AuthOperations {
                                    setPassword, changePassword, sessions, revokeSession, adminSecret]
 
     /// Logs the connection in as the built-in administrator with the secret the server wrote to
-    /// `<data-dir>/admin-secret` (see AdminSecret.swift): loopback peers only, compared in
-    /// constant time, read off the loop, never logged.
+    /// `<data-dir>/admin-secret` (see AdminSecret.swift): clients on loopback only (through a
+    /// proxy, only when the real client is), compared in constant time, read off the loop,
+    /// never logged.
     static let adminSecret = Operation("auth.admin_secret", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly(["secret"])
         let candidate = try arguments.string("secret", maxLength: 128)
         let app = context.app
         let session = context.session
-        let host = session.channel?.connection.remoteAddress.host ?? ""
+        let origin = session.channel?.clientOrigin
         let connectionID = session.connectionID
-        guard AdminSecret.isLoopback(host) else {
+        guard let origin, origin.isLoopback else {
             app.metrics.adminSecretLogins.increment(label: "not_loopback")
-            app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "not_loopback", "peer": host])
+            app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "not_loopback",
+                                                        "remote": origin?.description ?? "unknown"])
             throw DomainError(.forbidden, "the admin secret is accepted only from the server's own machine (loopback)")
         }
         DispatchQueue.global().async {
@@ -61,7 +63,7 @@ enum AuthOperations {
         let phone = try arguments.string("phone", maxLength: 32)
         _ = try PhoneNumber(parsing: phone)
         let purpose = try arguments.optionalChoice("purpose", as: CodePurpose.self) ?? .login
-        let clientIP = context.session.channel?.connection.remoteAddress.host ?? "unknown"
+        let clientIP = context.session.channel?.clientOrigin.address.description ?? "unknown"
         let app = context.app
         app.accounts.perform { executor in
             let now = app.clock()
