@@ -1,8 +1,10 @@
 // swift-tools-version:6.0
 // Bangbang: a real-time dispatch server for campus errand apps.
 // Imports point one way, downward:
-//   bangbang → BangbangServer → {SocketServer, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal}
+//   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
+// Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR trust)
+// imports nothing.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -21,12 +23,14 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CZlib"], swiftSettings: strict),
         .target(name: "WebSocketProtocol", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
-        .target(name: "SocketServer", dependencies: ["COpenSSL", "CLinux"], swiftSettings: strict),
+        .target(name: "Forwarding", swiftSettings: strict),
+        .target(name: "SocketServer", dependencies: ["COpenSSL", "CLinux", "Forwarding"], swiftSettings: strict),
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
         .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
         .target(name: "BangbangProtocol", dependencies: ["BangbangCore"], swiftSettings: strict),
         .target(name: "BangbangServer",
-                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto", "CLinux", "CZlib"],
+                dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
+                               "Crypto", "CLinux", "CZlib"],
                 swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
@@ -34,13 +38,14 @@ let package = Package(
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "WebSocketProtocolTests", dependencies: ["WebSocketProtocol"], swiftSettings: strict),
-        .testTarget(name: "SocketServerTests", dependencies: ["SocketServer"], swiftSettings: strict),
+        .testTarget(name: "ForwardingTests", dependencies: ["Forwarding"], swiftSettings: strict),
+        .testTarget(name: "SocketServerTests", dependencies: ["SocketServer", "Forwarding"], swiftSettings: strict),
         .testTarget(name: "BangbangCoreTests", dependencies: ["BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer", "CZlib"],
+                    dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer", "Forwarding", "CZlib"],
                     swiftSettings: strict),
     ]
 )

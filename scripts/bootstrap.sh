@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
 # Installs what building and testing Bangbang needs, and nothing that is already there:
-# the C libraries (OpenSSL, zlib) from Debian; headless Chromium, its WebDriver and a CJK font
-# (so Chinese renders in screenshots) from Debian for the browser tests; and a private Python
+# the C libraries (OpenSSL, zlib) and the reverse proxies the end-to-end tests put in front of
+# the server (nginx, HAProxy) from Debian; headless Chromium, its WebDriver and a CJK font (so
+# Chinese renders in screenshots) from Debian for the browser tests; and a private Python
 # environment with the independent WebSocket client, the JSON Schema validator and Selenium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! pkg-config --exists openssl zlib 2>/dev/null; then
+packages=()
+pkg-config --exists openssl zlib 2>/dev/null || packages+=(libssl-dev zlib1g-dev pkg-config)
+for tool in nginx haproxy; do
+    # /usr/sbin is not on every user's PATH.
+    command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || packages+=("$tool")
+done
+command -v chromium >/dev/null 2>&1 || packages+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
+[ -n "$(fc-list 'Noto Sans CJK SC' 2>/dev/null)" ] || packages+=(fonts-noto-cjk)
+if [ ${#packages[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
-        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libssl-dev zlib1g-dev pkg-config
+        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}"
     else
-        echo "bootstrap: missing libssl-dev / zlib1g-dev / pkg-config; run: sudo apt-get install libssl-dev zlib1g-dev pkg-config" >&2
-        exit 1
-    fi
-fi
-
-missing=()
-command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
-[ -n "$(fc-list 'Noto Sans CJK SC' 2>/dev/null)" ] || missing+=(fonts-noto-cjk)
-if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" = 0 ]; then
-        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-    else
-        echo "bootstrap: missing ${missing[*]} for the browser tests; run: sudo apt-get install ${missing[*]}" >&2
+        echo "bootstrap: missing ${packages[*]}; run: sudo apt-get install ${packages[*]}" >&2
         exit 1
     fi
 fi

@@ -13,11 +13,21 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// The request field at fault, for validation errors ("tip", "items[2].qty"), else nil.
     public var field: String?
+    /// For `rate_limited`: milliseconds until the limit that refused would admit the request
+    /// again (0: as soon as something else changes, e.g. a reply to a request in flight).
+    public var retryAfterMilliseconds: Int64?
 
     public init(_ code: ErrorCode, _ message: String, field: String? = nil) {
         self.code = code
         self.message = message
         self.field = field
+    }
+
+    /// A `rate_limited` error; every one says when to retry (protocol/README.md, "Errors").
+    public static func rateLimited(_ message: String, retryAfterMilliseconds: Int64) -> DomainError {
+        var error = DomainError(.rateLimited, message)
+        error.retryAfterMilliseconds = max(0, retryAfterMilliseconds)
+        return error
     }
 
     public var description: String { "\(code): \(message)" }

@@ -4,6 +4,7 @@
 // onto the socket server, and owns start-up and shutdown.
 import BangbangCore
 import CLinux
+import Forwarding
 import Foundation
 import SocketServer
 import WebSocketProtocol
@@ -86,6 +87,8 @@ public final class BangbangServer: @unchecked Sendable {
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             socketConfiguration.tls = TLSConfiguration(certificatePath: certificate, keyPath: key)
         }
+        let trustedProxies = TrustedProxies(configuration.trustedProxies)
+        if configuration.expectsProxyProtocol { socketConfiguration.proxyProtocol = trustedProxies }
         let router = makeRouter()
         let limits = ConnectionLimits(
             handshakeTimeoutMilliseconds: Int64(configuration.handshakeTimeoutSeconds) * 1000,
@@ -93,6 +96,7 @@ public final class BangbangServer: @unchecked Sendable {
             pongTimeoutMilliseconds: max(5_000, Int64(configuration.pingIntervalSeconds) * 500),
             maxOutputBytes: configuration.maxOutputBytes,
             addressLimiter: addressLimiter,
+            forwarding: ForwardingPolicy(trusted: trustedProxies),
             logger: logger)
         let metrics = metrics
         let server = SocketServer(configuration: socketConfiguration, group: group) { connection in
@@ -103,7 +107,9 @@ public final class BangbangServer: @unchecked Sendable {
         isReady.withLock { $0 = true }
         for address in addresses {
             logger.info("listening", ["address": address.description, "port": address.port,
-                                      "tls": configuration.tlsCertificatePath != nil, "echo": configuration.enablesEcho])
+                                      "tls": configuration.tlsCertificatePath != nil, "echo": configuration.enablesEcho,
+                                      "proxy_protocol": configuration.expectsProxyProtocol,
+                                      "trusted_proxies": trustedProxies.ranges.map(\.description).joined(separator: ",")])
         }
         return addresses
     }

@@ -33,11 +33,19 @@
 // that) and closes it on a later queue turn, where the handler gets `connectionDidClose`, so a
 // connection is never freed inside one of its own callbacks.
 //
+// PROXY protocol. On a listener configured for it, a connection first reads the proxy's header
+// (Forwarding's ProxyHeaderParser) from the raw bytes, before any TLS record, and only then
+// starts TLS or tells the handler it is open; bytes after the header go on to TLS or the
+// handler. A peer that is not a trusted proxy, a bad header, the end of the stream inside it
+// or no header in time closes the connection at once with `.proxyHeaderRefused`, without a byte
+// sent back: before the header we cannot know whether the client would understand HTTP or TLS.
+//
 // Deadlines. The loop's coarse timer calls `checkDeadlines` on every connection; the upper
 // layer's `deadline` and the transport's own (TLS handshake, linger) are plain millisecond
 // values on the monotonic clock.
 import Dispatch
 import CLinux
+import Forwarding
 import Glibc
 
 /// A TCP connection, accepted by a `SocketServer` or made by `SocketClient`.
@@ -48,6 +56,8 @@ import Glibc
 public final class Connection: @unchecked Sendable {
     enum State {
         case connecting
+        /// Reading the PROXY protocol header, before TLS or the handler sees a byte.
+        case awaitingProxyHeader
         case handshaking
         case open
         /// Graceful close requested; waiting for the queue to drain.
@@ -63,6 +73,8 @@ public final class Connection: @unchecked Sendable {
     public let id: UInt64
     /// The peer's address.
     public let remoteAddress: SocketAddress
+    /// Whether the connection is TLS (its handshake may still be under way).
+    public let usesTLS: Bool
     /// A slot for the upper layer (e.g. the session object). Loop-confined.
     public var userData: AnyObject?
     /// Monotonic time in ms (`EventLoop.now`) at which `connectionDeadlineReached` fires, or nil.
@@ -90,6 +102,8 @@ public final class Connection: @unchecked Sendable {
     private var tls: TLSSession?
     private var transportDeadline: Int64?
     private var closeReason: ConnectionCloseReason?
+    /// Only on PROXY protocol listeners; boxed, so other connections pay one word for it.
+    private var proxyHeaderState: ProxyHeaderState?
     private var isCloseRequested = false
     var onRelease: (@Sendable () -> Void)?
 
@@ -101,8 +115,14 @@ public final class Connection: @unchecked Sendable {
         self.id = loop.makeConnectionID()
         self.options = options
         self.tls = tls
+        self.usesTLS = tls != nil
         self.handler = handler
         self.state = state
+    }
+
+    private indirect enum ProxyHeaderState {
+        case reading(ProxyHeaderParser)
+        case read(ProxyHeader)
     }
 
     // MARK: Public API (loop-confined)
@@ -112,6 +132,13 @@ public final class Connection: @unchecked Sendable {
 
     /// True once the connection can carry application bytes and until a close is requested.
     public var isOpen: Bool { state == .open }
+
+    /// What the PROXY protocol header said, on a listener that reads one; set before
+    /// `connectionDidOpen`. Loop-confined.
+    public var proxyHeader: ProxyHeader? {
+        if case .read(let header)? = proxyHeaderState { return header }
+        return nil
+    }
 
     /// Bytes queued and not yet accepted by the kernel.
     public var queuedByteCount: Int { output.byteCount }
@@ -169,7 +196,7 @@ public final class Connection: @unchecked Sendable {
         case .flushing, .halfClosed:
             if !flushFirst { tearDown(.localClose) }
             return
-        case .connecting, .handshaking:
+        case .connecting, .awaitingProxyHeader, .handshaking:
             tearDown(.localClose)
             return
         case .open:
@@ -195,10 +222,27 @@ public final class Connection: @unchecked Sendable {
 
     // MARK: Start-up
 
-    /// Registers the connection and starts reading. Runs on the loop.
-    func start() {
+    /// Registers the connection and starts reading; with `proxyProtocol`, a PROXY header from one
+    /// of those peers comes first. Runs on the loop.
+    func start(proxyProtocol: TrustedProxies? = nil) {
         loop.register(self)
+        if let proxyProtocol {
+            guard proxyProtocol.contains(remoteAddress.ipAddress) else {
+                tearDown(.proxyHeaderRefused(.untrustedPeer))
+                return
+            }
+            state = .awaitingProxyHeader
+            proxyHeaderState = .reading(ProxyHeaderParser())
+            transportDeadline = loop.now + options.proxyHeaderTimeoutMilliseconds
+            startReading()
+            return
+        }
         startReading()
+        startProtocol()
+    }
+
+    /// TLS handshake or, for plain TCP, open at once.
+    private func startProtocol() {
         if tls != nil {
             state = .handshaking
             transportDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
@@ -295,12 +339,25 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func endOfStream() {
+        if case .reading(var parser)? = proxyHeaderState {
+            do throws(ProxyHeaderError) {
+                try parser.finish()
+            } catch {
+                tearDown(.proxyHeaderRefused(.invalid(error)))
+                return
+            }
+        }
         tearDown(isCloseRequested ? .localClose : .peerClosed)
     }
 
     private func deliver(_ bytes: UnsafeRawBufferPointer) {
         // After a close request input is discarded: we only wait for the peer's end of stream.
         guard !isCloseRequested else { return }
+        var bytes = bytes
+        if state == .awaitingProxyHeader {
+            guard let rest = consumeProxyHeader(bytes), !rest.isEmpty else { return }
+            bytes = rest
+        }
         guard let tls else {
             handler?.connection(self, didReceive: bytes)
             return
@@ -326,6 +383,32 @@ public final class Connection: @unchecked Sendable {
                 tearDown(.tlsFailure(message))
                 return
             }
+        }
+    }
+
+    /// Feeds the PROXY header parser; once the header is complete, starts TLS or opens, and
+    /// returns the bytes after the header if the connection still wants them.
+    private func consumeProxyHeader(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard case .reading(var parser)? = proxyHeaderState else {
+            fatalError("internal inconsistency in Connection: awaiting a PROXY header without a parser")
+        }
+        let progress: ProxyHeaderParser.Progress
+        do throws(ProxyHeaderError) {
+            progress = try parser.parse(bytes)
+        } catch {
+            tearDown(.proxyHeaderRefused(.invalid(error)))
+            return nil
+        }
+        switch progress {
+        case .needsMoreData:
+            proxyHeaderState = .reading(parser)
+            return nil
+        case .complete(let header, let consumed):
+            proxyHeaderState = .read(header)
+            transportDeadline = nil
+            startProtocol()
+            guard !isCloseRequested, state == .open || state == .handshaking else { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[consumed...])
         }
     }
 
@@ -467,6 +550,7 @@ public final class Connection: @unchecked Sendable {
         if let transportDeadline, now >= transportDeadline {
             self.transportDeadline = nil
             switch state {
+            case .awaitingProxyHeader: tearDown(.proxyHeaderRefused(.timedOut))
             case .handshaking: tearDown(.tlsFailure("handshake timed out"))
             case .flushing: tearDown(.lingerExpired)
             case .halfClosed: tearDown(.localClose)

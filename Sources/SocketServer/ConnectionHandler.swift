@@ -1,4 +1,5 @@
 // The contract between the transport and whatever speaks a protocol on top of it.
+import Forwarding
 
 /// Receives a connection's events. Every method is called on the connection's loop queue,
 /// never re-entrantly from inside `send` or `close`.
@@ -32,6 +33,9 @@ public enum ConnectionCloseReason: Sendable, Equatable, CustomStringConvertible 
     case connectFailed(Errno)
     /// The TLS handshake failed, timed out, or the peer sent something that is not TLS.
     case tlsFailure(String)
+    /// The listener expects a PROXY protocol header and did not get a valid one in time, or
+    /// the peer is not one of the proxies allowed to send it. Nothing was sent to the peer.
+    case proxyHeaderRefused(ProxyHeaderRefusal)
 
     public var description: String {
         switch self {
@@ -42,6 +46,25 @@ public enum ConnectionCloseReason: Sendable, Equatable, CustomStringConvertible 
         case .ioError(let error): "I/O error: \(error)"
         case .connectFailed(let error): "connect failed: \(error)"
         case .tlsFailure(let message): "TLS failure: \(message)"
+        case .proxyHeaderRefused(let refusal): "PROXY header refused: \(refusal)"
+        }
+    }
+}
+
+/// Why a connection on a PROXY protocol listener was closed before it opened.
+public enum ProxyHeaderRefusal: Sendable, Equatable, CustomStringConvertible {
+    /// The peer is not a trusted proxy: whatever it would send cannot be believed.
+    case untrustedPeer
+    /// The bytes were not a valid header, or the stream ended inside it.
+    case invalid(ProxyHeaderError)
+    /// No complete header within `ConnectionOptions.proxyHeaderTimeoutMilliseconds`.
+    case timedOut
+
+    public var description: String {
+        switch self {
+        case .untrustedPeer: "the peer is not a trusted proxy"
+        case .invalid(let error): error.message
+        case .timedOut: "no PROXY header in time"
         }
     }
 }

@@ -1,5 +1,6 @@
 // IPv4/IPv6 socket addresses, kept as their compact C structs (16 or 28 bytes, not the
 // 128-byte sockaddr_storage) because one is stored per connection.
+import Forwarding
 import Glibc
 
 /// An IPv4 or IPv6 address and port.
@@ -80,6 +81,16 @@ public enum SocketAddress: Sendable, Hashable, CustomStringConvertible {
             _ = inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count))
         }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The address without the port, as a value (the form trust and limits compare).
+    public var ipAddress: IPAddress {
+        switch self {
+        case .v4(let address):
+            return IPAddress(ipv4: UInt32(bigEndian: address.sin_addr.s_addr))
+        case .v6(var address):
+            return withUnsafeBytes(of: &address.sin6_addr) { IPAddress(networkBytes: $0) }
+        }
     }
 
     public var description: String {

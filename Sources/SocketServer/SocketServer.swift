@@ -170,7 +170,7 @@ public final class SocketServer: @unchecked Sendable {
                                         options: options, tls: session, handler: nil, state: .connecting)
             connection.onRelease = { self.connectionReleased() }
             connection.handler = self.makeHandler(connection)
-            connection.start()
+            connection.start(proxyProtocol: self.configuration.proxyProtocol)
         }
     }
 

@@ -1,4 +1,5 @@
 // Tunables of the transport, one documented default each.
+import Forwarding
 import Foundation
 
 /// Per-connection limits, shared by server-accepted and client connections.
@@ -27,6 +28,10 @@ public struct ConnectionOptions: Sendable {
     /// Upper bound on a TLS handshake, so a peer that opens a socket and goes quiet cannot hold
     /// a descriptor forever. Ten seconds accommodates a poor mobile network.
     public var tlsHandshakeTimeoutMilliseconds: Int64 = 10_000
+    /// Upper bound on the wait for a PROXY protocol header. A proxy sends it in its first
+    /// segment, so it is late only when that segment is lost; five seconds covers a TCP
+    /// retransmit, which the specification asks a receiver to wait for (at least three).
+    public var proxyHeaderTimeoutMilliseconds: Int64 = 5_000
 
     public init() {}
 }
@@ -64,6 +69,11 @@ public struct SocketServerConfiguration: Sendable {
     public var connection = ConnectionOptions()
     /// Serve TLS with this certificate and key; nil serves plain TCP.
     public var tls: TLSConfiguration?
+    /// Expect a PROXY protocol header (v1 or v2) at the start of every connection, before TLS,
+    /// and only from these peers: a connection from any other peer, or without a valid header,
+    /// is closed. nil (the default) reads no header. The specification forbids guessing whether
+    /// a header is present, so a listener either always expects one or never does.
+    public var proxyProtocol: TrustedProxies?
 
     public init(host: String = "0.0.0.0", port: Int = 8080) {
         self.host = host

@@ -92,6 +92,24 @@ import Testing
         }
     }
 
+    @Test func checkedProfileUpdatesNameTheFirstBadFieldOfTheTableAndComeBackTrimmed() throws {
+        func field(_ value: JSONValue, campuses: [String] = []) -> String? {
+            do throws(DomainError) {
+                _ = try UserWire.decodeProfileUpdate(try arguments(value), campuses: campuses)
+                return nil
+            } catch {
+                return error.field
+            }
+        }
+        #expect(field(["nickname": "", "gender": "robot"]) == "nickname")
+        #expect(field(["avatar_url": "ftp://x", "bio": 7]) == "avatar_url")
+        #expect(field(["gender": "robot", "campus": 5]) == "gender")
+        #expect(field(["campus": "East", "dorm": 3], campuses: ["North"]) == "campus")
+        #expect(field(["campus": "East"]) == nil, "no list: any short name")
+        let edit = try UserWire.decodeProfileUpdate(try arguments(["nickname": "  小明 ", "campus": " North "]), campuses: ["North"])
+        #expect(edit == ProfileUpdate(nickname: "小明", campus: "North"))
+    }
+
     // MARK: Users
 
     @Test func publicViewLeavesOutPrivateFields() {

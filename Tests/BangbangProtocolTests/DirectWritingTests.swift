@@ -11,9 +11,14 @@ import Testing
         var shard = BoardShard(index: 0)
         var random = SystemRandomNumberGenerator()
         var deadline = now.milliseconds + 3_600_000
-        if case .group(let group) = details { deadline = group.closesAt.milliseconds + 3_600_000 }
-        let draft = OrderDraft(campus: "North \"Gate\"", deadline: Timestamp(milliseconds: deadline), tip: tip,
-                               wantsDeliveryCode: true, details: details)
+        var isGroup = false
+        if case .group(let group) = details {
+            deadline = group.closesAt.milliseconds + 3_600_000
+            isGroup = true
+        }
+        // A group order has neither a tip nor a delivery code.
+        let draft = OrderDraft(campus: "North \"Gate\"", deadline: Timestamp(milliseconds: deadline), tip: isGroup ? 0 : tip,
+                               wantsDeliveryCode: !isGroup, details: details)
         let event = try shard.decidePublish(draft, by: UserID(1), now: now, rules: OrderRules(), using: &random)
         return OrderView(shard.apply(event).after, viewer: UserID(1))
     }

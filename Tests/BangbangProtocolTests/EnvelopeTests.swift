@@ -34,6 +34,17 @@ import BangbangCore
         #expect(reply == ["id": "r1", "ok": false, "error": ["code": "invalid_field", "message": "tip must be ≥ 0", "field": "tip"]])
         #expect(try JSONParser.parse(Reply.success(id: 2, data: ["x": 1])) == ["id": 2, "ok": true, "data": ["x": 1]])
     }
+
+    @Test func rateLimitedRepliesSayWhenToRetryAndWriteTheSameBytesAsTheWriter() throws {
+        let error = DomainError.rateLimited("slow \"down\"", retryAfterMilliseconds: 41_250)
+        let bytes = Reply.failure(id: 9, error: error)
+        #expect(try JSONParser.parse(bytes) == ["id": 9, "ok": false,
+                                                "error": ["code": "rate_limited", "message": "slow \"down\"", "retry_after_ms": 41_250]])
+        #expect(bytes == JSONWriter.encode(["id": 9, "ok": false, "error": ["code": "rate_limited", "message": "slow \"down\"",
+                                                                             "retry_after_ms": 41_250]]))
+        let other = try JSONParser.parse(Reply.failure(id: 9, error: DomainError(.invalidField, "x", field: "tip")))
+        #expect(other["error"]?["retry_after_ms"] == nil)
+    }
 }
 
 @Suite struct ArgumentsTests {

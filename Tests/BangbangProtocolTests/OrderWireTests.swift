@@ -88,6 +88,49 @@ import BangbangCore
         #expect(failingField { () throws(DomainError) in _ = try OrderWire.decodeDraft(parsed) } == field)
     }
 
+    // MARK: decodeDraft with checks: values too, in the order of the publish table
+
+    private func checkedField(_ text: String, campuses: [String] = []) throws -> String? {
+        var rules = OrderRules()
+        rules.campuses = campuses
+        let parsed = try arguments(text)
+        return failingField { () throws(DomainError) in
+            _ = try OrderWire.decodeDraft(parsed, checks: .init(now: Self.now, rules: rules))
+        }
+    }
+
+    private var soon: Int64 { Self.now.milliseconds + Self.hour }
+
+    @Test func checkedDraftsNameTheFirstBadFieldOfTheTable() throws {
+        // A value out of its limits early in the table beats a wrong type later on.
+        #expect(try checkedField(#"{"type": "bounty", "campus": " ", "deadline": "x", "tip": 1, "details": {}}"#) == "campus")
+        #expect(try checkedField(#"{"type": "bounty", "campus": "N", "deadline": 1, "tip": "x", "details": {}}"#) == "deadline")
+        #expect(try checkedField(#"{"type": "bounty", "campus": "N", "deadline": \#(soon), "tip": -1, "delivery_code": 3, "details": {}}"#) == "tip")
+        #expect(try checkedField(#"{"type": "group", "campus": "N", "deadline": \#(soon), "delivery_code": true, "details": {}}"#) == "delivery_code")
+        #expect(try checkedField(#"{"type": "group", "campus": "N", "deadline": \#(soon), "tip": 5, "details": {}}"#) == "tip")
+        #expect(try checkedField(#"{"type": "bounty", "campus": "East", "deadline": 1, "tip": 1, "details": {}}"#,
+                                 campuses: ["North"]) == "campus")
+        // Within details: every member's shape first, then their limits, each in table order.
+        #expect(try checkedField(#"{"type": "bounty", "campus": "N", "deadline": \#(soon), "tip": 1, "details": {"title": " ", "description": 5}}"#)
+                == "details.description")
+        #expect(try checkedField(#"{"type": "bounty", "campus": "N", "deadline": \#(soon), "tip": 1, "details": {"title": " ", "description": ""}}"#)
+                == "details.title")
+        #expect(try checkedField(#"""
+            {"type": "group", "campus": "N", "deadline": \#(soon),
+             "details": {"kind": "carpool", "subject": "s", "closes_at": \#(soon + 1), "capacity": 1, "price_per_share": 1}}
+            """#) == "details.closes_at")
+    }
+
+    @Test func checkedDraftsComeBackAsStored() throws {
+        let parsed = try arguments(#"""
+            {"type": "express", "campus": "North", "deadline": \#(soon), "tip": 300,
+             "details": {"pickup_station": "S", "drop_off_place": "D", "contact_phone": "138 1234 5678"}}
+            """#)
+        let draft = try OrderWire.decodeDraft(parsed, checks: .init(now: Self.now, rules: OrderRules()))
+        guard case .express(let details) = draft.details else { Issue.record("not an express"); return }
+        #expect(details.contactPhone == "+8613812345678")
+    }
+
     // MARK: publishError
 
     @Test(arguments: [

@@ -56,6 +56,10 @@ import Testing
         (["--requests-per-second", "-1"], "--requests-per-second"),
         (["--user-requests-per-second", "lots"], "--user-requests-per-second"),
         (["--handshakes-per-second-per-address", "1000001"], "--handshakes-per-second-per-address"),
+        (["--trusted-proxy", "nginx.local"], "--trusted-proxy"),
+        (["--trusted-proxy", "10.0.0.0/33"], "--trusted-proxy"),
+        (["--trusted-proxy", "10.0.0.1/8"], "10.0.0.0/8"),
+        (["--proxy-protocol"], "--trusted-proxy"),
     ])
     func refusesBadInputNamingIt(arguments: [String], mentioned: String) {
         do {
@@ -101,6 +105,19 @@ import Testing
         #expect(loaded.configuration.handshakesPerSecondPerAddress == 5)
         let help = ConfigurationLoader.helpText()
         #expect(help.contains("--requests-per-second N") && help.contains("BANGBANG_HANDSHAKES_PER_SECOND_PER_ADDRESS"))
+    }
+
+    @Test func trustedProxiesAreCIDRRangesFromEverySource() throws {
+        #expect(try load([]).configuration.trustedProxies.isEmpty, "no one is trusted by default")
+        #expect(!(try load([]).configuration.expectsProxyProtocol))
+        let flags = try load(["--trusted-proxy", "127.0.0.1", "--trusted-proxy", "fd00::/8", "--proxy-protocol"])
+        #expect(flags.configuration.trustedProxies.map(\.description) == ["127.0.0.1/32", "fd00::/8"])
+        #expect(flags.configuration.expectsProxyProtocol)
+        let environment = try load([], environment: ["BANGBANG_TRUSTED_PROXY": "10.0.0.0/8, 192.0.2.1"])
+        #expect(environment.configuration.trustedProxies.map(\.description) == ["10.0.0.0/8", "192.0.2.1/32"])
+        let file = try load(["--config", "p.conf"], file: "trusted-proxy = 10.1.0.0/16\nproxy-protocol = true\n")
+        #expect(file.configuration.trustedProxies.map(\.description) == ["10.1.0.0/16"])
+        #expect(file.configuration.expectsProxyProtocol)
     }
 
     @Test func commandsAndHelp() throws {

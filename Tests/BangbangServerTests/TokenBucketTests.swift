@@ -1,5 +1,8 @@
+import Forwarding
 import Testing
 @testable import BangbangServer
+
+private func ip(_ text: String) -> IPAddress { IPAddress(text)! }
 
 /// Takes outside the `#expect` macro, which cannot mutate its operands.
 private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
@@ -65,15 +68,15 @@ private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
 
     @Test func addressLimiterRefusesHandshakesAboveTheRatePerAddress() {
         let limiter = AddressLimiter(limit: 10, handshakesPerSecond: 2)
-        for _ in 0..<4 { #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0)) }
-        #expect(!limiter.admitHandshake(from: "10.0.0.1", now: 0))
-        #expect(limiter.admitHandshake(from: "10.0.0.2", now: 0))
-        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 500))
+        for _ in 0..<4 { #expect(limiter.admitHandshake(from: ip("10.0.0.1"), now: 0)) }
+        #expect(!limiter.admitHandshake(from: ip("10.0.0.1"), now: 0))
+        #expect(limiter.admitHandshake(from: ip("10.0.0.2"), now: 0))
+        #expect(limiter.admitHandshake(from: ip("10.0.0.1"), now: 500))
     }
 
     @Test func addressLimiterWithoutARateAdmitsEveryHandshake() {
         let limiter = AddressLimiter(limit: 1)
-        for _ in 0..<1_000 { #expect(limiter.admitHandshake(from: "::1", now: 0)) }
+        for _ in 0..<1_000 { #expect(limiter.admitHandshake(from: ip("::1"), now: 0)) }
     }
 }
 
@@ -92,17 +95,44 @@ private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
 
     @Test func addressLimiterTakesANewConnectionLimit() {
         let limiter = AddressLimiter(limit: 1)
-        #expect(limiter.acquire("10.0.0.1"))
-        #expect(!limiter.acquire("10.0.0.1"))
+        #expect(limiter.acquire(ip("10.0.0.1")))
+        #expect(!limiter.acquire(ip("10.0.0.1")))
         limiter.update(limit: 2, handshakesPerSecond: 0)
-        #expect(limiter.acquire("10.0.0.1"))
+        #expect(limiter.acquire(ip("10.0.0.1")))
         limiter.update(limit: 1, handshakesPerSecond: 1)
-        #expect(!limiter.acquire("10.0.0.1"), "over a lowered limit: no new connection until some close")
-        limiter.release("10.0.0.1")
-        limiter.release("10.0.0.1")
-        #expect(limiter.acquire("10.0.0.1"))
-        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0))
-        #expect(limiter.admitHandshake(from: "10.0.0.1", now: 0))
-        #expect(!limiter.admitHandshake(from: "10.0.0.1", now: 0), "burst of twice the new rate")
+        #expect(!limiter.acquire(ip("10.0.0.1")), "over a lowered limit: no new connection until some close")
+        limiter.release(ip("10.0.0.1"))
+        limiter.release(ip("10.0.0.1"))
+        #expect(limiter.acquire(ip("10.0.0.1")))
+        #expect(limiter.admitHandshake(from: ip("10.0.0.1"), now: 0))
+        #expect(limiter.admitHandshake(from: ip("10.0.0.1"), now: 0))
+        #expect(!limiter.admitHandshake(from: ip("10.0.0.1"), now: 0), "burst of twice the new rate")
+    }
+
+    @Test func aRefusalSaysHowLongUntilTheNextToken() {
+        var bucket = TokenBucket(ratePerSecond: 50, capacity: 2, now: 0)
+        #expect(bucket.millisecondsUntilToken(now: 0) == 0)
+        _ = bucket.take(now: 0)
+        _ = bucket.take(now: 0)
+        #expect(!take(&bucket, 0))
+        // 50/s is a token per 20 ms; 7 ms later 13 ms are left, and the wait is then exactly enough.
+        #expect(bucket.millisecondsUntilToken(now: 0) == 20)
+        #expect(bucket.millisecondsUntilToken(now: 7) == 13)
+        #expect(!take(&bucket, 19))
+        #expect(take(&bucket, 20))
+        #expect(TokenBucket(ratePerSecond: 0, capacity: 1, now: 0).millisecondsUntilToken(now: 0) == 0)
+        var slow = TokenBucket(ratePerSecond: 3, capacity: 1, now: 0)
+        _ = slow.take(now: 0)
+        #expect(slow.millisecondsUntilToken(now: 0) == 334, "rounded up: 333 ms would still be refused")
+        #expect(!take(&slow, 333))
+        #expect(take(&slow, 334))
+    }
+
+    @Test func keyedLimiterTellsTheWaitOfTheKeyThatWasRefused() {
+        let limiter = KeyedRateLimiter<String>(ratePerSecond: 10, capacity: 1)
+        #expect(limiter.take("a", now: 0) == nil)
+        #expect(limiter.take("a", now: 40) == 60)
+        #expect(limiter.take("b", now: 40) == nil)
+        #expect(limiter.take("a", now: 100) == nil)
     }
 }

@@ -1,4 +1,5 @@
 // Shared test harness: a recording handler, an echo handler, loop hops and polling waits.
+import Forwarding
 import Foundation
 import Glibc
 @testable import SocketServer
@@ -15,6 +16,7 @@ final class RecordingHandler: ConnectionHandler, @unchecked Sendable {
     private var _connection: Connection?
     private var _loopIndex: Int?
     private var _remoteAddress: SocketAddress?
+    private var _proxyHeader: ProxyHeader?
     let echoes: Bool
     /// Runs on the loop after `connectionDidOpen` is recorded.
     var onOpen: (@Sendable (Connection) -> Void)?
@@ -37,6 +39,7 @@ final class RecordingHandler: ConnectionHandler, @unchecked Sendable {
     var connection: Connection? { locked { _connection } }
     var loopIndex: Int? { locked { _loopIndex } }
     var remoteAddress: SocketAddress? { locked { _remoteAddress } }
+    var proxyHeader: ProxyHeader? { locked { _proxyHeader } }
 
     func connectionDidOpen(_ connection: Connection) {
         locked {
@@ -44,6 +47,7 @@ final class RecordingHandler: ConnectionHandler, @unchecked Sendable {
             _connection = connection
             _loopIndex = connection.loop.index
             _remoteAddress = connection.remoteAddress
+            _proxyHeader = connection.proxyHeader
         }
         onOpen?(connection)
     }

@@ -1,6 +1,7 @@
 """A small synchronous client of the Bangbang protocol for the end-to-end tests, built on the
 `websockets` library (an independent WebSocket implementation). Every message received is
-validated against protocol/schemas, so the spec and the server cannot drift apart."""
+validated against protocol/schemas, and so is every request the server accepted (what the
+server takes, the request schemas must allow), so the spec and the server cannot drift apart."""
 import itertools
 import json
 import os
@@ -50,6 +51,18 @@ def validate_reply_data(op, data):
             if "reply" in definition.get("properties", {}):
                 jsonschema.Draft202012Validator({"$ref": f"{name}#/$defs/{op}/properties/reply"},
                                                 registry=_REGISTRY).validate(data)
+
+
+def validate_accepted_request(request):
+    """Checks a request the server answered with success: its envelope against request.json and
+    its data against the operation's request schema, when one is written."""
+    if "request.json" in _SCHEMAS:
+        _validator("request.json").validate(request)
+    for name, schema in _SCHEMAS.items():
+        if name.startswith("ops-") and name.endswith(".json") and request["op"] in schema.get("$defs", {}):
+            if "request" in schema["$defs"][request["op"]].get("properties", {}):
+                jsonschema.Draft202012Validator({"$ref": f"{name}#/$defs/{request['op']}/properties/request"},
+                                                registry=_REGISTRY).validate(request.get("data") or {})
 
 
 _SERVER_MESSAGE = _validator("server-message.json") if "server-message.json" in _SCHEMAS else None
@@ -106,6 +119,7 @@ class Client:
             if message.get("id") == request_id:
                 if message["ok"]:
                     validate_reply_data(op, message["data"])
+                    validate_accepted_request(request)
                 return message
             if "event" in message:
                 self.events.append(message)

@@ -189,3 +189,15 @@ def test_a_web_dir_that_does_not_load_stops_the_start(tmp_path):
     with pytest.raises(RuntimeError) as failed:
         ServerProcess.start(server_binary(), str(tmp_path), ["--fsync", "never", "--web-dir", str(tmp_path / "nowhere")])
     assert "--web-dir" in str(failed.value)
+
+
+def test_a_trusted_proxys_connection_serves_one_request(web_dir):
+    """A proxy may carry several clients' requests on one connection, each naming its own client;
+    the server answers one and closes rather than let the first client's address stick."""
+    with running(["--fsync", "never", "--web-dir", web_dir, "--trusted-proxy", "127.0.0.1"]) as server:
+        request = (b"GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 198.51.100.7\r\n\r\n"
+                   b"GET /js/app.js HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n")
+        with pytest.raises(AssertionError, match="closed after 1 responses"):
+            exchange(server, request, responses=2)
+        (status, headers, _), = exchange(server, request, responses=1)
+        assert status == 200 and headers["connection"] == "close"

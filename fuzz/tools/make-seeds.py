@@ -129,3 +129,33 @@ documents = {
 }
 for name, data in documents.items():
     write("json", name, data)
+
+# forwarding: setup byte (top bit clear: a connection's first bytes, low bits the split;
+# top bit set: header values, one per line, cycling Forwarded / X-Forwarded-For / X-Forwarded-Proto).
+V2 = b"\r\n\r\n\x00\r\nQUIT\n"
+def v2(command, family, body):
+    return V2 + bytes([0x20 | command, family]) + struct.pack(">H", len(body)) + body
+def tlv(kind, value):
+    return bytes([kind]) + struct.pack(">H", len(value)) + value
+ipv4 = bytes([203, 0, 113, 7, 198, 51, 100, 1]) + struct.pack(">HH", 56324, 443)
+ipv6 = bytes.fromhex("20010db8000000000000000000000007") + bytes(15) + b"\x01" + struct.pack(">HH", 1234, 8443)
+connections = {
+    "v1-tcp4": (0x40, b"PROXY TCP4 203.0.113.7 198.51.100.1 56324 443\r\nGET / HTTP/1.1\r\n\r\n"),
+    "v1-tcp6": (0x7F, b"PROXY TCP6 2001:db8::7 ::ffff:198.51.100.1 1234 8443\r\n\x16\x03\x01"),
+    "v1-unknown": (0x10, b"PROXY UNKNOWN ffff::1 ffff::2 1 2\r\n"),
+    "v2-tcp4-tlvs": (0x20, v2(1, 0x11, ipv4 + tlv(0x01, b"h2") + tlv(0x20, b"\x01\x00\x00\x00\x00" + tlv(0x21, b"TLSv1.3"))
+                          + tlv(0x04, b"")) + b"\x16\x03\x01"),
+    "v2-tcp6": (0x7F, v2(1, 0x21, ipv6)),
+    "v2-local": (0x00, v2(0, 0x00, b"")),
+    "v2-unix": (0x30, v2(1, 0x31, bytes(216))),
+    "v2-bad-length": (0x05, v2(1, 0x11, ipv4[:8])),
+}
+for name, (setup, data) in connections.items():
+    write("forwarding", name, bytes([setup]) + data)
+header_sets = {
+    "forwarded": (0x80, 'for=192.0.2.60;proto=https;by=203.0.113.43, for="[2001:db8:cafe::17]:4711", for=10.0.0.1'
+                        '\n\n\nfor=unknown;proto=http, for="_hidden:_port"'),
+    "x-forwarded-for": (0x81, '\n203.0.113.7, 2001:db8::1, [::1]:80, 10.0.0.2\nhttps, http\n\n127.0.0.2:5000, unknown\nwss'),
+}
+for name, (setup, text) in header_sets.items():
+    write("forwarding", name, bytes([setup]) + text.encode())

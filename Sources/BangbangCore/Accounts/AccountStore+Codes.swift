@@ -12,12 +12,15 @@ extension AccountStore {
     public func decideCodeRequest(phone input: String, purpose: CodePurpose, requester: UserID?,
                                   clientIP: String, now: Timestamp,
                                   using generator: inout some RandomNumberGenerator) throws(DomainError) -> CodeIssue {
+        // In the order of protocol/README.md, "Error precedence": the login a purpose needs,
+        // the fields, the state (a phone taken), and only then the SMS limits, so a request
+        // refused on its merits never uses up a send.
+        if purpose == .changePhone && requester == nil {
+            throw DomainError(.unauthenticated, "Log in before changing your phone number.")
+        }
         let phone = try PhoneNumber(parsing: input)
         var boundRequester: UserID?
-        if purpose == .changePhone {
-            guard let requester else {
-                throw DomainError(.unauthenticated, "Log in before changing your phone number.")
-            }
+        if purpose == .changePhone, let requester {
             let account = try account(requester)
             try requireFree(phone, for: account)
             boundRequester = requester
@@ -32,23 +35,40 @@ extension AccountStore {
                          requester: boundRequester, clientIP: clientIP)
     }
 
+    /// The three SMS limits. The 60 s spacing and the daily count are per phone whatever the
+    /// purpose, so a login code and a change-phone code to one number share them. Each refusal
+    /// says when that limit would let a send through.
     private func checkSendLimits(phone: PhoneNumber, clientIP: String, now: Timestamp) throws(DomainError) {
         let phoneSends = throttle.sendTimes(for: phone)
         if let last = phoneSends.last {
             let nextAllowed = last.adding(milliseconds: AccountPolicy.milliseconds(policy.codeResendInterval))
             if now < nextAllowed {
-                let seconds = (nextAllowed.rawValue - now.rawValue + 999) / 1000
-                throw DomainError(.rateLimited, "A code was just sent; try again in \(seconds) s.")
+                let wait = nextAllowed.rawValue - now.rawValue
+                throw DomainError.rateLimited("A code was just sent to this phone; try again in \((wait + 999) / 1000) s.",
+                                              retryAfterMilliseconds: wait)
             }
         }
-        let dayStart = now.adding(milliseconds: -AccountPolicy.milliseconds(policy.codeDailyWindow))
-        if Self.count(phoneSends, after: dayStart) >= policy.codeDailyLimitPerPhone {
-            throw DomainError(.rateLimited, "Too many codes sent to this phone today; try again tomorrow.")
+        if let wait = Self.wait(phoneSends, limit: policy.codeDailyLimitPerPhone,
+                                window: AccountPolicy.milliseconds(policy.codeDailyWindow), now: now) {
+            throw DomainError.rateLimited("Too many codes sent to this phone today; try again tomorrow.",
+                                          retryAfterMilliseconds: wait)
         }
-        let hourStart = now.adding(milliseconds: -AccountPolicy.milliseconds(policy.codeIPWindow))
-        if Self.count(throttle.sendTimes(forIP: clientIP), after: hourStart) >= policy.codeLimitPerIP {
-            throw DomainError(.rateLimited, "Too many codes requested from this network; try again later.")
+        if let wait = Self.wait(throttle.sendTimes(forIP: clientIP), limit: policy.codeLimitPerIP,
+                                window: AccountPolicy.milliseconds(policy.codeIPWindow), now: now) {
+            throw DomainError.rateLimited("Too many codes requested from this network; try again later.",
+                                          retryAfterMilliseconds: wait)
         }
+    }
+
+    /// With `times` (oldest first) counted over a rolling `window`: nil while fewer than `limit`
+    /// fall in the window ending at `now`, else the milliseconds until the oldest of the last
+    /// `limit` leaves it.
+    private static func wait(_ times: [Timestamp], limit: Int, window: Int64, now: Timestamp) -> Int64? {
+        let start = now.adding(milliseconds: -window)
+        let recent = count(times, after: start)
+        guard recent >= limit else { return nil }
+        let oldestThatCounts = times[times.count - limit]
+        return oldestThatCounts.rawValue + window - now.rawValue
     }
 
     private static func count(_ times: [Timestamp], after start: Timestamp) -> Int {

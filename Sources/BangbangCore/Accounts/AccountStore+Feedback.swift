@@ -3,15 +3,10 @@
 extension AccountStore {
     /// Records a feedback message (text 1…1000 characters, optional contact ≤ 100).
     public func decideFeedback(user: UserID, text: String, contact: String?, now: Timestamp) throws(DomainError) -> AccountEvent {
-        _ = try account(user)
-        let body = try AccountText.validated(text, field: "text", label: "Feedback", length: FeedbackLimits.text,
-                                             allowsNewlines: true)
+        let body = try FeedbackEntry.validatedText(text)
         var contactText: String?
-        if let contact {
-            let trimmed = try AccountText.validated(contact, field: "contact", label: "Contact",
-                                                    length: 0...FeedbackLimits.contact)
-            contactText = trimmed.isEmpty ? nil : trimmed
-        }
+        if let contact { contactText = try FeedbackEntry.validatedContact(contact) }
+        _ = try account(user)
         return .feedbackSubmitted(FeedbackEntry(id: UInt64(state.feedback.count) + 1, user: user, text: body,
                                                 contact: contactText, submittedAt: now))
     }

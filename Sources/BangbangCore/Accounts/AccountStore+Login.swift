@@ -64,8 +64,8 @@ extension AccountStore {
                                     now: Timestamp, using generator: inout some RandomNumberGenerator) -> AccountDecision {
         let deviceName: String?
         do {
-            try requireUnlocked(challenge.phone, now: now)
             deviceName = try Self.validatedDevice(device)
+            try requireUnlocked(challenge.phone, now: now)
         } catch {
             return AccountDecision(.failure(error))
         }
@@ -142,15 +142,17 @@ extension AccountStore {
 
     private func requireUnlocked(_ phone: PhoneNumber, now: Timestamp) throws(DomainError) {
         if let until = throttle.passwordLockedUntil(phone, now: now, policy: policy) {
-            let minutes = (until.rawValue - now.rawValue + 59_999) / 60_000
-            throw DomainError(.rateLimited, "Too many wrong passwords; try again in \(minutes) min or log in by SMS code.")
+            let wait = until.rawValue - now.rawValue
+            throw DomainError.rateLimited("Too many wrong passwords; try again in \((wait + 59_999) / 60_000) min "
+                                          + "or log in by SMS code.", retryAfterMilliseconds: wait)
         }
     }
 
     /// Device names longer than this are cut off in any list anyway.
     static let maximumDeviceNameLength = 64
 
-    static func validatedDevice(_ device: String?) throws(DomainError) -> String? {
+    /// The `device` of a login, trimmed; nil when not given or empty.
+    public static func validatedDevice(_ device: String?) throws(DomainError) -> String? {
         guard let device else { return nil }
         let name = try AccountText.validated(device, field: "device", label: "Device name",
                                              length: 0...maximumDeviceNameLength)

@@ -4,8 +4,8 @@ extension AccountStore {
     /// A partial profile edit; every present field is validated (see `ProfileLimits`) and stored
     /// trimmed, "" clears an optional field.
     public func decideProfileUpdate(user: UserID, update: ProfileUpdate, now: Timestamp) throws(DomainError) -> AccountEvent {
-        _ = try account(user)
         let normalized = try update.validated(campuses: policy.campuses)
+        _ = try account(user)
         return .profileUpdated(.init(user: user, update: normalized, at: now))
     }
 
@@ -16,8 +16,8 @@ extension AccountStore {
         let account: UserAccount
         let phone: PhoneNumber
         do {
-            account = try self.account(user)
             phone = try PhoneNumber(parsing: input)
+            account = try self.account(user)
             try requireFree(phone, for: account)
         } catch {
             return AccountDecision(.failure(error))

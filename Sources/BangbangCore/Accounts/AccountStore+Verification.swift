@@ -4,6 +4,9 @@ extension AccountStore {
     /// Submits (or, after a rejection, resubmits) an application to become a runner.
     public func decideVerificationSubmission(user: UserID, realName: String, studentID: String, school: String,
                                              now: Timestamp) throws(DomainError) -> AccountEvent {
+        let name = try RunnerVerification.validatedRealName(realName)
+        let number = try RunnerVerification.validatedStudentID(studentID)
+        let schoolName = try RunnerVerification.validatedSchool(school, campuses: policy.campuses)
         let account = try account(user)
         switch account.verification?.status {
         case .pending:
@@ -13,15 +16,6 @@ extension AccountStore {
         case .rejected, nil:
             break
         }
-        let name = try AccountText.validated(realName, field: "real_name", label: "Real name",
-                                             length: VerificationLimits.realName)
-        let number = try AccountText.validated(studentID, field: "student_id", label: "Student id",
-                                               length: VerificationLimits.studentID)
-        guard number.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
-            throw DomainError(.invalidField, "A student id has only letters, digits and dashes.", field: "student_id")
-        }
-        let schoolName = try ProfileUpdate.validatedCampus(school, field: "school", campuses: policy.campuses,
-                                                           allowsEmpty: false)
         return .verificationSubmitted(.init(user: user, realName: name, studentID: number, school: schoolName, at: now))
     }
 
@@ -35,8 +29,8 @@ extension AccountStore {
     /// An administrator rejects a pending application with a reason the applicant will read.
     public func decideVerificationRejection(administrator: UserID, user: UserID, reason: String,
                                             now: Timestamp) throws(DomainError) -> AccountEvent {
+        let text = try RunnerVerification.validatedRejectionReason(reason)
         try requirePendingVerification(administrator: administrator, user: user)
-        let text = try AccountText.validated(reason, field: "reason", label: "Reason", length: VerificationLimits.reason)
         return .verificationDecided(.init(user: user, administrator: administrator, isApproved: false,
                                           reason: text, at: now))
     }

@@ -23,3 +23,16 @@ public enum FeedbackLimits {
     /// A phone number, e-mail address or WeChat id.
     public static let contact = 100
 }
+
+// Each field's rule, for checking a request in its table's order (see RunnerVerification.swift).
+extension FeedbackEntry {
+    public static func validatedText(_ value: String) throws(DomainError) -> String {
+        try AccountText.validated(value, field: "text", label: "Feedback", length: FeedbackLimits.text, allowsNewlines: true)
+    }
+
+    /// Trimmed; nil when empty.
+    public static func validatedContact(_ value: String) throws(DomainError) -> String? {
+        let trimmed = try AccountText.validated(value, field: "contact", label: "Contact", length: 0...FeedbackLimits.contact)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+}

@@ -78,34 +78,42 @@ public enum ProfileLimits {
 }
 
 extension ProfileUpdate {
-    /// Validates and normalizes every present field (trimmed); throws on the first bad one.
-    func validated(campuses: [String]) throws(DomainError) -> ProfileUpdate {
+    /// Validates and normalizes every present field (trimmed), in the order of the
+    /// `profile.update` table; throws on the first bad one.
+    public func validated(campuses: [String]) throws(DomainError) -> ProfileUpdate {
+        var result = ProfileUpdate(gender: gender)
+        if let nickname { result.nickname = try Self.validatedNickname(nickname) }
+        if let avatarURL { result.avatarURL = try Self.validatedAvatarURL(avatarURL) }
+        if let campus { result.campus = try Self.validatedCampus(campus, campuses: campuses) }
+        if let dorm { result.dorm = try Self.validatedDorm(dorm) }
+        if let bio { result.bio = try Self.validatedBio(bio) }
         guard !isEmpty else {
             throw DomainError(.invalidField, "Nothing to update.", field: "profile")
-        }
-        var result = ProfileUpdate(gender: gender)
-        if let nickname {
-            result.nickname = try AccountText.validated(nickname, field: "nickname", label: "Nickname",
-                                                        length: ProfileLimits.nickname)
-        }
-        if let avatarURL {
-            result.avatarURL = try Self.validatedAvatarURL(avatarURL)
-        }
-        if let campus {
-            result.campus = try Self.validatedCampus(campus, field: "campus", campuses: campuses, allowsEmpty: true)
-        }
-        if let dorm {
-            result.dorm = try AccountText.validated(dorm, field: "dorm", label: "Dorm",
-                                                    length: 0...ProfileLimits.dorm)
-        }
-        if let bio {
-            result.bio = try AccountText.validated(bio, field: "bio", label: "Bio",
-                                                   length: 0...ProfileLimits.bio, allowsNewlines: true)
         }
         return result
     }
 
-    static func validatedAvatarURL(_ value: String) throws(DomainError) -> String {
+    // Each field's rule, for checking a request in its table's order (see RunnerVerification.swift).
+
+    public static func validatedNickname(_ value: String) throws(DomainError) -> String {
+        try AccountText.validated(value, field: "nickname", label: "Nickname", length: ProfileLimits.nickname)
+    }
+
+    /// "" clears the campus.
+    public static func validatedCampus(_ value: String, campuses: [String]) throws(DomainError) -> String {
+        try validatedCampus(value, field: "campus", campuses: campuses, allowsEmpty: true)
+    }
+
+    public static func validatedDorm(_ value: String) throws(DomainError) -> String {
+        try AccountText.validated(value, field: "dorm", label: "Dorm", length: 0...ProfileLimits.dorm)
+    }
+
+    public static func validatedBio(_ value: String) throws(DomainError) -> String {
+        try AccountText.validated(value, field: "bio", label: "Bio", length: 0...ProfileLimits.bio, allowsNewlines: true)
+    }
+
+    /// An http or https address with a host; "" clears the avatar.
+    public static func validatedAvatarURL(_ value: String) throws(DomainError) -> String {
         let url = AccountText.trim(value)
         if url.isEmpty { return "" }
         let invalid = DomainError(.invalidField, "The avatar must be an http or https address of at most "

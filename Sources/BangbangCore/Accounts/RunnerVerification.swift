@@ -35,3 +35,31 @@ public enum VerificationLimits {
     /// Enough to explain a rejection in a sentence or two.
     public static let reason = 1...200
 }
+
+// Each field's rule, one function each: the server checks a request's fields with these in the
+// order of the operation's table before it looks at any state (protocol/README.md, "Error
+// precedence"), and the decide methods check them again.
+extension RunnerVerification {
+    public static func validatedRealName(_ value: String) throws(DomainError) -> String {
+        try AccountText.validated(value, field: "real_name", label: "Real name", length: VerificationLimits.realName)
+    }
+
+    /// Letters, digits and dashes.
+    public static func validatedStudentID(_ value: String) throws(DomainError) -> String {
+        let number = try AccountText.validated(value, field: "student_id", label: "Student id",
+                                               length: VerificationLimits.studentID)
+        guard number.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+            throw DomainError(.invalidField, "A student id has only letters, digits and dashes.", field: "student_id")
+        }
+        return number
+    }
+
+    /// One of `campuses` when the deployment lists some.
+    public static func validatedSchool(_ value: String, campuses: [String]) throws(DomainError) -> String {
+        try ProfileUpdate.validatedCampus(value, field: "school", campuses: campuses, allowsEmpty: false)
+    }
+
+    public static func validatedRejectionReason(_ value: String) throws(DomainError) -> String {
+        try AccountText.validated(value, field: "reason", label: "Reason", length: VerificationLimits.reason)
+    }
+}

@@ -4,12 +4,12 @@
 extension BoardShard {
     /// Validates a draft and allocates the next id of this shard. The random source draws the
     /// 4-digit delivery code when the publisher asked for one.
-    public func decidePublish(_ draft: OrderDraft, by publisher: UserID, now: Timestamp, rules: OrderRules,
+    public func decidePublish(_ submitted: OrderDraft, by publisher: UserID, now: Timestamp, rules: OrderRules,
                               using random: inout some RandomNumberGenerator) throws(DomainError) -> OrderEvent {
-        try draft.validate(now: now, rules: rules)
+        let draft = try submitted.validated(now: now, rules: rules)
         let id = OrderID(shard: index, serial: nextSerial)
         var code: String?
-        if draft.wantsDeliveryCode && draft.type != .group {
+        if draft.wantsDeliveryCode {
             let digits = UInt16.random(in: 0...9999, using: &random)
             let text = String(digits)
             code = String(repeating: "0", count: 4 - text.count) + text
@@ -20,7 +20,7 @@ extension BoardShard {
             deliveryCode: code, details: draft.details, participants: [],
             timeline: [TimelineEntry(status: .open, at: now, actor: publisher)],
             cancellation: nil, ratingByPublisher: nil, ratingByRunner: nil, revision: 0,
-            searchText: draft.details.searchText + "\n" + draft.campus.lowercased())
+            searchText: draft.details.searchText)
         return OrderEvent(orderID: id, at: now, actor: publisher, change: .published(order), notify: [publisher])
     }
 
@@ -110,6 +110,9 @@ extension BoardShard {
             }
 
         case .raiseTip(let newTip):
+            guard !isGroup else {
+                throw DomainError(.invalidTransition, "a group order has no runner, so no tip to raise")
+            }
             try requirePublisher(order, actor)
             guard order.status == .open else {
                 throw DomainError(.invalidTransition,

@@ -58,9 +58,11 @@ extension BoardShard {
         return OrderView(order, viewer: viewer)
     }
 
-    /// A user's orders in one role, newest first, as they may see them. Combine the shards of
-    /// a fan-out with `OrderView.newestFirst(_:limit:)`.
-    public func orders(of user: UserID, role: OrderRole, scope: OrderScope) -> [OrderView] {
+    /// A user's orders in one role, newest first (by `createdAt`, then id), as they may see
+    /// them: at most `limit`, and only those after `cursor` (the last order of the previous
+    /// page) when one is given. Combine the shards of a fan-out with `MyOrdersPage.merge`.
+    public func orders(of user: UserID, role: OrderRole, scope: OrderScope, after cursor: ListCursor? = nil,
+                       limit: Int = .max) -> [OrderView] {
         let ids: Set<OrderID>?
         switch role {
         case .published: ids = publishedBy[user]
@@ -71,10 +73,13 @@ extension BoardShard {
         var result: [Order] = []
         for id in ids {
             guard let order = orders[id], scope.includes(order.status) else { continue }
+            if let cursor, !MyOrdersPage.isNewer((cursor.key, cursor.id), than: (order.createdAt.milliseconds, order.id)) {
+                continue
+            }
             result.append(order)
         }
-        result.sort { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
-        return result.map { OrderView($0, viewer: user) }
+        result.sort { MyOrdersPage.isNewer(($0.createdAt.milliseconds, $0.id), than: ($1.createdAt.milliseconds, $1.id)) }
+        return result.prefix(limit).map { OrderView($0, viewer: user) }
     }
 
     /// What `runner` earned on this shard's orders.
@@ -100,12 +105,27 @@ extension BoardShard {
     }
 }
 
-extension OrderView {
-    /// Merges per-shard "my orders" results (each newest first) into one list, newest first.
-    public static func newestFirst(_ parts: [[OrderView]], limit: Int = .max) -> [OrderView] {
+/// A page of "my orders", newest first. Orders are ordered by (`createdAt`, id), neither of
+/// which ever changes, and a new order is newer than every existing one, so paging with the
+/// cursor never skips or repeats an order, whatever is published or changes between pages.
+public struct MyOrdersPage: Hashable, Sendable {
+    public var items: [OrderView]
+    /// Pass back as `after` for the next page; nil when this page is the last.
+    public var nextCursor: ListCursor?
+
+    /// Merges per-shard results into one page of `limit`. Each part must hold that shard's
+    /// first `limit + 1` orders after the cursor (newest first), so that a page that is not the
+    /// last can be told from one that is.
+    public static func merge(_ parts: [[OrderView]], limit: Int) -> MyOrdersPage {
         var merged = parts.flatMap { $0 }
-        merged.sort { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }
-        return Array(merged.prefix(limit))
+        merged.sort { isNewer(($0.createdAt.milliseconds, $0.id), than: ($1.createdAt.milliseconds, $1.id)) }
+        let items = Array(merged.prefix(limit))
+        let cursor = merged.count > limit ? items.last.map { ListCursor(key: $0.createdAt.milliseconds, id: $0.id) } : nil
+        return MyOrdersPage(items: items, nextCursor: cursor)
+    }
+
+    static func isNewer(_ a: (Int64, OrderID), than b: (Int64, OrderID)) -> Bool {
+        a.0 != b.0 ? a.0 > b.0 : a.1 > b.1
     }
 }
 

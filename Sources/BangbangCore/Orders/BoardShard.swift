@@ -74,6 +74,7 @@ public struct BoardShard: Equatable, Sendable {
                 fatalError("internal inconsistency in BoardShard.apply: order \(order.id) published twice")
             }
             order.revision = 1
+            order.refreshSearchText()
             nextSerial = max(nextSerial, order.id.serial + 1)
             orders[order.id] = order
             index(nil, order)
@@ -141,7 +142,8 @@ extension BoardShard: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(index: try container.decode(Int.self, forKey: .index))
         nextSerial = try container.decode(UInt64.self, forKey: .nextSerial)
-        for order in try container.decode([Order].self, forKey: .orders) {
+        for var order in try container.decode([Order].self, forKey: .orders) {
+            order.refreshSearchText()
             guard order.id.shard == index, orders[order.id] == nil else {
                 throw DecodingError.dataCorruptedError(forKey: .orders, in: container,
                                                        debugDescription: "order \(order.id) does not belong here")

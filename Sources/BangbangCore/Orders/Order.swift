@@ -74,7 +74,9 @@ public struct Order: Codable, Hashable, Sendable {
     public var ratingByRunner: Rating?
     /// Bumped by every applied event, so "did it change" is one comparison.
     public var revision: Int
-    /// Lowercased public text for keyword filters, computed once at publish.
+    /// Lowercased public text for keyword filters: the details' text fields only (not the
+    /// campus, which has a filter of its own). Computed at publish and again when an order is
+    /// loaded, because orders recorded before 2026-12-01 also carry their campus here.
     public var searchText: String
 
     public var type: OrderType { details.type }
@@ -88,6 +90,11 @@ public struct Order: Codable, Hashable, Sendable {
         if let runner { result.append(runner) }
         result += participants
         return result
+    }
+
+    /// Recomputes `searchText` from the details (see there).
+    mutating func refreshSearchText() {
+        searchText = details.searchText
     }
 
     var groupDetails: GroupDetails? {

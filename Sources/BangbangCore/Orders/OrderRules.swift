@@ -2,7 +2,9 @@
 
 /// Configuration of the orders part. The server loads it once and passes it to every decide
 /// call; results that depend on it (a fee, an auto-confirm time) are written into the events,
-/// so replaying a journal under a changed configuration still yields the recorded state.
+/// so replaying a journal under a changed configuration still yields the recorded state. The
+/// server's `--cancel-grace-seconds`, `--cancel-fee` and `--auto-confirm-hours` set the three
+/// timing and money knobs below (their defaults are these), and `--campus` the campuses.
 public struct OrderRules: Codable, Hashable, Sendable {
     /// Highest tip (and price per share) accepted: ¥500. Guards against typos of a few extra
     /// zeros, which would otherwise sit at the top of every "sort by tip" list.
@@ -27,6 +29,9 @@ public struct OrderRules: Codable, Hashable, Sendable {
     public var maximumCommentLength: Int = 200
     /// Most items on one purchase order: 20, one screen of the form.
     public var maximumItems: Int = 20
+    /// The campuses an order may name; empty (the default) accepts any name. Checked at publish
+    /// only, so orders stored before a campus list was configured keep loading.
+    public var campuses: [String] = []
 
     public init() {}
 }

@@ -3,6 +3,7 @@
 //   request  {"id": 7, "op": "order.accept", "data": {…}}
 //   reply    {"id": 7, "ok": true, "data": {…}}
 //            {"id": 7, "ok": false, "error": {"code": "order_taken", "message": "…", "field": …}}
+//            (`rate_limited` errors also carry "retry_after_ms")
 //   event    {"event": "order.changed", "seq": 42, "data": {…}}          personal stream
 //            {"event": "feed.enter", "type": "express", "seq": 9, "data": {…}}   board feed
 //
@@ -113,6 +114,10 @@ public enum Reply {
         }
         writer.key("message")
         writer.write(string: error.message)
+        if let wait = error.retryAfterMilliseconds {
+            writer.key("retry_after_ms")
+            writer.write(integer: wait)
+        }
         writer.endObject()
         writer.key("id")
         writer.write(id)

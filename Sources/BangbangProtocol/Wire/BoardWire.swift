@@ -43,18 +43,28 @@ public enum BoardWire {
         let filter = try decodeFilter(arguments, typesRequired: false)
         let sort = try arguments.optionalChoice("sort", as: OrderSort.self) ?? .newest
         let limit = Int(try arguments.optionalInteger("limit", in: 1...100) ?? 20)
-        var cursor: ListCursor?
-        if let token = try arguments.optionalString("cursor", maxLength: 64) {
-            guard let parsed = ListCursor(token: token) else {
-                throw DomainError(.invalidField, "cursor must be a next_cursor from a previous page", field: "cursor")
-            }
-            cursor = parsed
-        }
+        let cursor = try decodeCursor(arguments)
         let offset = Int(try arguments.optionalInteger("offset", in: 0...maximumOffset) ?? 0)
         if cursor != nil && offset != 0 {
             throw DomainError(.invalidField, "offset cannot be combined with cursor; use one or the other", field: "offset")
         }
         return OrderListQuery(filter: filter, sort: sort, limit: limit, offset: offset, after: cursor)
+    }
+
+    /// The optional `cursor` of a paged listing: an opaque `next_cursor` the server gave out.
+    public static func decodeCursor(_ arguments: Arguments) throws(DomainError) -> ListCursor? {
+        guard let token = try arguments.optionalString("cursor", maxLength: 64) else { return nil }
+        guard let cursor = ListCursor(token: token) else {
+            throw DomainError(.invalidField, "cursor must be a next_cursor from a previous page", field: "cursor")
+        }
+        return cursor
+    }
+
+    /// `{"orders": […], "next_cursor": "…"}` of `orders.mine`; `next_cursor` only when more follow.
+    public static func encode(_ page: MyOrdersPage) -> JSONValue {
+        var object: [String: JSONValue] = ["orders": .array(page.items.map(OrderWire.encode))]
+        if let cursor = page.nextCursor { object["next_cursor"] = .string(cursor.token) }
+        return .object(object)
     }
 
     /// `{"orders": […], "total": N, "next_cursor": "…"}`; `next_cursor` only when more follow.

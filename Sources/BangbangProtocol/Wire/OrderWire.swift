@@ -84,21 +84,56 @@ public enum OrderWire {
         return .object(object)
     }
 
-    /// Reads an `order.publish` request into a draft. Types and shapes are checked here; the
-    /// domain then checks ranges and required text (`OrderDraft.validate`); pass its errors
-    /// through `publishError(_:)` so they name the field by its wire path too.
+    /// What `decodeDraft` needs to check values as well as shapes: the time and the rules the
+    /// publish is judged by.
+    public struct DraftChecks: Sendable {
+        public var now: Timestamp
+        public var rules: OrderRules
+
+        public init(now: Timestamp, rules: OrderRules) {
+            self.now = now
+            self.rules = rules
+        }
+    }
+
+    /// Reads an `order.publish` request into a draft, field by field in the order of the
+    /// publish table: an unknown member first, then `type`, `campus`, `deadline`, `tip`,
+    /// `delivery_code`, `details` (protocol/README.md, "Error precedence"). Without `checks`
+    /// only shapes are checked (types, required members, enum values); with them each
+    /// top-level field's value is checked by the domain as soon as it is read, and the details'
+    /// values once they are read, so the field an error names is the first bad one in the table
+    /// whichever kinds of mistakes a request makes. Errors name wire paths (`details.items[1].qty`).
     ///
-    /// `tip` is optional for group orders only (default 0): what a participant pays is the
-    /// share price, and nobody runs the errand for a tip.
-    public static func decodeDraft(_ arguments: Arguments) throws(DomainError) -> OrderDraft {
+    /// `tip` may be left out of a group order only (it is 0: nobody runs the errand for a tip).
+    public static func decodeDraft(_ arguments: Arguments, checks: DraftChecks? = nil) throws(DomainError) -> OrderDraft {
         try arguments.allowOnly(topLevelDraftFields)
         let type = try arguments.choice("type", as: OrderType.self)
-        let details = try arguments.object("details")
-        let decoded: OrderDetails
+        let campus = try arguments.string("campus")
+        if let checks { try OrderDraft.checkCampus(campus, rules: checks.rules) }
+        let deadline = Timestamp(rawValue: try arguments.integer("deadline"))
+        if let checks { try OrderDraft.checkDeadline(deadline, now: checks.now, rules: checks.rules) }
+        let tip = type == .group ? try arguments.optionalInteger("tip") ?? 0 : try arguments.integer("tip")
+        if let checks { try OrderDraft.checkTip(tip, type: type, rules: checks.rules) }
+        let wantsDeliveryCode = try arguments.optionalBool("delivery_code") ?? false
+        if checks != nil { try OrderDraft.checkDeliveryCode(wantsDeliveryCode, type: type) }
+        var details = try decodeDetails(of: type, try arguments.object("details"))
+        if let checks {
+            do {
+                details = try details.validated(deadline: deadline, now: checks.now, rules: checks.rules)
+            } catch {
+                throw publishError(error)
+            }
+        }
+        return OrderDraft(campus: campus, deadline: deadline, tip: tip, wantsDeliveryCode: wantsDeliveryCode,
+                          details: details)
+    }
+
+    /// The shapes of a type's `details`, member by member in the order of its table.
+    private static func decodeDetails(of type: OrderType, _ details: Arguments) throws(DomainError) -> OrderDetails {
         switch type {
         case .express:
             try details.allowOnly(["pickup_station", "pickup_code", "parcel_size", "drop_off_place", "drop_off_room", "contact_phone"])
-            decoded = .express(ExpressDetails(
+            return .express(ExpressDetails(
                 pickupStation: try details.string("pickup_station"),
                 pickupCode: try details.optionalString("pickup_code"),
                 parcelSize: try details.optionalChoice("parcel_size", as: ParcelSize.self) ?? .small,
@@ -114,19 +149,19 @@ public enum OrderWire {
                                           quantity: Int(try item.integer("qty", in: Int64(Int32.min)...Int64(Int32.max))),
                                           note: try item.optionalString("note")))
             }
-            decoded = .purchase(PurchaseDetails(
+            return .purchase(PurchaseDetails(
                 items: items, store: try details.optionalString("store"),
                 goodsBudget: try details.optionalInteger("goods_budget") ?? 0,
                 dropOffPlace: try details.string("drop_off_place"),
                 dropOffRoom: try details.optionalString("drop_off_room")))
         case .bounty:
             try details.allowOnly(["title", "description", "place"])
-            decoded = .bounty(BountyDetails(title: try details.string("title"),
-                                            description: try details.string("description", maxLength: 5000),
-                                            place: try details.optionalString("place")))
+            return .bounty(BountyDetails(title: try details.string("title"),
+                                         description: try details.string("description", maxLength: 5000),
+                                         place: try details.optionalString("place")))
         case .group:
             try details.allowOnly(["kind", "subject", "closes_at", "capacity", "minimum_fill", "price_per_share"])
-            decoded = .group(GroupDetails(
+            return .group(GroupDetails(
                 kind: try details.choice("kind", as: GroupKind.self),
                 subject: try details.string("subject"),
                 closesAt: Timestamp(rawValue: try details.integer("closes_at")),
@@ -134,12 +169,6 @@ public enum OrderWire {
                 minimumFill: try details.optionalInteger("minimum_fill", in: Int64(Int32.min)...Int64(Int32.max)).map { Int($0) },
                 pricePerShare: try details.integer("price_per_share")))
         }
-        let tip = type == .group ? try arguments.optionalInteger("tip") ?? 0 : try arguments.integer("tip")
-        return OrderDraft(campus: try arguments.string("campus"),
-                          deadline: Timestamp(rawValue: try arguments.integer("deadline")),
-                          tip: tip,
-                          wantsDeliveryCode: try arguments.optionalBool("delivery_code") ?? false,
-                          details: decoded)
     }
 
     /// The members of an `order.publish` request outside `details`.

@@ -35,16 +35,26 @@ public enum UserWire {
 }
 
 extension UserWire {
-    /// The fields of `profile.update`, read into a partial edit. Only the shape is checked here
-    /// (type, a generous length cap so no huge string reaches the domain); the domain applies the
-    /// exact limits and trims. An empty edit is left to the domain, which refuses it naming `profile`.
-    public static func decodeProfileUpdate(_ arguments: Arguments) throws(DomainError) -> ProfileUpdate {
+    /// The fields of `profile.update`, read into a partial edit in the order of its table. Without
+    /// `campuses` only the shape is checked (type, a generous length cap so no huge string
+    /// reaches the domain); with the deployment's campuses (empty: any) each field's value is
+    /// also checked by the domain's rule as soon as it is read, and the edit comes back
+    /// normalized (trimmed), so the first bad field in the table is the one named. An empty edit
+    /// is left to the domain, which refuses it naming `profile`.
+    public static func decodeProfileUpdate(_ arguments: Arguments, campuses: [String]? = nil) throws(DomainError) -> ProfileUpdate {
         try arguments.allowOnly(["nickname", "avatar_url", "gender", "campus", "dorm", "bio"])
-        return ProfileUpdate(nickname: try arguments.optionalString("nickname", maxLength: 200),
-                             avatarURL: try arguments.optionalString("avatar_url", maxLength: 2048),
-                             gender: try arguments.optionalChoice("gender", as: Gender.self),
-                             campus: try arguments.optionalString("campus", maxLength: 200),
-                             dorm: try arguments.optionalString("dorm", maxLength: 200),
-                             bio: try arguments.optionalString("bio", maxLength: 2000))
+        var edit = ProfileUpdate()
+        edit.nickname = try arguments.optionalString("nickname", maxLength: 200)
+        if campuses != nil, let value = edit.nickname { edit.nickname = try ProfileUpdate.validatedNickname(value) }
+        edit.avatarURL = try arguments.optionalString("avatar_url", maxLength: 2048)
+        if campuses != nil, let value = edit.avatarURL { edit.avatarURL = try ProfileUpdate.validatedAvatarURL(value) }
+        edit.gender = try arguments.optionalChoice("gender", as: Gender.self)
+        edit.campus = try arguments.optionalString("campus", maxLength: 200)
+        if let campuses, let value = edit.campus { edit.campus = try ProfileUpdate.validatedCampus(value, campuses: campuses) }
+        edit.dorm = try arguments.optionalString("dorm", maxLength: 200)
+        if campuses != nil, let value = edit.dorm { edit.dorm = try ProfileUpdate.validatedDorm(value) }
+        edit.bio = try arguments.optionalString("bio", maxLength: 2000)
+        if campuses != nil, let value = edit.bio { edit.bio = try ProfileUpdate.validatedBio(value) }
+        return edit
     }
 }

@@ -2,8 +2,8 @@
 // (mode 0600) at every start, and that `auth.admin_secret` accepts to log a connection in as
 // the built-in administrator. Whoever can read the data directory already owns the server's
 // state, so the file grants nothing new; a fresh secret per start means a copy taken earlier is
-// worthless. It is compared in constant time, accepted from loopback addresses only, and never
-// logged.
+// worthless. It is compared in constant time, accepted only from a client on loopback
+// (`ClientOrigin.isLoopback`: through a proxy, only when the real client is), and never logged.
 import Crypto
 import Foundation
 
@@ -50,10 +50,5 @@ public enum AdminSecret {
             difference |= right[index] ^ (index < left.count ? left[index] : 0)
         }
         return difference == 0 && left.count == right.count
-    }
-
-    /// Loopback peers only: the secret is for an operator on the server's own machine.
-    static func isLoopback(_ host: String) -> Bool {
-        host == "::1" || host.hasPrefix("127.") || host.hasPrefix("::ffff:127.")
     }
 }

@@ -37,7 +37,7 @@ final class Application: @unchecked Sendable {
     let accounts: AccountsExecutor
     let layout: BoardLayout
     let shards: [ShardExecutor]
-    let orderRules = OrderRules()
+    let orderRules: OrderRules
     let streams = PersonalStreams()
     let tokenSecret: [UInt8]
     let passwordHasher: PasswordHasher
@@ -83,6 +83,7 @@ final class Application: @unchecked Sendable {
         self.sms = sms
         self.passwordHasher = passwordHasher
         self.connectionRequestRate = Mutex(configuration.requestsPerSecond)
+        self.orderRules = Self.orderRules(from: configuration)
 
         var policy = AccountPolicy()
         policy.campuses = configuration.campuses
@@ -138,6 +139,16 @@ final class Application: @unchecked Sendable {
         logger.info("recovered", ["snapshot_sequence": recovery.report.snapshotSequence,
                                   "records": recovery.records.count, "users": accounts.store.state.accounts.count,
                                   "orders": shards.reduce(0) { $0 + $1.shard.orders.count }])
+    }
+
+    /// The order rules of this deployment: the defaults, with what the operator set.
+    static func orderRules(from configuration: ServerConfiguration) -> OrderRules {
+        var rules = OrderRules()
+        rules.cancellationGrace = Int64(configuration.cancelGraceSeconds) * 1000
+        rules.cancellationFee = Cents(configuration.cancelFee)
+        rules.autoConfirmAfter = Int64(configuration.autoConfirmHours) * 3_600_000
+        rules.campuses = configuration.campuses
+        return rules
     }
 
     static func syncPolicy(_ policy: FsyncPolicy) -> SyncPolicy {

@@ -4,9 +4,9 @@
 //
 // Every request first passes two token buckets: this connection's (`--requests-per-second`)
 // and, once logged in, its user's, shared by all their connections (`--user-requests-per-second`).
-// A refused request gets `rate_limited` and costs nothing more; a connection that keeps sending
-// through a whole burst's worth of refusals in a row is not a client waiting its turn, and is
-// closed with 1008.
+// A refused request gets `rate_limited` with the wait its bucket needs (`retry_after_ms`) and
+// costs nothing more; a connection that keeps sending through a whole burst's worth of refusals
+// in a row is not a client waiting its turn, and is closed with 1008.
 //
 // Confined to its connection's event-loop queue (it is a `WebSocketEndpoint`). Operations may
 // hop to owners' queues; they come back through `OperationContext.reply`, which returns here.
@@ -82,26 +82,43 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
 
     // MARK: Requests
 
+    /// Runs the checks that come before an operation's own in the order of protocol/README.md,
+    /// "Error precedence" (`bad_request` was answered when decoding): `unknown_operation`, the
+    /// request rates (`rate_limited`), `unauthenticated`; the operation then checks its fields,
+    /// who may do it, what it names and the state, in that order.
     private func handle(_ request: Request) {
-        guard admit(request) else { return }
+        let known = OperationTable.shared.operations[request.operation]
+        // Every request takes a token, an unknown one too, so a flood of made-up names is closed
+        // like any other; an unknown name is still answered as such.
+        let admission = admit(request, isKnown: known != nil)
+        if case .closed = admission { return }
         if app.logger.level <= .debug {
             app.logger.debug("request", ["connection.id": connectionID, "request.id": Self.describe(request.id),
                                          "op": request.operation, "user": user.map { "\($0)" } ?? "-"])
         }
-        guard let operation = OperationTable.shared.operations[request.operation] else {
+        guard let operation = known else {
             app.metrics.requests.increment(label: "unknown:unknown_operation")
             channel?.send(text: Reply.failure(id: request.id, error: DomainError(.unknownOperation,
                 "unknown operation \"\(request.operation)\"; see protocol/operations.md")))
             return
         }
+        if case .refused(let error) = admission {
+            channel?.send(text: Reply.failure(id: request.id, error: error))
+            return
+        }
         guard requestsInFlight < Self.maxRequestsInFlight else {
-            channel?.send(text: Reply.failure(id: request.id, error: DomainError(.rateLimited,
-                "more than \(Self.maxRequestsInFlight) requests in flight on this connection; wait for replies")))
+            app.metrics.requests.increment(label: "\(operation.name):rate_limited")
+            // No clock to wait for: a slot frees when one of the replies arrives.
+            channel?.send(text: Reply.failure(id: request.id, error: .rateLimited(
+                "more than \(Self.maxRequestsInFlight) requests in flight on this connection; wait for replies",
+                retryAfterMilliseconds: 0)))
             return
         }
         let context = OperationContext(session: self, request: request, operation: operation.name,
                                        started: ContinuousClock.now)
         if operation.requiresLogin, user == nil, isBuiltInAdministrator {
+            // The built-in administrator is logged in, but as no user: at this step, where a
+            // connection without a login hears `unauthenticated`, it hears `forbidden`.
             guard operation.name.hasPrefix("admin.") else {
                 context.reply(.failure(DomainError(.forbidden, "the admin secret grants admin.* operations only")))
                 return
@@ -144,23 +161,34 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
                                            label: context.operation)
     }
 
-    /// Takes a token from the connection's and the user's buckets; replies `rate_limited` (or
-    /// closes a flooding connection) and returns false when either is empty.
-    private func admit(_ request: Request) -> Bool {
+    private enum Admission {
+        case admitted
+        /// Over a request rate: the `rate_limited` error to answer with.
+        case refused(DomainError)
+        /// The connection was closed for flooding (or already closing): answer nothing.
+        case closed
+    }
+
+    /// Takes a token from the connection's and the user's buckets. A refusal is counted (and a
+    /// flooding connection closed) here; the caller answers it, after `unknown_operation`.
+    private func admit(_ request: Request, isKnown: Bool) -> Admission {
         // Once closing (a flood already closed it), nothing more is answered or counted.
-        guard let channel, channel.isOpen else { return false }
+        guard let channel, channel.isOpen else { return .closed }
         var refusedBy: String?
+        var wait: Int64 = 0
         if requestBucket != nil || (userLimiter != nil && user != nil) {
             let now = channel.connection.loop.now
             if requestBucket?.take(now: now) == false {
                 refusedBy = "connection"
-            } else if let user, let userLimiter, !userLimiter.admit(user, now: now) {
+                wait = requestBucket?.millisecondsUntilToken(now: now) ?? 0
+            } else if let user, let userLimiter, let userWait = userLimiter.take(user, now: now) {
                 refusedBy = "user"
+                wait = userWait
             }
         }
         guard let refusedBy else {
             consecutiveRefusals = 0
-            return true
+            return .admitted
         }
         consecutiveRefusals += 1
         let allowance = max(requestBucket?.capacity ?? 0, userLimiter?.capacity ?? 0)
@@ -169,12 +197,12 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
             app.logger.warning("connection_flooding", ["connection.id": connectionID, "refused": consecutiveRefusals,
                                                        "limit": refusedBy])
             channel.close(code: .policyViolation, reason: "request rate limit exceeded repeatedly")
-            return false
+            return .closed
         }
+        // An unknown operation is answered `unknown_operation`, and counted as that.
+        guard isKnown else { return .admitted }
         app.metrics.rateLimited.increment(label: refusedBy)
-        // Only known names become labels: a flood of made-up names must not grow the metrics.
-        let operation = OperationTable.shared.operations[request.operation] == nil ? "unknown" : request.operation
-        app.metrics.requests.increment(label: "\(operation):rate_limited")
+        app.metrics.requests.increment(label: "\(request.operation):rate_limited")
         if consecutiveRefusals == 1 {
             app.logger.info("rate_limited", ["connection.id": connectionID, "request.id": Self.describe(request.id),
                                              "limit": refusedBy, "user": user.map { "\($0)" } ?? "-"])
@@ -182,8 +210,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         let message = refusedBy == "connection"
             ? "too many requests on this connection (limit \(app.configuration.requestsPerSecond)/s); slow down"
             : "too many requests for this user across connections (limit \(app.configuration.userRequestsPerSecond)/s); slow down"
-        channel.send(text: Reply.failure(id: request.id, error: DomainError(.rateLimited, message)))
-        return false
+        return .refused(.rateLimited(message, retryAfterMilliseconds: wait))
     }
 
     /// A request id as the client sent it, for logs (ids are the client's and never secret).
@@ -206,6 +233,9 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     /// Logs this connection in and replays what it missed after `lastSeenSequence`
     /// (nil: a fresh login, which starts at the stream's current end). Returns the reply fields.
     func logIn(as user: UserID, session: SessionID, lastSeenSequence: UInt64?) -> (sequence: UInt64, resync: Bool) {
+        // A login that completes after the connection closed registers nothing: the registry
+        // would otherwise keep a closed session.
+        guard !isClosed else { return (0, false) }
         isBuiltInAdministrator = false
         if let previous = self.user { registry?.unregister(self, as: previous) }
         self.user = user
@@ -227,6 +257,19 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         }
         for message in missed { channel?.send(text: message) }
         return (lastPersonalSequence, resync)
+    }
+
+    /// Stops live personal events reaching this connection until the next `logIn` (which
+    /// replays from where it asks). Used while a login on it is being published.
+    func holdPersonalEvents() {
+        if let user { registry?.unregister(self, as: user) }
+    }
+
+    /// Runs `work` on this connection's loop: right away when already there (a server with one
+    /// loop runs its commit completions on it), else queued behind what the loop has to do.
+    func onLoop(_ work: @escaping @Sendable () -> Void) {
+        guard let loop else { return }
+        if loop.isCurrent { work() } else { loop.execute(work) }
     }
 
     func logOut() {

@@ -114,6 +114,7 @@ public enum ConfigurationLoader {
                 if setting.name == "campus" { configuration.campuses = [] }
                 if setting.name == "admin-phone" { configuration.adminPhones = [] }
                 if setting.name == "allowed-origin" { configuration.allowedOrigins = [] }
+                if setting.name == "trusted-proxy" { configuration.trustedProxies = [] }
             }
             let values = setting.kind == .list && source.hasPrefix("BANGBANG_")
                 ? value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -129,6 +130,9 @@ public enum ConfigurationLoader {
     static func validate(_ configuration: ServerConfiguration) throws(ConfigurationError) {
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             throw ConfigurationError("--tls-cert and --tls-key must be given together")
+        }
+        if configuration.expectsProxyProtocol, configuration.trustedProxies.isEmpty {
+            throw ConfigurationError("--proxy-protocol needs at least one --trusted-proxy: the header is read from trusted proxies only")
         }
     }
 

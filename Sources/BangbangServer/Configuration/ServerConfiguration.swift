@@ -2,6 +2,8 @@
 // The defaults are the embedded default: a development server on 127.0.0.1:8080 with its data
 // in ./data, no TLS, SMS codes logged. `SettingsTable` maps each field to its flag, environment
 // variable and config-file key; `ConfigurationLoader` applies them in order of precedence.
+import BangbangCore
+import Forwarding
 
 public enum FsyncPolicy: Sendable, Hashable {
     /// Acknowledged means on disk: every batch of records is fdatasync'ed before any reply.
@@ -77,6 +79,23 @@ public struct ServerConfiguration: Sendable {
     /// WebSocket handshakes one client address may start per second (burst: twice that). A
     /// campus NAT reconnecting after a restart stays under it; a reconnect loop does not. 0: none.
     public var handshakesPerSecondPerAddress = 100
+    /// The order rules an operator may tune, read at start; their defaults and the reasons for
+    /// them are `OrderRules`'. A change applies to decisions made from then on: a fee or an
+    /// auto-confirm time already recorded stays as it was.
+    /// Seconds after acceptance during which a publisher cancels free of charge.
+    public var cancelGraceSeconds = Int(OrderRules().cancellationGrace / 1000)
+    /// Fen paid to the runner when the publisher cancels after the grace window.
+    public var cancelFee = Int(OrderRules().cancellationFee)
+    /// Hours after delivery before an unconfirmed order completes by itself.
+    public var autoConfirmHours = Int(OrderRules().autoConfirmAfter / 3_600_000)
+    /// Proxies whose word about the client's address is taken (`--trusted-proxy`): the PROXY
+    /// protocol header and `Forwarded` / `X-Forwarded-For` count only from them. None by
+    /// default: a server that was not told about its proxies believes no one.
+    public var trustedProxies: [AddressRange] = []
+    /// Every connection starts with a PROXY protocol header from a trusted proxy (HAProxy's
+    /// `send-proxy-v2`, a cloud TCP load balancer). Off by default: the specification forbids
+    /// guessing, so with it on the port serves only the proxies.
+    public var expectsProxyProtocol = false
 
     public init() {}
 }

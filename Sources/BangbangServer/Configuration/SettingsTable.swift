@@ -1,6 +1,8 @@
 // The one table of settings: name, help text and how to read a value. `--help`, the environment
 // variables (`BANGBANG_` + upper-cased name), the config file keys and `check-config` all come
 // from it, so a setting cannot exist in one place and be missing from another.
+import BangbangCore
+import Forwarding
 
 struct Setting: Sendable {
     enum Kind: Sendable { case flag, value, list }
@@ -34,6 +36,12 @@ private func boolean(_ name: String, _ text: String) throws(ConfigurationError) 
     case "1", "true", "yes", "on": return true
     case "0", "false", "no", "off": return false
     default: throw ConfigurationError("invalid value '\(text)' for \(name): expected true or false")
+    }
+}
+
+private func addressRange(_ text: String) throws(ConfigurationError) -> AddressRange {
+    do throws(AddressRange.ParseError) { return try AddressRange(parsing: text) } catch {
+        throw ConfigurationError("invalid value '\(text)' for --trusted-proxy: \(error)")
     }
 }
 
@@ -144,6 +152,23 @@ enum SettingsTable {
         .integerValued("handshakes-per-second-per-address", placeholder: "N",
                        help: "WebSocket handshakes per second per client address, bursts of 2N (0: unlimited)",
                        range: 0...1_000_000, \.handshakesPerSecondPerAddress),
+        .integerValued("cancel-grace-seconds", placeholder: "SECONDS",
+                       help: "after acceptance, seconds in which a publisher cancels free (up to a day)",
+                       range: 0...86_400, \.cancelGraceSeconds),
+        .integerValued("cancel-fee", placeholder: "FEN",
+                       help: "fee in fen paid to the runner for a cancellation after the grace window (up to ¥500)",
+                       range: 0...Int(OrderRules().maximumTip), \.cancelFee),
+        .integerValued("auto-confirm-hours", placeholder: "HOURS",
+                       help: "hours after delivery before an unconfirmed order completes by itself (up to 30 days)",
+                       range: 1...720, \.autoConfirmHours),
+        Setting(name: "trusted-proxy", kind: .list, placeholder: "CIDR",
+                help: "a proxy whose PROXY header or Forwarded/X-Forwarded-For names the client (repeatable; none: trust no one)",
+                apply: { config, text throws(ConfigurationError) in config.trustedProxies.append(try addressRange(text)) },
+                current: { $0.trustedProxies.map(\.description).joined(separator: ",") }),
+        Setting(name: "proxy-protocol", kind: .flag, placeholder: "",
+                help: "every connection starts with a PROXY protocol v1/v2 header from a --trusted-proxy",
+                apply: { config, text throws(ConfigurationError) in config.expectsProxyProtocol = try boolean("--proxy-protocol", text) },
+                current: { String($0.expectsProxyProtocol) }),
     ]
 
     static func named(_ name: String) -> Setting? { all.first { $0.name == name } }

@@ -45,7 +45,9 @@ enum AdminOperations {
             throw DomainError(.invalidField, "reason is only for a rejection", field: "reason")
         case .reject where reason == nil:
             throw DomainError(.invalidField, "reason is required to reject: the applicant reads it", field: "reason")
-        default: break
+        case .reject:
+            _ = try RunnerVerification.validatedRejectionReason(reason ?? "")
+        case .approve: break
         }
         administer(context, subject: subject) { store, administrator, now throws(DomainError) in
             guard let administrator else {
@@ -104,6 +106,7 @@ enum AdminOperations {
         try arguments.allowOnly(["user_id", "phone"])
         let id = try arguments.optionalInteger("user_id", in: 1...Int64.max).map { UserID(rawValue: UInt64($0)) }
         let phone = try arguments.optionalString("phone", maxLength: 32)
+        if let phone { _ = try PhoneNumber(parsing: phone) }
         guard (id == nil) != (phone == nil) else {
             throw DomainError(.invalidField, "give exactly one of user_id and phone", field: id == nil ? "user_id" : "phone")
         }
@@ -140,12 +143,18 @@ enum AdminOperations {
     /// Any order in full (as its publisher sees it: addresses, cancel code, runner), for support.
     static let order = Operation("admin.order") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
-        let (executor, id) = try OrderOperations.shard(for: arguments, in: context.app)
+        let id = try OrderOperations.orderID(arguments)
         let viewer = actor(context)
         let app = context.app
         app.accounts.perform { accounts in
             guard viewer.map(accounts.store.isAdministrator) ?? true else {
                 context.fail(DomainError(.forbidden, "Only administrators may do this."))
+                return
+            }
+            // `forbidden` before `not_found`: a user who is not an administrator learns nothing
+            // about which orders exist.
+            guard let executor = OrderOperations.owner(of: id, in: app) else {
+                context.fail(DomainError(.notFound, "no such order"))
                 return
             }
             executor.perform { executor in

@@ -19,18 +19,20 @@ enum AuthOperations {
                                    setPassword, changePassword, sessions, revokeSession, adminSecret]
 
     /// Logs the connection in as the built-in administrator with the secret the server wrote to
-    /// `<data-dir>/admin-secret` (see AdminSecret.swift): loopback peers only, compared in
-    /// constant time, read off the loop, never logged.
+    /// `<data-dir>/admin-secret` (see AdminSecret.swift): clients on loopback only (through a
+    /// proxy, only when the real client is), compared in constant time, read off the loop,
+    /// never logged.
     static let adminSecret = Operation("auth.admin_secret", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly(["secret"])
         let candidate = try arguments.string("secret", maxLength: 128)
         let app = context.app
         let session = context.session
-        let host = session.channel?.connection.remoteAddress.host ?? ""
+        let origin = session.channel?.clientOrigin
         let connectionID = session.connectionID
-        guard AdminSecret.isLoopback(host) else {
+        guard let origin, origin.isLoopback else {
             app.metrics.adminSecretLogins.increment(label: "not_loopback")
-            app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "not_loopback", "peer": host])
+            app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "not_loopback",
+                                                        "remote": origin?.description ?? "unknown"])
             throw DomainError(.forbidden, "the admin secret is accepted only from the server's own machine (loopback)")
         }
         DispatchQueue.global().async {
@@ -52,11 +54,16 @@ enum AuthOperations {
     }
 
     static let requestCode = Operation("auth.request_code", requiresLogin: false) { context, arguments throws(DomainError) in
+        let requester = context.session.user
+        // Purpose `change_phone` needs a login, and `unauthenticated` comes before any field.
+        if requester == nil, arguments.members["purpose"] == .string(CodePurpose.changePhone.rawValue) {
+            throw DomainError(.unauthenticated, "Log in before changing your phone number.")
+        }
         try arguments.allowOnly(["phone", "purpose"])
         let phone = try arguments.string("phone", maxLength: 32)
+        _ = try PhoneNumber(parsing: phone)
         let purpose = try arguments.optionalChoice("purpose", as: CodePurpose.self) ?? .login
-        let requester = context.session.user
-        let clientIP = context.session.channel?.connection.remoteAddress.host ?? "unknown"
+        let clientIP = context.session.channel?.clientOrigin.address.description ?? "unknown"
         let app = context.app
         app.accounts.perform { executor in
             let now = app.clock()
@@ -82,8 +89,10 @@ enum AuthOperations {
     static let loginWithCode = Operation("auth.login_code", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly(["phone", "code", "device"])
         let phone = try arguments.string("phone", maxLength: 32)
+        _ = try PhoneNumber(parsing: phone)
         let code = try arguments.string("code", maxLength: 16)
         let device = try arguments.optionalString("device", maxLength: 64)
+        _ = try AccountStore.validatedDevice(device)
         let app = context.app
         app.accounts.perform { executor in
             var random = SecureRandomNumberGenerator()
@@ -114,17 +123,22 @@ enum AuthOperations {
         }
         let isNew: Bool
         if case .registered = event { isNew = true } else { isNew = false }
-        app.commit(.account(event), applied: .account(event, at: now)) { result in
+        // The connection that logs in never receives the `account.login` of its own login: it
+        // stops hearing the user's stream before that event is pushed (when it was logged in as
+        // them already) and logs in after the push, at a position that includes it.
+        let connection = context.session
+        app.commit(.account(event), applied: .account(event, at: now), onDurable: { result in
             switch result {
             case .failure(let error): context.fail(error)
-            case .success:
-                context.session.loop?.execute {
-                    let state = context.session.logIn(as: session.user, session: session.id, lastSeenSequence: nil)
-                    context.succeed(["token": .string(token), "user": view, "is_new": .bool(isNew),
-                                     "seq": .integer(Int64(state.sequence))])
-                }
+            case .success: connection.onLoop { connection.holdPersonalEvents() }
             }
-        }
+        }, afterPublish: {
+            connection.onLoop {
+                let state = connection.logIn(as: session.user, session: session.id, lastSeenSequence: nil)
+                context.succeed(["token": .string(token), "user": view, "is_new": .bool(isNew),
+                                 "seq": .integer(Int64(state.sequence))])
+            }
+        })
     }
 
     static let resume = Operation("auth.resume", requiresLogin: false) { context, arguments throws(DomainError) in
@@ -175,8 +189,10 @@ enum AuthOperations {
     static let loginWithPassword = Operation("auth.login_password", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly(["phone", "password", "device"])
         let phone = try arguments.string("phone", maxLength: 32)
+        _ = try PhoneNumber(parsing: phone)
         let password = try arguments.string("password", maxLength: PasswordRules.length.upperBound)
         let device = try arguments.optionalString("device", maxLength: 64)
+        _ = try AccountStore.validatedDevice(device)
         let app = context.app
         app.accounts.perform { executor in
             let challenge: PasswordChallenge

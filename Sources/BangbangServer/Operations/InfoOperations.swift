@@ -1,5 +1,6 @@
 // info.get: what a client shows before anyone logs in — the support phone, the campuses, the
-// order types and the limits its forms should enforce (protocol/operations-accounts.md).
+// order types, the limits its forms should enforce and the order rules its dialogs quote
+// (protocol/operations-accounts.md).
 // Everything comes from configuration and fixed rules, so it needs no owner's queue.
 import BangbangCore
 import BangbangProtocol
@@ -26,6 +27,12 @@ enum InfoOperations {
                 "password_max_length": .integer(Int64(PasswordRules.length.upperBound)),
                 "nickname_max_length": .integer(Int64(ProfileLimits.nickname.upperBound)),
                 "feedback_max_length": .integer(Int64(FeedbackLimits.text.upperBound)),
+            ],
+            // What an app needs to word its cancel dialog and its "confirms by itself" note.
+            "order_rules": [
+                "cancel_grace_ms": .integer(app.orderRules.cancellationGrace),
+                "cancel_fee": .integer(app.orderRules.cancellationFee),
+                "auto_confirm_ms": .integer(app.orderRules.autoConfirmAfter),
             ],
         ]
         if let phone = configuration.supportPhone { data["support_phone"] = .string(phone) }

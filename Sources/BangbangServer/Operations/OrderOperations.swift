@@ -16,8 +16,8 @@ enum OrderOperations {
     private static let nextShard = Atomic<Int>(0)
 
     static let publish = Operation("order.publish") { context, arguments throws(DomainError) in
-        let draft = try OrderWire.decodeDraft(arguments)
         let app = context.app
+        let draft = try OrderWire.decodeDraft(arguments, checks: .init(now: app.clock(), rules: app.orderRules))
         let shards = app.layout.shards(of: draft.type)
         let index = shards.lowerBound + nextShard.add(1, ordering: .relaxed).oldValue % shards.count
         let publisher = context.user
@@ -79,41 +79,62 @@ enum OrderOperations {
 
     static let deliver = Operation("order.deliver") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id", "code"])
-        let (executor, id) = try shard(for: arguments, in: context.app)
+        let id = try orderID(arguments)
         let code = try arguments.optionalString("code", maxLength: 16)
+        let executor = try existingOwner(of: id, in: context.app)
         run(.deliver(code: code), on: id, executor: executor, context: context)
     }
 
     static let cancel = Operation("order.cancel") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id", "reason"])
-        let (executor, id) = try shard(for: arguments, in: context.app)
-        let reason = try arguments.optionalString("reason", maxLength: 1000)
+        let id = try orderID(arguments)
+        let reason = try arguments.optionalString("reason", maxLength: context.app.orderRules.maximumLongText)
+        let executor = try existingOwner(of: id, in: context.app)
         run(.cancel(reason: reason), on: id, executor: executor, context: context)
     }
 
     static let raiseTip = Operation("order.raise_tip") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id", "tip"])
-        let (executor, id) = try shard(for: arguments, in: context.app)
-        let tip = try arguments.integer("tip", in: 0...Int64.max)
+        let id = try orderID(arguments)
+        let tip = try arguments.integer("tip", in: 0...context.app.orderRules.maximumTip)
+        let executor = try existingOwner(of: id, in: context.app)
         run(.raiseTip(to: tip), on: id, executor: executor, context: context)
     }
 
     static let rate = Operation("order.rate") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id", "stars", "comment"])
-        let (executor, id) = try shard(for: arguments, in: context.app)
+        let id = try orderID(arguments)
         let stars = Int(try arguments.integer("stars", in: 1...5))
-        let comment = try arguments.optionalString("comment", maxLength: 200) ?? ""
+        let comment = try arguments.optionalString("comment", maxLength: context.app.orderRules.maximumCommentLength) ?? ""
+        let executor = try existingOwner(of: id, in: context.app)
         run(.rate(stars: stars, comment: comment), on: id, executor: executor, context: context)
     }
 
     // MARK: Helpers shared by the order operations
 
-    /// The shard that owns the order named by `order_id`.
+    // Every field is read before the order is looked for: `invalid_field` comes before
+    // `not_found` (protocol/README.md, "Error precedence").
+
+    /// The shard that owns the order named by `order_id`, for operations with no other field.
     static func shard(for arguments: Arguments, in app: Application) throws(DomainError) -> (ShardExecutor, OrderID) {
-        let raw = try arguments.integer("order_id", in: 1...Int64.max)
-        let id = OrderID(rawValue: UInt64(raw))
-        guard app.shards.indices.contains(id.shard) else { throw DomainError(.notFound, "no such order") }
-        return (app.shards[id.shard], id)
+        let id = try orderID(arguments)
+        return (try existingOwner(of: id, in: app), id)
+    }
+
+    /// The shard that owns order `id`, or `not_found`.
+    static func existingOwner(of id: OrderID, in app: Application) throws(DomainError) -> ShardExecutor {
+        guard let executor = owner(of: id, in: app) else { throw DomainError(.notFound, "no such order") }
+        return executor
+    }
+
+    /// The `order_id` of a request (≥ 1).
+    static func orderID(_ arguments: Arguments) throws(DomainError) -> OrderID {
+        OrderID(rawValue: UInt64(try arguments.integer("order_id", in: 1...Int64.max)))
+    }
+
+    /// The shard that owns order `id`; nil when no shard could (so no such order exists).
+    static func owner(of id: OrderID, in app: Application) -> ShardExecutor? {
+        app.shards.indices.contains(id.shard) ? app.shards[id.shard] : nil
     }
 
     /// Decides `command` on the order's owner, applies and commits it, and replies with the

@@ -1,7 +1,9 @@
 // The personal centre: profile.*, runner verification (runner.*) and feedback.submit
 // (protocol/operations-accounts.md). Every one of them touches only the accounts store, so each
 // is one visit to the accounts queue: a query replies there, a command is decided, applied and
-// committed there and replies once durable (`AuthOperations.commit`).
+// committed there and replies once durable (`AuthOperations.commit`). Fields are checked with
+// the domain's own rules as they are read, in the order of each operation's table, before the
+// visit (protocol/README.md, "Error precedence"); the domain checks them again when it decides.
 import BangbangCore
 import BangbangProtocol
 
@@ -22,7 +24,7 @@ enum ProfileOperations {
     }
 
     static let update = Operation("profile.update") { context, arguments throws(DomainError) in
-        let edit = try UserWire.decodeProfileUpdate(arguments)
+        let edit = try UserWire.decodeProfileUpdate(arguments, campuses: context.app.configuration.campuses)
         let user = context.user
         let app = context.app
         app.accounts.perform { executor in
@@ -39,6 +41,7 @@ enum ProfileOperations {
     static let changePhone = Operation("profile.change_phone") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["phone", "code"])
         let phone = try arguments.string("phone", maxLength: 32)
+        _ = try PhoneNumber(parsing: phone)
         let code = try arguments.string("code", maxLength: 16)
         let user = context.user
         let app = context.app
@@ -56,9 +59,10 @@ enum ProfileOperations {
 
     static let submitVerification = Operation("runner.submit_verification") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["real_name", "student_id", "school"])
-        let realName = try arguments.string("real_name", maxLength: 200)
-        let studentID = try arguments.string("student_id", maxLength: 200)
-        let school = try arguments.string("school", maxLength: 200)
+        let realName = try RunnerVerification.validatedRealName(try arguments.string("real_name", maxLength: 200))
+        let studentID = try RunnerVerification.validatedStudentID(try arguments.string("student_id", maxLength: 200))
+        let school = try RunnerVerification.validatedSchool(try arguments.string("school", maxLength: 200),
+                                                            campuses: context.app.configuration.campuses)
         let user = context.user
         let app = context.app
         app.accounts.perform { executor in
@@ -85,8 +89,9 @@ enum ProfileOperations {
 
     static let submitFeedback = Operation("feedback.submit") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["text", "contact"])
-        let text = try arguments.string("text", maxLength: 2000)
+        let text = try FeedbackEntry.validatedText(try arguments.string("text", maxLength: 2000))
         let contact = try arguments.optionalString("contact", maxLength: 200)
+        if let contact { _ = try FeedbackEntry.validatedContact(contact) }
         let user = context.user
         let app = context.app
         app.accounts.perform { executor in

@@ -1,11 +1,14 @@
 // Per client address: how many connections it holds open (so one host cannot take every
 // descriptor the process has) and how fast it starts handshakes (so a reconnect loop or a
 // handshake flood from one host is refused with 429 before it costs a parse or a TLS session).
-// A lock per connection open and close is cheap next to the accept itself.
+// A lock per connection open and close is cheap next to the accept itself. The address is the
+// client's as `ClientOrigin` resolves it, behind trusted proxies too.
+import Forwarding
+
 final class AddressLimiter: Sendable {
     private let maximum: Mutex<Int>
-    private let counts = Mutex<[String: Int]>([:])
-    private let handshakes: KeyedRateLimiter<String>
+    private let counts = Mutex<[IPAddress: Int]>([:])
+    private let handshakes: KeyedRateLimiter<IPAddress>
 
     /// - Parameter handshakesPerSecond: sustained handshakes per address, bursts of twice that;
     ///   0 (the default, for callers that predate the setting) means no rate limit.
@@ -24,7 +27,7 @@ final class AddressLimiter: Sendable {
     }
 
     /// Counts one more connection from `address`; false (and nothing counted) when at the limit.
-    func acquire(_ address: String) -> Bool {
+    func acquire(_ address: IPAddress) -> Bool {
         let limit = self.limit
         return counts.withLock { table in
             let current = table[address, default: 0]
@@ -34,7 +37,7 @@ final class AddressLimiter: Sendable {
         }
     }
 
-    func release(_ address: String) {
+    func release(_ address: IPAddress) {
         counts.withLock { table in
             guard let current = table[address] else { return }
             table[address] = current > 1 ? current - 1 : nil
@@ -42,7 +45,7 @@ final class AddressLimiter: Sendable {
     }
 
     /// Whether `address` may start another handshake at `now` (milliseconds, monotonic).
-    func admitHandshake(from address: String, now: Int64) -> Bool {
+    func admitHandshake(from address: IPAddress, now: Int64) -> Bool {
         handshakes.admit(address, now: now)
     }
 }

@@ -30,8 +30,14 @@ final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
 
     /// Takes one token from `key`'s bucket at `now` (milliseconds, monotonic).
     func admit(_ key: Key, now: Int64) -> Bool {
-        state.withLock { state in
-            guard state.ratePerSecond > 0 else { return true }
+        take(key, now: now) == nil
+    }
+
+    /// Takes one token from `key`'s bucket at `now`: nil when admitted, else the milliseconds
+    /// until the bucket would admit one.
+    func take(_ key: Key, now: Int64) -> Int64? {
+        state.withLock { state -> Int64? in
+            guard state.ratePerSecond > 0 else { return nil }
             // How long an idle bucket takes to fill up again, after which forgetting it changes nothing.
             let forgetAfter = (Int64(state.capacity) * 1000 + Int64(state.ratePerSecond) - 1) / Int64(state.ratePerSecond)
             if now - state.lastSweep >= max(1_000, forgetAfter) {
@@ -42,7 +48,7 @@ final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
                 ?? TokenBucket(ratePerSecond: state.ratePerSecond, capacity: state.capacity, now: now)
             let admitted = bucket.take(now: now)
             state.buckets[key] = bucket
-            return admitted
+            return admitted ? nil : bucket.millisecondsUntilToken(now: now)
         }
     }
 

@@ -84,6 +84,10 @@ final class ServerMetrics: Sendable {
     let rateLimited = LabeledCounter()
     /// Connections logged in with the admin secret.
     let adminSecretLogins = LabeledCounter()
+    /// Admitted connections by where their client address came from (`ClientOrigin.Source`).
+    let clientAddressSources = LabeledCounter()
+    /// Requests whose forwarding headers were ignored because the peer is not a trusted proxy.
+    let forwardingHeadersIgnored = Counter()
     let requestLatency = LabeledHistogram(bounds: latencyBounds)
     let accepts = Counter()
     let racesLost = Counter()

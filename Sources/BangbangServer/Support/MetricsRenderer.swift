@@ -52,6 +52,12 @@ enum MetricsRenderer {
                 "limit", metrics.rateLimited.current)
         labeled("bangbang_admin_secret_logins_total", "auth.admin_secret attempts by result.", "result",
                 metrics.adminSecretLogins.current)
+        labeled("bangbang_client_address_source_total",
+                "Admitted connections by where the client address came from: direct, proxy_protocol, forwarded, x_forwarded_for.",
+                "source", metrics.clientAddressSources.current)
+        counter("bangbang_forwarding_headers_ignored_total",
+                "Requests with Forwarded/X-Forwarded-* headers from a peer that is not a trusted proxy.",
+                metrics.forwardingHeadersIgnored.current)
         out += "# HELP bangbang_request_duration_seconds Time from request to reply.\n# TYPE bangbang_request_duration_seconds histogram\n"
         for (operation, value) in metrics.requestLatency.current.sorted(by: { $0.key < $1.key }) {
             histogram("bangbang_request_duration_seconds", "", value, labels: "operation=\"\(escape(operation))\"", header: false)

@@ -39,6 +39,18 @@ struct TokenBucket: Sendable, Equatable {
         return true
     }
 
+    /// How long from `now` until `take` would succeed: 0 when a token is there, else the time
+    /// the refill needs for the missing fraction of one (what a refused client is told to wait).
+    func millisecondsUntilToken(now: Int64) -> Int64 {
+        if isUnlimited { return 0 }
+        var projected = self
+        projected.refill(now: now)
+        guard projected.milliTokens < 1000 else { return 0 }
+        let missing = Int64(1000 - projected.milliTokens)
+        let rate = Int64(ratePerSecond)
+        return (missing + rate - 1) / rate + max(0, projected.updatedAt - now)
+    }
+
     private mutating func refill(now: Int64) {
         guard now > updatedAt else { return }
         let elapsed = now - updatedAt

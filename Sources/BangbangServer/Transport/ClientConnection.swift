@@ -17,6 +17,14 @@
 // wait `pongTimeout` for any input; while closing, how long we wait for the peer's close frame.
 // Every read pushes the idle deadline back, so a busy connection is never pinged.
 //
+// The client. Per-address limits, logs and loopback checks use the connection's `ClientOrigin`:
+// the TCP peer, or whom a trusted proxy's PROXY header names (read by the transport before
+// anything else). When that is itself a trusted proxy, the request's `Forwarded` /
+// `X-Forwarded-For` headers name the client, so the per-address admission (handshake rate,
+// connections held) waits for the request head instead of running at open; a malformed header
+// from a trusted proxy is 400. Such headers from anyone else are ignored, counted, and logged
+// once per peer.
+//
 // Output: everything the state machine produces is handed to the transport as one array per
 // call, without a copy. A client that stops reading is a slow consumer: once more than
 // `maxOutputBytes` is still queued for it when the next message goes out, it is sent a 1008
@@ -26,6 +34,7 @@
 // Confinement: an instance is created by the transport on the connection's event loop and every
 // method runs on that loop's serial queue (the transport guarantees it for callbacks; endpoints
 // are called from those callbacks or from blocks they `execute` on the same loop).
+import Forwarding
 import SocketServer
 import WebSocketProtocol
 
@@ -36,6 +45,7 @@ struct ConnectionLimits: Sendable {
     var closeTimeoutMilliseconds: Int64 = 5_000
     var maxOutputBytes: Int
     var addressLimiter: AddressLimiter
+    var forwarding = ForwardingPolicy(trusted: TrustedProxies())
     /// Where refusals, timeouts and slow consumers are logged (nil: not logged, for tests).
     var logger: Logger? = nil
 }
@@ -56,12 +66,19 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     private var isAwaitingPong = false
     private var isSlowConsumer = false
     private var negotiatedDeflate: DeflateParameters?
+    /// Settled before admission; admission counts its address and the close releases it.
+    private(set) var clientOrigin: ClientOrigin
     private var holdsAddressSlot = false
     private var plainRequestsServed = 0
 
     /// Requests one persistent connection may make before it is closed: far more than a page
     /// load needs, and a bound on what one connection can ask for.
     static let maximumPlainRequestsPerConnection = 100
+    /// Admission waits for the request head, whose headers may name the client.
+    private var awaitsForwardingHeaders = false
+    /// A trusted proxy's headers name the client per request, and a proxy may send requests of
+    /// several clients over one connection: such a connection serves one request only.
+    private var isFromTrustedProxy = false
 
     init(connection: Connection, router: HTTPRouter, limits: ConnectionLimits, metrics: ServerMetrics) {
         self.connection = connection
@@ -69,6 +86,8 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         self.limits = limits
         self.metrics = metrics
         self.phase = .handshake(HTTPRequestParser())
+        self.clientOrigin = ClientOrigin(peer: connection.remoteAddress.ipAddress, proxyHeader: nil,
+                                         connectionUsesTLS: connection.usesTLS)
     }
 
     // MARK: ConnectionHandler
@@ -76,20 +95,65 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     func connectionDidOpen(_ connection: Connection) {
         metrics.connectionsOpened.increment()
         connection.userData = self   // released in connectionDidClose; lets shutdown find us
-        guard limits.addressLimiter.admitHandshake(from: connection.remoteAddress.host, now: connection.loop.now) else {
+        clientOrigin = ClientOrigin(peer: connection.remoteAddress.ipAddress, proxyHeader: connection.proxyHeader,
+                                    connectionUsesTLS: connection.usesTLS)
+        if clientOrigin.trustsHeaders(limits.forwarding.trusted) {
+            awaitsForwardingHeaders = true
+            isFromTrustedProxy = true
+        } else if !admit() {
+            return
+        }
+        connection.deadline = connection.loop.now + limits.handshakeTimeoutMilliseconds
+    }
+
+    /// The per-address limits for `clientOrigin`; false (and a 429 on its way) when refused.
+    private func admit() -> Bool {
+        let address = clientOrigin.address
+        guard limits.addressLimiter.admitHandshake(from: address, now: connection.loop.now) else {
             phase = .closed
             noteHandshakeFailure("handshake_rate")
             respondAndClose(.rejection(status: 429, reason: "too many handshakes from this address; slow down"), isHead: false)
-            return
+            return false
         }
-        guard limits.addressLimiter.acquire(connection.remoteAddress.host) else {
+        guard limits.addressLimiter.acquire(address) else {
             phase = .closed
             noteHandshakeFailure("too_many_connections_from_address")
             respondAndClose(.rejection(status: 429, reason: "too many connections from this address"), isHead: false)
-            return
+            return false
         }
         holdsAddressSlot = true
-        connection.deadline = connection.loop.now + limits.handshakeTimeoutMilliseconds
+        metrics.clientAddressSources.increment(label: clientOrigin.source.rawValue)
+        return true
+    }
+
+    /// Takes the client from the request's forwarding headers when they come from a trusted
+    /// proxy, then admits it; notes them when they come from anyone else. False when the
+    /// request was refused.
+    private func resolveClient(from head: HTTPRequestHead) -> Bool {
+        let headers = ForwardingPolicy.headers(of: head)
+        guard awaitsForwardingHeaders else {
+            if !headers.isEmpty { noteIgnoredForwardingHeaders() }
+            return true
+        }
+        awaitsForwardingHeaders = false
+        if !headers.isEmpty {
+            do throws(ForwardedHeaderError) {
+                clientOrigin = try clientOrigin.resolved(by: headers, trusting: limits.forwarding.trusted)
+            } catch {
+                noteHandshakeFailure("bad_forwarding_header")
+                respondAndClose(.rejection(status: 400, reason: "malformed forwarding header: \(error.message)"), isHead: false)
+                return false
+            }
+        }
+        return admit()
+    }
+
+    private func noteIgnoredForwardingHeaders() {
+        metrics.forwardingHeadersIgnored.increment()
+        guard limits.forwarding.isFirstIgnoredHeader(from: clientOrigin.address) else { return }
+        limits.logger?.warning("forwarding_headers_ignored", [
+            "connection.id": connection.id, "remote": clientOrigin.description,
+            "detail": "Forwarded/X-Forwarded-* from a peer that is not a --trusted-proxy; logged once per peer"])
     }
 
     func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
@@ -141,8 +205,9 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         connection.userData = nil
         if holdsAddressSlot {
             holdsAddressSlot = false
-            limits.addressLimiter.release(connection.remoteAddress.host)
+            limits.addressLimiter.release(clientOrigin.address)
         }
+        if case .proxyHeaderRefused(let refusal) = reason { noteProxyHeaderRefusal(refusal) }
         if case .outputLimitExceeded = reason { metrics.slowConsumerDisconnects.increment() }
         if case .webSocket(let socket, let endpoint) = phase {
             phase = .closed
@@ -183,6 +248,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     }
 
     private func route(_ head: HTTPRequestHead, leftover: UnsafeRawBufferPointer) {
+        guard resolveClient(from: head) else { return }
         guard let route = router.webSocketRoutes[String(head.path)] else {
             if case .reject(let response) = ServerHandshake.evaluate(head, configuration: router.handshake),
                head.headers.containsToken("websocket", named: "Upgrade") {
@@ -211,14 +277,15 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     }
 
     /// Answers a plain request, keeping the connection for the next request when both sides
-    /// allow it (HTTP/1.1, no `Connection: close` on either, fewer than the cap served), so a
-    /// browser loading the web app's modules does not pay a TCP handshake per file.
+    /// allow it (HTTP/1.1, no `Connection: close` on either, fewer than the cap served, not a
+    /// proxy's), so a browser loading the web app's modules does not pay a TCP handshake per file.
     private func respondPlain(_ response: HTTPResponse, to head: HTTPRequestHead) {
         plainRequestsServed += 1
         let keepsAlive = head.version == .http1_1
             && !head.headers.containsToken("close", named: "Connection")
             && !response.headers.containsToken("close", named: "Connection")
             && plainRequestsServed < Self.maximumPlainRequestsPerConnection
+            && !isFromTrustedProxy
         guard keepsAlive else {
             var closing = response
             closing.headers.replaceOrAppend(name: "Connection", value: "close")
@@ -302,7 +369,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         isSlowConsumer = true
         metrics.slowConsumerDisconnects.increment()
         limits.logger?.warning("slow_consumer_closed", ["connection.id": connection.id,
-                                                        "remote": connection.remoteAddress.description,
+                                                        "remote": clientOrigin.description,
                                                         "queued_bytes": connection.queuedByteCount])
         socket.close(code: .policyViolation, reason: "too slow: output buffer full", into: &output)
         let bytes = output.takeOutbound()
@@ -313,8 +380,19 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     private func noteHandshakeFailure(_ reason: String) {
         metrics.handshakeFailures.increment(label: reason)
-        limits.logger?.info("handshake_refused", ["connection.id": connection.id,
-                                                  "remote": connection.remoteAddress.description, "reason": reason])
+        limits.logger?.info("handshake_refused", ["connection.id": connection.id, "remote": clientOrigin.description,
+                                                  "peer": connection.remoteAddress.description, "reason": reason])
+    }
+
+    private func noteProxyHeaderRefusal(_ refusal: ProxyHeaderRefusal) {
+        let reason = switch refusal {
+        case .untrustedPeer: "proxy_untrusted_peer"
+        case .invalid: "proxy_header_invalid"
+        case .timedOut: "proxy_header_timeout"
+        }
+        metrics.handshakeFailures.increment(label: reason)
+        limits.logger?.info("handshake_refused", ["connection.id": connection.id, "peer": connection.remoteAddress.description,
+                                                  "reason": reason, "detail": refusal.description])
     }
 
     // MARK: WebSocketChannel

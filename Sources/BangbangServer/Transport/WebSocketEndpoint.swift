@@ -2,6 +2,7 @@
 // socket, the HTTP handshake, the WebSocket state machine, pings and timeouts; an endpoint sees
 // only whole messages and answers through the `WebSocketChannel` it is given. Both are confined
 // to the connection's event-loop queue: every call below happens there.
+import Forwarding
 import SocketServer
 import WebSocketProtocol
 
@@ -16,6 +17,9 @@ protocol WebSocketEndpoint: AnyObject {
 /// How an endpoint talks back. Implemented by `ClientConnection`.
 protocol WebSocketChannel: AnyObject {
     var connection: Connection { get }
+    /// The client behind the connection, through any trusted proxies: what per-address limits,
+    /// logs and loopback-only checks use.
+    var clientOrigin: ClientOrigin { get }
     var isOpen: Bool { get }
     func send(text bytes: [UInt8])
     func send(binary bytes: [UInt8])

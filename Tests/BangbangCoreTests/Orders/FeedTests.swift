@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import BangbangCore
 
@@ -102,6 +103,37 @@ extension OrderChange {
         #expect(FeedFilter(keyword: "8-2-1043").matches(published.after) == false)
         #expect(FeedFilter(keyword: "512").matches(published.after) == false)
         #expect(FeedFilter(keyword: "cainiao").matches(published.after))
+    }
+
+    @Test func keywordsMatchTheTextFieldsButNotTheCampus() throws {
+        var driver = ShardDriver()
+        let published = try driver.publishing(Fixture.express(campus: "Zijingang"))
+        #expect(FeedFilter(keyword: "zijin").matches(published.after) == false, "the campus has a filter of its own")
+        #expect(FeedFilter(campus: "Zijingang").matches(published.after))
+        #expect(FeedFilter(keyword: "STATION").matches(published.after))
+    }
+
+    @Test func ordersRecordedWithTheCampusInTheirSearchTextAreMatchedWithoutIt() throws {
+        // Orders published before 2026-12-01 were stored with "\n" + the campus in their search
+        // text; replaying such a journal, or decoding such a snapshot, drops it.
+        var driver = ShardDriver()
+        let event = try driver.shard.decidePublish(Fixture.express(campus: "Zijingang"), by: Fixture.publisher,
+                                                   now: Fixture.now, rules: Fixture.rules, using: &driver.random)
+        guard case .published(var recorded) = event.change else { Issue.record("not a publish"); return }
+        recorded.searchText += "\nzijingang"
+        var replayed = BoardShard(index: 0)
+        let applied = replayed.apply(OrderEvent(orderID: recorded.id, at: event.at, actor: event.actor,
+                                                change: .published(recorded), notify: event.notify))
+        #expect(FeedFilter(keyword: "zijin").matches(applied.after) == false)
+
+        // A snapshot of that time: the same shard with the old search text written out.
+        var snapshot = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(replayed)) as? [String: Any])
+        var orders = try #require(snapshot["orders"] as? [[String: Any]])
+        orders[0]["searchText"] = recorded.searchText
+        snapshot["orders"] = orders
+        let decoded = try JSONDecoder().decode(BoardShard.self, from: JSONSerialization.data(withJSONObject: snapshot))
+        #expect(decoded.order(recorded.id)?.searchText == recorded.details.searchText)
+        #expect(FeedFilter(keyword: "zijin").matches(try #require(decoded.order(recorded.id))) == false)
     }
 
     @Test func randomHistoryKeepsEverySubscriberExact() throws {

@@ -91,6 +91,16 @@ import Testing
         #expect(late?.code == .invalidTransition)
     }
 
+    @Test func aGroupOrderHasNoTipToRaise() throws {
+        var driver = ShardDriver()
+        let id = try driver.publish(Fixture.group())
+        for actor in [Fixture.publisher, a] {
+            let error = domainError { () throws(DomainError) in try driver.run(.raiseTip(to: 500), on: id, by: actor) }
+            #expect(error?.code == .invalidTransition)
+        }
+        #expect(driver.shard.order(id)?.tip == 0)
+    }
+
     @Test func runnerActionsDoNotApplyToGroups() throws {
         var driver = ShardDriver()
         let id = try driver.publish(Fixture.group())

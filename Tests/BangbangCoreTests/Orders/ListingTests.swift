@@ -141,9 +141,72 @@ import Testing
         for n in 0..<6 {
             ids.append(try shards[n % 2].publish(Fixture.express(), at: Fixture.now.adding(milliseconds: Int64(n))))
         }
-        let parts = shards.map { $0.shard.orders(of: Fixture.publisher, role: .published, scope: .all) }
-        #expect(OrderView.newestFirst(parts).map(\.id) == ids.reversed())
-        #expect(OrderView.newestFirst(parts, limit: 2).map(\.id) == [ids[5], ids[4]])
+        let all = MyOrdersPage.merge(shards.map { $0.shard.orders(of: Fixture.publisher, role: .published, scope: .all) },
+                                     limit: 100)
+        #expect(all.items.map(\.id) == ids.reversed())
+        #expect(all.nextCursor == nil)
+        let first = MyOrdersPage.merge(shards.map {
+            $0.shard.orders(of: Fixture.publisher, role: .published, scope: .all, limit: 3)
+        }, limit: 2)
+        #expect(first.items.map(\.id) == [ids[5], ids[4]])
+        #expect(first.nextCursor == ListCursor(key: Fixture.now.milliseconds + 4, id: ids[4]))
+    }
+
+    /// The page of `limit` after `cursor` through the publisher's orders, the way the server asks.
+    private func myPage(_ shards: [ShardDriver], limit: Int, after cursor: ListCursor?) -> MyOrdersPage {
+        MyOrdersPage.merge(shards.map {
+            $0.shard.orders(of: Fixture.publisher, role: .published, scope: .all, after: cursor, limit: limit + 1)
+        }, limit: limit)
+    }
+
+    /// Every page of `limit`, following the cursors to the end.
+    private func myPages(_ shards: [ShardDriver], limit: Int) -> [[OrderID]] {
+        var pages: [[OrderID]] = []
+        var cursor: ListCursor?
+        repeat {
+            let page = myPage(shards, limit: limit, after: cursor)
+            pages.append(page.items.map(\.id))
+            cursor = page.nextCursor
+        } while cursor != nil
+        return pages
+    }
+
+    @Test func myOrdersPagesCoverEveryOrderOnceAndTheLastHasNoCursor() throws {
+        var shards = [ShardDriver(index: 0), ShardDriver(index: 1), ShardDriver(index: 2)]
+        var ids: [OrderID] = []
+        // Several orders share a millisecond: the id breaks the tie, so none is lost at a page edge.
+        for n in 0..<11 {
+            ids.append(try shards[n % 3].publish(Fixture.express(), at: Fixture.now.adding(milliseconds: Int64(n / 3))))
+        }
+        let expected = MyOrdersPage.merge(shards.map { $0.shard.orders(of: Fixture.publisher, role: .published, scope: .all) },
+                                          limit: 100).items.map(\.id)
+        #expect(Set(expected) == Set(ids))
+        for limit in 1...12 {
+            let pages = myPages(shards, limit: limit)
+            #expect(pages.flatMap { $0 } == expected, "limit \(limit)")
+            #expect(pages.dropLast().allSatisfy { $0.count == limit })
+        }
+        #expect(myPages(shards, limit: 11).count == 1, "an exact fit is one page, without a cursor")
+        #expect(myPages([ShardDriver(index: 0)], limit: 5) == [[]])
+    }
+
+    @Test func myOrdersPagingIsStableWhenOrdersArriveBetweenPages() throws {
+        var shards = [ShardDriver(index: 0), ShardDriver(index: 1)]
+        var old: [OrderID] = []
+        for n in 0..<6 {
+            old.append(try shards[n % 2].publish(Fixture.express(), at: Fixture.now.adding(milliseconds: Int64(n))))
+        }
+        var pages: [[OrderID]] = []
+        var cursor: ListCursor?
+        repeat {
+            let page = myPage(shards, limit: 2, after: cursor)
+            pages.append(page.items.map(\.id))
+            cursor = page.nextCursor
+            // A new order between pages, on either shard: newer than everything listed so far.
+            let arrival = pages.count
+            try shards[arrival % 2].publish(Fixture.express(), at: Fixture.now.adding(milliseconds: 100 + Int64(arrival)))
+        } while cursor != nil
+        #expect(pages.flatMap { $0 } == old.reversed(), "new orders go on top, never into later pages")
     }
 
     @Test func moneyIsShownInYuan() {

@@ -62,13 +62,73 @@ import Testing
         #expect(field(expressDraft { $0.pickupCode = nil; $0.dropOffRoom = nil; $0.contactPhone = nil }) == nil)
     }
 
-    @Test func expressContactPhoneMustBeE164() {
-        #expect(field(expressDraft { $0.contactPhone = "13812345678" }) == "contact_phone")
+    /// The one definition of a phone number, the accounts' (`PhoneNumber`): E.164 or a bare
+    /// mainland mobile number, stored as E.164.
+    @Test func expressContactPhoneIsAPhoneNumberStoredAsE164() throws {
+        #expect(field(expressDraft { $0.contactPhone = "13812345678" }) == nil)
+        #expect(try contactPhone(stored: "13812345678") == "+8613812345678")
+        #expect(try contactPhone(stored: "+86 138-1234-5678") == "+8613812345678")
+        #expect(try contactPhone(stored: "+12345678") == "+12345678")
+        #expect(field(expressDraft { $0.contactPhone = "12812345678" }) == "contact_phone", "not a mainland mobile")
+        #expect(field(expressDraft { $0.contactPhone = "1381234567" }) == "contact_phone", "ten digits")
+        #expect(field(expressDraft { $0.contactPhone = "+0123456789" }) == "contact_phone", "no leading 0 after +")
         #expect(field(expressDraft { $0.contactPhone = "+86138123x5678" }) == "contact_phone")
         #expect(field(expressDraft { $0.contactPhone = "+1234567" }) == "contact_phone")
         #expect(field(expressDraft { $0.contactPhone = "+12345678" }) == nil)
         #expect(field(expressDraft { $0.contactPhone = "+123456789012345" }) == nil)
         #expect(field(expressDraft { $0.contactPhone = "+1234567890123456" }) == "contact_phone")
+    }
+
+    func contactPhone(stored input: String) throws -> String? {
+        let draft = try expressDraft { $0.contactPhone = input }.validated(now: now, rules: rules)
+        guard case .express(let details) = draft.details else { return nil }
+        return details.contactPhone
+    }
+
+    @Test func groupOrdersTakeNoTipAndNoDeliveryCode() {
+        var draft = Fixture.group()
+        draft.tip = 1
+        #expect(field(draft) == "tip")
+        draft.tip = 0
+        #expect(field(draft) == nil)
+        draft.wantsDeliveryCode = true
+        #expect(field(draft) == "delivery_code")
+        var express = Fixture.express()
+        express.wantsDeliveryCode = true
+        #expect(field(express) == nil)
+    }
+
+    @Test func campusIsOneOfTheConfiguredWhenThereAreAny() {
+        var configured = rules
+        configured.campuses = ["North", "South"]
+        let check = { (campus: String, rules: OrderRules) -> String? in
+            domainError { () throws(DomainError) in try Fixture.express(campus: campus).validate(now: now, rules: rules) }?.field
+        }
+        #expect(check("North", configured) == nil)
+        #expect(check("north", configured) == "campus", "exact names: a typo would split the board")
+        #expect(check("North ", configured) == "campus")
+        #expect(check("East", configured) == "campus")
+        #expect(check("East", rules) == nil, "no list: any name")
+    }
+
+    @Test func fieldsAreCheckedInTheOrderOfThePublishTable() {
+        var configured = rules
+        configured.campuses = ["North"]
+        var draft = Fixture.express(deadline: now, tip: -1, campus: "East")
+        guard case .express(var details) = draft.details else { return }
+        details.pickupStation = ""
+        draft.details = .express(details)
+        draft.wantsDeliveryCode = true
+        let first = { (draft: OrderDraft) in
+            domainError { () throws(DomainError) in try draft.validate(now: now, rules: configured) }?.field
+        }
+        #expect(first(draft) == "campus")
+        draft.campus = "North"
+        #expect(first(draft) == "deadline")
+        draft.deadline = now.adding(milliseconds: 1)
+        #expect(first(draft) == "tip")
+        draft.tip = 0
+        #expect(first(draft) == "pickup_station")
     }
 
     @Test func purchaseItemsAreCheckedOneByOne() {
