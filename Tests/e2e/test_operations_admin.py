@@ -13,7 +13,7 @@ import pytest
 from bbclient import Client, ServerProcess, fresh_phone
 from conftest import server_binary
 from test_operations import running
-from test_orders_support import changed, connect, express, user
+from test_orders_support import bounty, changed, connect, express, user
 
 ARGUMENTS = ["--dev", "--fsync", "always", "--sms-per-ip-hourly", "0"]
 
@@ -227,3 +227,26 @@ def test_the_admin_secret_is_refused_from_a_non_loopback_address():
             assert refused["code"] == "forbidden" and "loopback" in refused["message"]
             assert remote.error("admin.pending_verifications")["code"] == "unauthenticated"
         assert "reason=not_loopback" in server.log()
+
+
+def test_admin_stats_counts_connections_users_boards_and_publishes():
+    """Its own server, so every number is known: two publishers, one watching runner, one
+    application waiting."""
+    with running(ARGUMENTS) as server:
+        secret = open(os.path.join(data_dir(server), "admin-secret")).read().strip()
+        with connect(server) as console, user(server) as alice, user(server) as bob, applicant(server):
+            assert console.ok("auth.admin_secret", {"secret": secret})["administrator"] == 0
+            before = console.ok("admin.stats")
+            assert before["users_online"] == 3 and before["pending_verifications"] == 1
+            assert before["connections"] >= 4
+            assert before["published_last_minute"] == 0
+            alice.ok("order.publish", express())
+            alice.ok("order.publish", express())
+            bob.ok("order.publish", bounty())
+            after = console.ok("admin.stats")
+            assert after["published_last_minute"] == 3
+            assert after["types"]["express"] == {"open": 2, "runners_online": 0, "published_last_minute": 2}
+            assert after["types"]["bounty"]["open"] == 1 and after["types"]["bounty"]["published_last_minute"] == 1
+            assert after["types"]["group"]["open"] == 0
+            assert alice.error("admin.stats")["code"] == "forbidden"
+            assert console.error("admin.stats", {"extra": 1})["code"] == "invalid_field"

@@ -4,7 +4,7 @@ and an administrator, each in their own browser (their own localStorage, like fo
 against one server; the tests run in order and build on each other.
 
 The run also saves a screenshot of every module at 390×844, in Chinese and English, into
-docs/screenshots/ (BANGBANG_SCREENSHOTS names another folder), which README.md shows."""
+.build/screenshots/; `BANGBANG_SCREENSHOTS=docs/screenshots` refreshes the copies README.md shows."""
 import os
 import pathlib
 import re
@@ -17,7 +17,7 @@ from browser import Browser, chromium_paths
 from conftest import server_binary
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHOTS = pathlib.Path(os.environ.get("BANGBANG_SCREENSHOTS", ROOT / "docs" / "screenshots"))
+SHOTS = pathlib.Path(os.environ.get("BANGBANG_SCREENSHOTS", ROOT / ".build" / "screenshots"))
 ADMIN_PHONE = "+8613000000000"
 CAMPUSES = ["东校区", "西校区"]
 SERVER_FLAGS = ["--dev", "--fsync", "never", "--admin-phone", ADMIN_PHONE, "--support-phone", "+8640012345678",
@@ -77,7 +77,7 @@ def people(site):
 
 
 def shot(browser, name, full=False):
-    """docs/screenshots/<language>-<name>.png of what the browser shows now."""
+    """SHOTS/<language>-<name>.png of what the browser shows now."""
     language = browser.driver.execute_script("return document.documentElement.lang.startsWith('zh') ? 'zh' : 'en'")
     path = str(SHOTS / f"{language}-{name}.png")
     browser.wait(lambda d: d.execute_script("return document.fonts.status") == "loaded", "fonts")
@@ -547,7 +547,8 @@ def test_the_operator_secret_logs_the_console_in_from_loopback(people, site):
     admin.click("#admin-secret-submit")
     admin.text_of("#admin-who", "运维")
     admin.click("#console-tab-overview")
-    admin.element("#overview-secret")
+    admin.wait(lambda d: admin.find("#figure-connections .figure-value").text not in ("", "…"), "connections shown")
+    assert int(admin.find("#figure-users .figure-value").text) >= 1
     admin.click("#console-tab-verifications")
     admin.element("#pending-empty")
     for browser in people.values():

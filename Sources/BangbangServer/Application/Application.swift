@@ -48,6 +48,8 @@ final class Application: @unchecked Sendable {
     let hashingQueue = DispatchQueue(label: "bangbang.passwords", qos: .userInitiated)
     /// Approved runners, mirrored from the accounts store so accepts and counts need no hop.
     let approvedRunners = Mutex<Set<UserID>>([])
+    /// Orders published per type in the last minute, for `admin.stats`.
+    let recentPublishes = RecentCounts<OrderType>()
     private(set) var registries: [LoopRegistry] = []
     let feedWatchers = WatcherTotal()
     /// Requests per second a new connection may make (0: unlimited); a reload may change it.

@@ -36,6 +36,9 @@ final class LoopRegistry: @unchecked Sendable {
 
     func sessions(of user: UserID) -> [ClientSession] { sessionsByUser[user] ?? [] }
 
+    /// Users with a logged-in session on this loop.
+    var connectedUsers: Set<UserID> { Set(sessionsByUser.keys) }
+
     func startWatching(_ session: ClientSession) {
         if watchers.updateValue(session, forKey: ObjectIdentifier(session)) == nil {
             watcherTotal.count.add(1, ordering: .sequentiallyConsistent)

@@ -10,7 +10,7 @@ import BangbangProtocol
 
 enum AdminOperations {
     static let all: [Operation] = [pendingVerifications, decideVerification, listFeedback, grantAdmin, revokeAdmin, user,
-                                   order]
+                                   order, stats]
 
     /// Decisions an administrator can make on a verification.
     enum Decision: String, CaseIterable, Sendable {
@@ -163,6 +163,39 @@ enum AdminOperations {
                     return
                 }
                 context.succeed(["order": OrderWire.encode(OrderView(order, viewer: order.publisher))])
+            }
+        }
+    }
+
+    /// The console's overview: connections, who is online, the boards, publishes in the last
+    /// minute, verifications waiting. Numbers of a moment, gathered from every owner and loop.
+    static let stats = Operation("admin.stats") { context, arguments throws(DomainError) in
+        try arguments.allowOnly([])
+        let viewer = actor(context)
+        let app = context.app
+        app.accounts.perform { accounts in
+            guard viewer.map(accounts.store.isAdministrator) ?? true else {
+                context.fail(DomainError(.forbidden, "Only administrators may do this."))
+                return
+            }
+            let pending = BuiltInAdministrator.pendingVerifications(accounts.store).count
+            BoardOperations.gatherStats(app) { stats in
+                let now = app.clock()
+                var types: [String: JSONValue] = [:]
+                var publishedTotal = 0
+                for type in OrderType.allCases {
+                    let published = app.recentPublishes.count(type, at: now)
+                    publishedTotal += published
+                    types[type.rawValue] = ["open": .integer(Int64(stats.open[type] ?? 0)),
+                                            "runners_online": .integer(Int64(stats.runnersOnline[type]?.count ?? 0)),
+                                            "published_last_minute": .integer(Int64(published))]
+                }
+                let connections = app.metrics.connectionsOpened.current - app.metrics.connectionsClosed.current
+                context.succeed(["connections": .integer(Int64(max(0, connections))),
+                                 "users_online": .integer(Int64(stats.usersOnline.count)),
+                                 "pending_verifications": .integer(Int64(pending)),
+                                 "published_last_minute": .integer(Int64(publishedTotal)),
+                                 "types": .object(types)])
             }
         }
     }

@@ -39,44 +39,58 @@ enum BoardOperations {
         context.succeed()
     }
 
-    /// Open orders and runners online, per type. The open counts come from every shard, the
-    /// runners from every loop's registry (each on its own queue); a runner connected on two
-    /// loops is counted once, so the per-loop sets are united before counting.
+    /// Open orders and runners online, per type.
     static let stats = Operation("board.stats") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
-        let app = context.app
-        let types = OrderType.allCases
-        let openCounts = Mutex<[OrderType: Int]>([:])
-        let runners = Mutex<[OrderType: Set<UserID>]>([:])
-        let registries = app.registries
-        let remaining = Atomic<Int>(2)
-        @Sendable func finishOne() {
-            guard remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
-            let open = openCounts.withLock { $0 }
-            let watching = runners.withLock { $0 }
+        gatherStats(context.app) { stats in
             var object: [String: JSONValue] = [:]
-            for type in types {
-                object[type.rawValue] = ["open": .integer(Int64(open[type] ?? 0)),
-                                         "runners_online": .integer(Int64(watching[type]?.count ?? 0))]
+            for type in OrderType.allCases {
+                object[type.rawValue] = ["open": .integer(Int64(stats.open[type] ?? 0)),
+                                         "runners_online": .integer(Int64(stats.runnersOnline[type]?.count ?? 0))]
             }
             context.succeed(["types": .object(object)])
         }
+    }
+
+    /// What the boards and the connected sessions look like now.
+    struct Stats: Sendable {
+        var open: [OrderType: Int] = [:]
+        /// Verified runners watching each type.
+        var runnersOnline: [OrderType: Set<UserID>] = [:]
+        /// Users with at least one logged-in connection.
+        var usersOnline: Set<UserID> = []
+    }
+
+    /// Counts open orders on every shard and who is connected on every loop's registry (each on
+    /// its own queue, concurrently); a user connected on two loops is counted once, so the
+    /// per-loop sets are united before counting. `completion` runs once, on whichever queue
+    /// finished last.
+    static func gatherStats(_ app: Application, completion: @escaping @Sendable (Stats) -> Void) {
+        let stats = Mutex(Stats())
+        let registries = app.registries
+        let remaining = Atomic<Int>(1 + registries.count)
+        @Sendable func finishOne() {
+            guard remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+            completion(stats.withLock { $0 })
+        }
         OrderOperations.gather(over: Array(0..<app.shards.count), app: app, { ($0.index, $0.openCount) }) { parts in
-            for (index, count) in parts {
-                let type = app.layout.type(ofShard: index)
-                openCounts.withLock { $0[type, default: 0] += count }
+            stats.withLock { stats in
+                for (index, count) in parts { stats.open[app.layout.type(ofShard: index), default: 0] += count }
             }
             finishOne()
         }
-        let loopsLeft = Atomic<Int>(registries.count)
-        guard !registries.isEmpty else { return finishOne() }
         for registry in registries {
             registry.loop.execute {
-                for type in types {
-                    let users = registry.runnersWatching(type, isRunner: app.isApprovedRunner)
-                    runners.withLock { $0[type, default: []].formUnion(users) }
+                let users = registry.connectedUsers
+                var watching: [OrderType: Set<UserID>] = [:]
+                for type in OrderType.allCases {
+                    watching[type] = registry.runnersWatching(type, isRunner: app.isApprovedRunner)
                 }
-                if loopsLeft.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { finishOne() }
+                stats.withLock { stats in
+                    stats.usersOnline.formUnion(users)
+                    for (type, runners) in watching { stats.runnersOnline[type, default: []].formUnion(runners) }
+                }
+                finishOne()
             }
         }
     }

@@ -26,7 +26,9 @@ enum OrderOperations {
                 let now = app.clock()
                 var random = SecureRandomNumberGenerator()
                 let event = try executor.shard.decidePublish(draft, by: publisher, now: now, rules: app.orderRules, using: &random)
-                commit(event, on: executor, context: context)
+                commit(event, on: executor, context: context) {
+                    app.recentPublishes.record(draft.type, at: now)
+                }
             } catch {
                 context.fail(OrderWire.publishError(error))
             }

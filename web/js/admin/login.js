@@ -1,7 +1,7 @@
 // The console's login: an administrator's phone with an SMS code, or the operator secret.
 
 import {h} from '../core/dom.js';
-import {t} from '../core/i18n.js';
+import {say, t} from '../core/i18n.js';
 import {devCodeNotice, field, formError, submitButton} from '../ui/components.js';
 import {draft} from '../ui/forms.js';
 
@@ -15,7 +15,7 @@ export function loginView(s, ctx) {
     const left = s.codeWait.login ? Math.max(0, Math.ceil((s.codeWait.login - Date.now()) / 1000)) : 0;
     return h('main', {class: 'console-login'},
         h('div', {class: 'login-hero'}, h('div', {class: 'logo big', 'aria-hidden': 'true'}, '帮'), h('h1', t('admin.title'))),
-        s.auth.notice && h('p', {class: 'form-error', id: 'admin-login-notice'}, s.auth.notice),
+        s.auth.notice && h('p', {class: 'form-error', id: 'admin-login-notice'}, say(s.auth.notice)),
         h('div', {class: 'card'},
             h('nav', {class: 'segmented', role: 'tablist'},
                 h('a', {href: '#', id: 'admin-mode-phone', role: 'tab', class: mode === 'phone' ? 'active' : null, onClick: setMode('phone')}, t('admin.byPhone')),

@@ -16,7 +16,6 @@ import {verificationsView} from './verifications.js';
 
 const STATS_EVERY_MS = 5000;
 const PENDING_EVERY_MS = 10000;
-const TYPES = ['express', 'purchase', 'bounty', 'group'];
 
 const store = createStore({
     conn: {state: 'idle', retryAt: null},
@@ -26,7 +25,7 @@ const store = createStore({
     pending: null,
     feedback: {items: null, next: null},
     lookup: {user: null, order: null},
-    overview: {stats: null, published: new Map(), updatedAt: null},
+    overview: {stats: null, updatedAt: null},
     forms: {}, drafts: {}, toasts: [], devCode: null, codeWait: {},
 });
 const session = createAdminSession(store);
@@ -63,7 +62,7 @@ const actions = {
             s.pending = null;
             s.feedback = {items: null, next: null};
             s.lookup = {user: null, order: null};
-            s.overview = {stats: null, published: new Map(), updatedAt: null};
+            s.overview = {stats: null, updatedAt: null};
         });
     },
     async loadPending() {
@@ -116,32 +115,16 @@ const actions = {
     },
 };
 
-// The overview's figures: board.stats on a timer, publishes from the feed of all four boards.
+// The overview's figures: admin.stats on a timer, while the overview is open.
 let statsTimer = null;
 let pendingTimer = null;
 
 async function refreshStats() {
     try {
-        const reply = await call('board.stats');
-        store.update((s) => { s.overview.stats = reply.types; s.overview.updatedAt = Date.now(); });
+        const reply = await call('admin.stats');
+        store.update((s) => { s.overview.stats = reply; s.overview.updatedAt = Date.now(); });
     } catch { /* shown as it was */ }
 }
-
-function notePublished(s, order) {
-    if (order.created_at >= Date.now() - 60000) s.overview.published.set(order.id, {type: order.type, created_at: order.created_at});
-    for (const [id, entry] of s.overview.published) if (entry.created_at < Date.now() - 60000) s.overview.published.delete(id);
-}
-
-async function watchBoards() {
-    try {
-        const reply = await call('board.subscribe', {types: TYPES, sort: 'newest', limit: 100});
-        store.update((s) => { for (const order of reply.orders) notePublished(s, order); });
-    } catch { /* the figure stays at what the feed showed */ }
-}
-
-session.onFeed((event) => {
-    if (event.event === 'feed.enter') store.update((s) => notePublished(s, event.data.order));
-});
 
 function enter() {
     const s = store.state;
@@ -149,9 +132,8 @@ function enter() {
     clearInterval(pendingTimer);
     statsTimer = pendingTimer = null;
     if (s.auth.status !== 'in') return;
-    if (s.route === 'overview' && s.auth.method === 'phone') {
+    if (s.route === 'overview') {
         refreshStats();
-        watchBoards();
         statsTimer = setInterval(refreshStats, STATS_EVERY_MS);
     }
     if (s.route === 'verifications') {

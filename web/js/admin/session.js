@@ -5,7 +5,7 @@
 // at every server start, after which the console asks for it again.
 
 import {ProtocolClient, ProtocolError} from '../core/client.js';
-import {t} from '../core/i18n.js';
+import {message, t} from '../core/i18n.js';
 import {deviceName} from '../core/format.js';
 
 const TOKEN_KEY = 'bb.admin.auth';
@@ -17,7 +17,6 @@ function load(storage, key) {
 
 export function createAdminSession(store) {
     const readyHooks = [];
-    const feedHandlers = [];
     let ready = false;
     let waiters = [];
 
@@ -26,9 +25,8 @@ export function createAdminSession(store) {
             if (state !== 'open') ready = false;
             store.update((s) => { s.conn = {state, retryAt}; });
         },
-        onEvent(message) {
-            if (message.event.startsWith('feed.')) for (const handler of feedHandlers) handler(message);
-        },
+        // The console's pages follow no events: what they show is asked for again on a timer.
+        onEvent() {},
         onOpen: logIn,
     });
 
@@ -64,7 +62,7 @@ export function createAdminSession(store) {
         } catch (error) {
             if (['session_expired', 'session_revoked', 'unauthenticated'].includes(error.code)) {
                 localStorage.removeItem(TOKEN_KEY);
-                store.update((s) => { s.auth = {status: 'out', user: null, method: null, notice: t('admin.loginAgain')}; });
+                store.update((s) => { s.auth = {status: 'out', user: null, method: null, notice: message('admin.loginAgain')}; });
                 return;
             }
             throw error;
@@ -79,7 +77,7 @@ export function createAdminSession(store) {
         } catch (error) {
             sessionStorage.removeItem(SECRET_KEY);
             if (isNew) throw error;
-            store.update((s) => { s.auth = {status: 'out', user: null, method: null, notice: t('admin.secretChanged')}; });
+            store.update((s) => { s.auth = {status: 'out', user: null, method: null, notice: message('admin.secretChanged')}; });
         }
     }
 
@@ -108,7 +106,6 @@ export function createAdminSession(store) {
         call,
         start: () => client.start(),
         onReady: (hook) => readyHooks.push(hook),
-        onFeed: (handler) => feedHandlers.push(handler),
         async loginWithCode(phone, code) {
             const reply = await call('auth.login_code', {phone, code, device: `${deviceName()} · console`});
             if (!reply.user.is_administrator) {

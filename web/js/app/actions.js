@@ -2,7 +2,7 @@
 // the store (the order.changed event that follows carries the same revision and changes
 // nothing), and its errors shown where the action was started.
 
-import {t} from '../core/i18n.js';
+import {message, t} from '../core/i18n.js';
 import {parseYuan} from '../core/format.js';
 import {navigate} from './router.js';
 import {clearForm, fieldError, setNotice, submit} from '../ui/forms.js';
@@ -36,7 +36,7 @@ export function createActions(session, board) {
                 s.codeWait[purpose] = Date.now() + (reply.retry_after || 60) * 1000;
                 s.devCode = reply.dev_code ? {phone: reply.phone, code: reply.dev_code, purpose} : null;
             });
-            setNotice(store, formName, t('login.codeSent', {phone: reply.phone}));
+            setNotice(store, formName, message('login.codeSent', {phone: reply.phone}));
         }, (field) => field === 'phone');
     }
 
@@ -197,7 +197,7 @@ export function createActions(session, board) {
             const reply = await submit(store, 'me-feedback', () => call('feedback.submit', values));
             if (reply) {
                 clearForm(store, 'me-feedback');
-                setNotice(store, 'me-feedback', t('feedback.thanks', {id: reply.feedback_id}));
+                setNotice(store, 'me-feedback', message('feedback.thanks', {id: reply.feedback_id}));
             }
         },
 

@@ -4,7 +4,7 @@
 // board.stats, refreshed while Find or Discover is on screen.
 
 import {parseYuan} from '../core/format.js';
-import {t} from '../core/i18n.js';
+import {message} from '../core/i18n.js';
 
 const STATS_EVERY_MS = 15000;
 
@@ -37,7 +37,7 @@ export function createBoard(session) {
     async function subscribe() {
         const request = filterRequest();
         if (!request) {
-            store.update((s) => { s.board.notice = {kind: 'error', text: t('discover.badMinTip')}; });
+            store.update((s) => { s.board.notice = {kind: 'error', text: message('discover.badMinTip')}; });
             return;
         }
         const mine = ++generation;

@@ -27,6 +27,17 @@ export function t(key, params) {
     return text;
 }
 
+/**
+ * Words to show later, kept as a key and its params rather than as text, so that a message the
+ * store holds (a notice under a form) follows a change of language instead of staying in the
+ * language it was made in. `say` turns one, or plain text, into what to show now.
+ */
+export function message(key, params) { return {key, params}; }
+
+export function say(text) {
+    return text !== null && typeof text === 'object' && 'key' in text ? t(text.key, text.params) : text;
+}
+
 /** Whether the table has `key` (an error code with its own wording). */
 export function has(key) { return key in TABLES[language] || key in zh; }
 

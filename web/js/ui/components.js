@@ -2,7 +2,7 @@
 // development-code notice. Each takes what it shows as arguments and reads nothing else.
 
 import {h, icon} from '../core/dom.js';
-import {t} from '../core/i18n.js';
+import {say, t} from '../core/i18n.js';
 import {draft, formState} from './forms.js';
 
 export const ICONS = {
@@ -78,7 +78,7 @@ export function formError(store, form) {
     const state = formState(store.state, form);
     return [
         state.error && h('p', {class: 'form-error', role: 'alert', id: `${form}--error`}, state.error),
-        state.notice && h('p', {class: 'form-notice', role: 'status', id: `${form}--notice`}, state.notice),
+        state.notice && h('p', {class: 'form-notice', role: 'status', id: `${form}--notice`}, say(state.notice)),
     ];
 }
 

@@ -3,7 +3,7 @@
 // verification. Group orders are joined, by anyone.
 
 import {h, icon} from '../../core/dom.js';
-import {t} from '../../core/i18n.js';
+import {say, t} from '../../core/i18n.js';
 import {ICONS, tabs} from '../../ui/components.js';
 import {cardFacts, orderTitle, rewardText, typeLabel} from '../order-text.js';
 import {ORDER_TYPES} from '../state.js';
@@ -35,7 +35,7 @@ export function discoverView(s, ctx) {
                 icon(ICONS.refresh), h('span', t('discover.refresh')))),
         type !== 'group' && !verified && verificationBanner(user),
         filters(s, ctx),
-        board.notice && h('p', {class: ['notice', `notice-${board.notice.kind}`], id: 'discover-notice', role: 'alert'}, board.notice.text),
+        board.notice && h('p', {class: ['notice', `notice-${board.notice.kind}`], id: 'discover-notice', role: 'alert'}, say(board.notice.text)),
         board.loading && orders.length === 0 ? h('p', {class: 'empty'}, t('common.loading'))
             : orders.length === 0 ? h('p', {class: 'empty', id: 'board-empty'}, t('discover.empty'))
             : h('ul', {class: 'cards', id: 'board-list'}, orders.map((order) => h('li', card(order, user, verified, busy, ctx)))));

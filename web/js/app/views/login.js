@@ -1,7 +1,7 @@
 // 登录 Login: phone + SMS code (an unknown phone registers on the spot) or phone + password.
 
 import {h} from '../../core/dom.js';
-import {t} from '../../core/i18n.js';
+import {say, t} from '../../core/i18n.js';
 import {phone as formatPhone} from '../../core/format.js';
 import {devCodeNotice, field, formError, submitButton, tabs} from '../../ui/components.js';
 import {draft} from '../../ui/forms.js';
@@ -15,7 +15,7 @@ export function loginView(s, ctx) {
             h('div', {class: 'logo big', 'aria-hidden': 'true'}, '帮'),
             h('h1', t('app.name')),
             h('p', {class: 'tagline'}, t('app.tagline'))),
-        s.auth.notice && h('p', {class: 'form-notice', role: 'status', id: 'login-notice'}, s.auth.notice),
+        s.auth.notice && h('p', {class: 'form-notice', role: 'status', id: 'login-notice'}, say(s.auth.notice)),
         h('div', {class: 'card'},
             h('nav', {class: 'segmented', role: 'tablist'},
                 h('a', {href: '#/login', id: 'login-mode-code', role: 'tab', class: mode === 'code' ? 'active' : null,
