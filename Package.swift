@@ -3,6 +3,8 @@
 // Imports point one way, downward:
 //   bangbang → BangbangServer → {SocketServer, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
+//   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; BangbangProtocol};
+//   only the admin CLI in BangbangServer uses it, never the other way round.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -12,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "bangbang", targets: ["bangbang"]),
         .executable(name: "loadtest", targets: ["loadtest"]),
+        .library(name: "BangbangClient", targets: ["BangbangClient"]),
     ],
     targets: [
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
@@ -25,8 +28,17 @@ let package = Package(
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
         .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
         .target(name: "BangbangProtocol", dependencies: ["BangbangCore"], swiftSettings: strict),
+        // The Swift library apps are written on: typed requests, events and errors, resume and
+        // reconnect. On Linux it speaks through the project's own sockets, TLS and WebSocket
+        // code; on Apple platforms through URLSessionWebSocketTask.
+        .target(name: "BangbangClient",
+                dependencies: ["BangbangProtocol",
+                               .target(name: "WebSocketProtocol", condition: .when(platforms: [.linux])),
+                               .target(name: "SocketServer", condition: .when(platforms: [.linux]))],
+                exclude: ["README.md"], swiftSettings: strict),
         .target(name: "BangbangServer",
-                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto", "CLinux"],
+                dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto", "CLinux",
+                               "BangbangClient"],
                 swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
@@ -39,6 +51,8 @@ let package = Package(
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
+        .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
+                    swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer"],
                     swiftSettings: strict),
