@@ -301,7 +301,7 @@ public actor BangbangConnection {
                 user = reply.user
                 if position.settle(resumedAt: reply.seq, resync: reply.resync) {
                     updateSink.yield(Delivery(update: .resyncNeeded,
-                                              acknowledgement: Acknowledgement(userID: session.userID, seq: reply.seq)))
+                                              acknowledgement: Acknowledgement(token: session.token, seq: reply.seq)))
                 }
             case .failure(.server(let error)) where error.code == .sessionExpired:
                 endSession(.expired)
@@ -512,7 +512,7 @@ public actor BangbangConnection {
         switch position.admit(event.seq) {
         case .deliver:
             updateSink.yield(Delivery(update: .event(event),
-                                      acknowledgement: Acknowledgement(userID: session.userID, seq: event.seq)))
+                                      acknowledgement: Acknowledgement(token: session.token, seq: event.seq)))
             if case .loggedOut = event.kind { Task { await self.checkSession() } }
         case .duplicate:
             break
@@ -530,11 +530,11 @@ public actor BangbangConnection {
         }
     }
 
-    /// The app has processed the event at `seq`: save the position, if the session is still the
-    /// same user's.
+    /// The app has processed the event at `seq` (or a resync to it): save the position, if the
+    /// session is still the one it was delivered under. Acknowledgements come in delivery order.
     func acknowledge(_ acknowledgement: Acknowledgement) {
-        guard case .user(var session) = authentication, session.userID == acknowledgement.userID,
-              acknowledgement.seq > session.lastSeq else { return }
+        guard case .user(var session) = authentication, session.token == acknowledgement.token,
+              acknowledgement.seq != session.lastSeq else { return }
         session.lastSeq = acknowledgement.seq
         authentication = .user(session)
         try? store.save(session)

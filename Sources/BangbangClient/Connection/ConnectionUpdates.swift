@@ -53,7 +53,8 @@ struct Delivery: Sendable {
 }
 
 struct Acknowledgement: Sendable, Hashable {
-    var userID: Int64
+    /// The session the event was delivered under: a later login's position is never overwritten.
+    var token: String
     var seq: Int64
 }
 

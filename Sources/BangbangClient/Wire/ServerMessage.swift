@@ -16,12 +16,18 @@ enum ServerMessage: Sendable {
         try self.init(wire: value)
     }
 
+    /// An absent or null `data` is an empty one (protocol/README.md).
+    private static func data(_ value: JSONValue?) -> JSONValue {
+        guard let value, value != .null else { return .object([:]) }
+        return value
+    }
+
     init(wire value: JSONValue) throws(DecodingFailure) {
         var object = try WireObject(value, at: [])
         defer { object.finish() }
         if let name: String = try object.optional("event") {
             let seq: Int64 = try object.required("seq")
-            let data = object.raw("data") ?? .object([:])
+            let data = Self.data(object.raw("data"))
             if let board: OrderType = try object.optional("type") {
                 self = .board(try BoardFeedEvent(name: name, board: board, seq: seq, data: data))
             } else {
@@ -33,7 +39,7 @@ enum ServerMessage: Sendable {
         let id: Int64? = if case .integer(let number)? = object.raw("id") { number } else { nil }
         let isSuccess: Bool = try object.required("ok")
         if isSuccess {
-            self = .reply(id: id, .success(object.raw("data") ?? .object([:])))
+            self = .reply(id: id, .success(Self.data(object.raw("data"))))
         } else {
             self = .reply(id: id, .failure(try object.required("error")))
         }
