@@ -80,6 +80,8 @@ import Testing
 
         let unanswered = Task { try await connection.send(GetServerInfo()) }
         #expect(await eventually { transport.channels.first?.operations == ["info.get"] })
+        // Only once the request's timer sleeps on the clock does moving the clock expire it.
+        #expect(await eventually { clock.pendingSleeps.contains(Self.requestTimeout) })
         clock.advance(by: Self.requestTimeout)
         await #expect(throws: BangbangError.timedOut) { try await unanswered.value }
 

@@ -84,3 +84,7 @@ extension UpdateRecorder {
         return zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 }
     }
 }
+
+/// The suites that start real servers, one test at a time: the machine they run on may have two
+/// cores, and each test has a server and several clients of its own.
+@Suite(.serialized) struct LiveServerTests {}
