@@ -92,6 +92,13 @@ extension SocketServerTests {
                     "the address is reached, the certificate checked against the name given")
         }
 
+        @Test func aCertificateFileNamesItsHost() throws {
+            let certificate = try TestCertificate()
+            #expect(try TLSCertificateFile.hostName(ofCertificateAt: certificate.certificatePath) == "localhost")
+            #expect(throws: SocketError.self) { try TLSCertificateFile.hostName(ofCertificateAt: certificate.keyPath) }
+            #expect(throws: SocketError.self) { try TLSCertificateFile.hostName(ofCertificateAt: "/nonexistent.pem") }
+        }
+
         @Test func tlsClientRejectsAnUntrustedCertificate() async throws {
             let certificate = try TestCertificate()
             let other = try TestCertificate()
