@@ -185,23 +185,24 @@ public actor BangbangConnection {
     public func send<Request: BangbangRequest>(_ request: Request) async throws(BangbangError) -> Request.Reply {
         let generation = try await waitUntilOnline()
         let effect = request.effect.kind
-        var previousFeed = feed
+        let feedBefore = feed
         switch effect {
         case .logIn: loginsInFlight += 1
-        case .subscribe:
-            previousFeed = feed
-            feed = .subscribing(buffer: [])
+        case .subscribe: feed = .subscribing(buffer: [])
         default: break
         }
         let result = await exchange(request.operation, request.data, generation: generation)
-        if case .logIn = effect { loginsInFlight -= 1 }
+        if case .logIn = effect {
+            loginsInFlight -= 1
+            if loginsInFlight == 0, case .failure = result { heldEvents.removeAll() }
+        }
         let data: JSONValue
         switch result {
         case .success(let value):
             data = value
         case .failure(let error):
-            if case .subscribe = effect, case .subscribing = feed { feed = previousFeed }
-            if case .logIn = effect, loginsInFlight == 0 { heldEvents.removeAll() }
+            // A refused subscription changes nothing: the feed goes on as before.
+            if case .subscribe = effect, case .subscribing = feed { feed = feedBefore }
             if error.code == .unauthenticated, case .user = authentication { endSession(.revoked) }
             throw error
         }
@@ -321,8 +322,7 @@ public actor BangbangConnection {
         }
         if let subscription {
             feed = .subscribing(buffer: [])
-            var request = SubscribeBoard(subscription.filter, limit: subscription.limit)
-            request.limit = subscription.limit
+            let request = SubscribeBoard(subscription.filter, limit: subscription.limit)
             switch await exchange(request.operation, request.data, generation: generation) {
             case .success(let data):
                 guard let snapshot = try? BoardSnapshot(wire: data, at: []) else {
@@ -550,7 +550,9 @@ public actor BangbangConnection {
             buffer.append(event)
             feed = .subscribing(buffer: buffer)
         case .live(var positions):
-            if let position = positions[event.board], event.seq <= position { return }
+            // Boards the subscription does not watch (the one it replaced did), and events the
+            // list already reflects, are not news.
+            guard let position = positions[event.board], event.seq > position else { return }
             positions[event.board] = event.seq
             feed = .live(positions: positions)
             emitFeed(.event(event))
