@@ -75,6 +75,8 @@ public actor BangbangConnection {
     /// The logged-in user, as the last login or resume returned it.
     public private(set) var user: User?
     private var loginsInFlight = 0
+    /// A logout of ours is on its way: the `account.logged_out` it causes is no news.
+    private var logoutsInFlight = 0
     /// Personal events that arrived while a login was in flight, before its reply.
     private var heldEvents: [PersonalEvent] = []
 
@@ -188,13 +190,19 @@ public actor BangbangConnection {
         let feedBefore = feed
         switch effect {
         case .logIn: loginsInFlight += 1
+        case .logOut: logoutsInFlight += 1
         case .subscribe: feed = .subscribing(buffer: [])
         default: break
         }
         let result = await exchange(request.operation, request.data, generation: generation)
-        if case .logIn = effect {
+        switch effect {
+        case .logIn:
             loginsInFlight -= 1
             if loginsInFlight == 0, case .failure = result { heldEvents.removeAll() }
+        case .logOut:
+            logoutsInFlight -= 1
+        default:
+            break
         }
         let data: JSONValue
         switch result {
@@ -523,9 +531,10 @@ public actor BangbangConnection {
 
     /// `account.logged_out` does not say which session ended; ask whether this one still works.
     private func checkSession() async {
-        guard isOnline, case .user = authentication else { return }
+        guard isOnline, logoutsInFlight == 0, case .user = authentication else { return }
         let result = await exchange("auth.sessions", nil, generation: generation)
-        if case .failure(.server(let error)) = result, error.code == .unauthenticated, case .user = authentication {
+        if case .failure(.server(let error)) = result, error.code == .unauthenticated, logoutsInFlight == 0,
+           case .user = authentication {
             endSession(.revoked)
         }
     }
