@@ -104,11 +104,12 @@ public actor BangbangConnection {
     }
 
     /// - Parameters:
-    ///   - store: where the session and the stream position are kept (`FileSessionStore`, or
-    ///     the app's keychain). A session found there is resumed by `connect()`.
+    ///   - store: where the session and the stream position are kept: by default a file in
+    ///     Application Support (`FileSessionStore.standard`); an app may keep them in its
+    ///     keychain instead. A session found there is resumed by `connect()`.
     ///   - transport: the WebSocket implementation; the default suits the platform.
     ///   - clock, random: time and jitter; tests pass a mock clock and a seeded generator.
-    public init(configuration: ConnectionConfiguration, store: any SessionStore,
+    public init(configuration: ConnectionConfiguration, store: any SessionStore = FileSessionStore.standard,
                 transport: any WebSocketTransport = BangbangConnection.platformTransport(),
                 clock: any Clock<Duration> = ContinuousClock(),
                 random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()) {

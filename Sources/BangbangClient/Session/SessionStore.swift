@@ -39,10 +39,10 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
     public init(path: String) { self.path = path }
 
     /// `bangbang-session.json` in the user's Application Support folder (on Linux,
-    /// `~/.local/share`), created if missing.
-    public static func standard() throws -> FileSessionStore {
-        let base = try FileManager.default.url(for: .applicationSupportDirectory, in: .userDomainMask,
-                                               appropriateFor: nil, create: true)
+    /// `~/.local/share`); the folder is made at the first save.
+    public static var standard: FileSessionStore {
+        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
         return FileSessionStore(path: base.appendingPathComponent("bangbang-session.json").path)
     }
 
@@ -62,6 +62,8 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
             return
         }
         let data = try JSONEncoder().encode(session)
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         let temporary = path + ".tmp"
         guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary])
