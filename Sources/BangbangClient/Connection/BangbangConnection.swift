@@ -325,7 +325,9 @@ public actor BangbangConnection {
         case .administrator(let secret):
             switch await exchange("auth.admin_secret", ["secret": .string(secret)], generation: generation) {
             case .success: break
-            case .failure(.server): endSession(.rejected)
+            // A new server run writes a new secret: the old one is no good any more.
+            case .failure(.server(let error)) where error.code == .unauthenticated || error.code == .forbidden:
+                endSession(.rejected)
             case .failure(let error): return drop(generation, because: "auth.admin_secret: \(error)")
             }
         }
