@@ -11,6 +11,9 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Bangbang",
+    // For BangbangClient on Apple platforms (Clock, Duration, AsyncStream.makeStream); the server
+    // itself builds on Linux only.
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .executable(name: "bangbang", targets: ["bangbang"]),
         .executable(name: "loadtest", targets: ["loadtest"]),
