@@ -5,15 +5,21 @@
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
 // Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR trust)
 // imports nothing.
+//   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; BangbangProtocol};
+//   only the admin CLI in BangbangServer uses it, never the other way round.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "Bangbang",
+    // For BangbangClient on Apple platforms (Clock, Duration, AsyncStream.makeStream); the server
+    // itself builds on Linux only.
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .executable(name: "bangbang", targets: ["bangbang"]),
         .executable(name: "loadtest", targets: ["loadtest"]),
+        .library(name: "BangbangClient", targets: ["BangbangClient"]),
     ],
     targets: [
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
@@ -28,9 +34,17 @@ let package = Package(
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
         .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
         .target(name: "BangbangProtocol", dependencies: ["BangbangCore"], swiftSettings: strict),
+        // The Swift library apps are written on: typed requests, events and errors, resume and
+        // reconnect. On Linux it speaks through the project's own sockets, TLS and WebSocket
+        // code; on Apple platforms through URLSessionWebSocketTask.
+        .target(name: "BangbangClient",
+                dependencies: ["BangbangProtocol",
+                               .target(name: "WebSocketProtocol", condition: .when(platforms: [.linux])),
+                               .target(name: "SocketServer", condition: .when(platforms: [.linux]))],
+                exclude: ["README.md"], swiftSettings: strict),
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
-                               "Crypto", "CLinux", "CZlib"],
+                               "Crypto", "CLinux", "CZlib", "BangbangClient"],
                 swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
@@ -44,6 +58,8 @@ let package = Package(
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
+        .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
+                    swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer", "Forwarding", "CZlib"],
                     swiftSettings: strict),

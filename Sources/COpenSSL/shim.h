@@ -9,6 +9,9 @@
 #include <openssl/kdf.h>
 #include <openssl/crypto.h>
 #include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <string.h>
 
 /* OpenSSL exposes these as macros, which Swift cannot call. */
 static inline long bangbang_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
@@ -23,5 +26,30 @@ static inline long bangbang_SSL_CTX_set_options(SSL_CTX *ctx, long options) {
 static inline int bangbang_BIO_pending(BIO *bio) { return (int)BIO_pending(bio); }
 static inline long bangbang_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return SSL_set_tlsext_host_name(ssl, name);
+}
+
+/* The first DNS name (not a wildcard) in the subjectAltName of the first certificate of a PEM
+   file, copied into `buffer`; 1 when found. GENERAL_NAME's union is easier to read in C. */
+static inline int bangbang_certificate_file_dns_name(const char *path, char *buffer, int capacity) {
+    BIO *file = BIO_new_file(path, "r");
+    if (file == NULL) return -1;
+    X509 *certificate = PEM_read_bio_X509(file, NULL, NULL, NULL);
+    BIO_free(file);
+    if (certificate == NULL) return -1;
+    GENERAL_NAMES *names = X509_get_ext_d2i(certificate, NID_subject_alt_name, NULL, NULL);
+    int found = 0;
+    for (int i = 0; names != NULL && i < sk_GENERAL_NAME_num(names) && !found; i++) {
+        const GENERAL_NAME *name = sk_GENERAL_NAME_value(names, i);
+        if (name->type != GEN_DNS) continue;
+        const unsigned char *data = ASN1_STRING_get0_data(name->d.dNSName);
+        int length = ASN1_STRING_length(name->d.dNSName);
+        if (length <= 0 || length >= capacity || data[0] == '*' || memchr(data, 0, (size_t)length) != NULL) continue;
+        memcpy(buffer, data, (size_t)length);
+        buffer[length] = 0;
+        found = 1;
+    }
+    GENERAL_NAMES_free(names);
+    X509_free(certificate);
+    return found;
 }
 #endif

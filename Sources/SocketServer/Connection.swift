@@ -152,7 +152,7 @@ public final class Connection: @unchecked Sendable {
         if bytes.isEmpty { return isAboveHighWater ? .backpressure : .enqueued }
         if let tls {
             guard tls.send(plaintext: bytes) else {
-                tearDown(.tlsFailure("encryption failed: \(TLSContext.drainErrors())"))
+                tearDown(.tlsFailure(TLSFailure(kind: .record, message: "encryption failed: \(TLSContext.drainErrors())")))
                 return .dropped
             }
             guard let ciphertext = tls.takeCiphertext() else { return .enqueued }
@@ -380,7 +380,7 @@ public final class Connection: @unchecked Sendable {
                 tearDown(.peerClosed)
                 return
             case .failed(let message):
-                tearDown(.tlsFailure(message))
+                tearDown(.tlsFailure(TLSFailure(kind: .record, message: message)))
                 return
             }
         }
@@ -422,8 +422,12 @@ public final class Connection: @unchecked Sendable {
             handler?.connectionDidOpen(self)
         case .needsMoreInput:
             flushTLSOutput()
-        case .failed(let message):
-            tearDown(.tlsFailure(message))
+        case .failed(let failure):
+            // OpenSSL has queued an alert saying why (protocol_version, handshake_failure, …):
+            // write it before closing, so the peer is told rather than just cut off.
+            flushTLSOutput()
+            writeQueuedOutput(isWritableEvent: false)
+            tearDown(.tlsFailure(failure))
         }
     }
 
@@ -551,7 +555,7 @@ public final class Connection: @unchecked Sendable {
             self.transportDeadline = nil
             switch state {
             case .awaitingProxyHeader: tearDown(.proxyHeaderRefused(.timedOut))
-            case .handshaking: tearDown(.tlsFailure("handshake timed out"))
+            case .handshaking: tearDown(.tlsFailure(TLSFailure(kind: .timeout, message: "handshake timed out")))
             case .flushing: tearDown(.lingerExpired)
             case .halfClosed: tearDown(.localClose)
             case .connecting, .open, .closed: break

@@ -32,7 +32,7 @@ public enum ConnectionCloseReason: Sendable, Equatable, CustomStringConvertible 
     /// A client connection could not be established.
     case connectFailed(Errno)
     /// The TLS handshake failed, timed out, or the peer sent something that is not TLS.
-    case tlsFailure(String)
+    case tlsFailure(TLSFailure)
     /// The listener expects a PROXY protocol header and did not get a valid one in time, or
     /// the peer is not one of the proxies allowed to send it. Nothing was sent to the peer.
     case proxyHeaderRefused(ProxyHeaderRefusal)
@@ -45,7 +45,7 @@ public enum ConnectionCloseReason: Sendable, Equatable, CustomStringConvertible 
         case .outputLimitExceeded: "output limit exceeded"
         case .ioError(let error): "I/O error: \(error)"
         case .connectFailed(let error): "connect failed: \(error)"
-        case .tlsFailure(let message): "TLS failure: \(message)"
+        case .tlsFailure(let failure): "TLS failure: \(failure)"
         case .proxyHeaderRefused(let refusal): "PROXY header refused: \(refusal)"
         }
     }
@@ -79,4 +79,31 @@ public enum SendResult: Sendable, Equatable {
     /// Not queued: the connection is closing or closed, or this send would pass the hard limit
     /// (in which case the connection is being closed with `.outputLimitExceeded`).
     case dropped
+}
+
+/// What went wrong with TLS on a connection.
+public struct TLSFailure: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The peers share no protocol version: a client offering only TLS 1.0/1.1 to our
+        /// TLS 1.2 minimum. The peer was sent a protocol_version alert.
+        case unsupportedVersion
+        /// Any other handshake failure: no shared cipher, a certificate that does not verify or
+        /// does not name the host, bytes that are not TLS.
+        case handshake
+        /// The handshake did not complete within `tlsHandshakeTimeoutMilliseconds`.
+        case timeout
+        /// A record failed after the handshake (decryption, encryption).
+        case record
+    }
+
+    public var kind: Kind
+    /// OpenSSL's own words, for logs.
+    public var message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
 }

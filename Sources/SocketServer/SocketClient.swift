@@ -7,7 +7,8 @@ public enum SocketClient {
     /// is used) from `loop`. With `sourceAddress` (e.g. `127.0.0.2`) the socket is bound to that
     /// local address first, so many connections can be spread over several source addresses
     /// without running out of ephemeral ports. With `tls`, a TLS handshake follows the TCP
-    /// connect. Success is `handler.connectionDidOpen`, failure `connectionDidClose` with
+    /// connect; a verifying context checks that the certificate names `serverName` (default:
+    /// `host`, a name or a literal address), which is also sent as SNI when it is a name. Success is `handler.connectionDidOpen`, failure `connectionDidClose` with
     /// `.connectFailed` or `.tlsFailure`. Safe from any thread; throws only for a bad address or
     /// when no descriptor is available.
     @discardableResult
@@ -43,7 +44,8 @@ public enum SocketClient {
         var session: TLSSession?
         if let tls {
             do {
-                session = try TLSSession(context: tls, serverName: serverName ?? numericOrName(host))
+                let peerName = serverName ?? host
+                session = try TLSSession(context: tls, serverName: numericOrName(peerName), expectedPeerName: peerName)
             } catch {
                 Syscalls.close(descriptor)
                 throw error

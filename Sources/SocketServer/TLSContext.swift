@@ -5,7 +5,7 @@ import COpenSSL
 public struct TLSConfiguration: Sendable {
     enum Role: Sendable {
         case server(certificatePath: String, keyPath: String)
-        case client(verifiesPeer: Bool, trustedCertificatesPath: String?)
+        case client(verifiesPeer: Bool, trustedCertificatePaths: [String], usesSystemTrustStore: Bool)
     }
 
     let role: Role
@@ -20,7 +20,18 @@ public struct TLSConfiguration: Sendable {
     /// self-signed servers); otherwise the chain is checked against `trustedCertificatesPath`
     /// (a PEM file) or, when nil, the system trust store.
     public static func client(verifiesPeer: Bool = true, trustedCertificatesPath: String? = nil) -> TLSConfiguration {
-        TLSConfiguration(role: .client(verifiesPeer: verifiesPeer, trustedCertificatesPath: trustedCertificatesPath))
+        TLSConfiguration(role: .client(verifiesPeer: verifiesPeer, trustedCertificatePaths: trustedCertificatesPath.map { [$0] } ?? [],
+                                       usesSystemTrustStore: trustedCertificatesPath == nil))
+    }
+
+    /// A client that verifies the server's chain against the certificates in `paths` (PEM files:
+    /// a test CA, or a server's own self-signed certificate) and, when
+    /// `includingSystemTrustStore`, the system's trust store as well. The certificate must also
+    /// name the host connected to (see `SocketClient.connect`).
+    public static func client(trusting paths: [String], includingSystemTrustStore: Bool) -> TLSConfiguration {
+        precondition(!paths.isEmpty || includingSystemTrustStore, "a client must trust something")
+        return TLSConfiguration(role: .client(verifiesPeer: true, trustedCertificatePaths: paths,
+                                              usesSystemTrustStore: includingSystemTrustStore))
     }
 
     private init(role: Role) { self.role = role }
@@ -38,9 +49,12 @@ public struct TLSConfiguration: Sendable {
 public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     let isServer: Bool
+    /// A client that checks the server's certificate (chain and name).
+    let verifiesPeer: Bool
 
     public init(configuration: TLSConfiguration) throws(SocketError) {
         isServer = configuration.isServer
+        if case .client(let verifies, _, _) = configuration.role { verifiesPeer = verifies } else { verifiesPeer = false }
         guard let context = SSL_CTX_new(isServer ? TLS_server_method() : TLS_client_method()) else {
             throw .tls("SSL_CTX_new failed: \(TLSContext.drainErrors())")
         }
@@ -60,16 +74,16 @@ public final class TLSContext: @unchecked Sendable {
             guard SSL_CTX_check_private_key(context) == 1 else {
                 throw .tls("private key does not match certificate: \(TLSContext.drainErrors())")
             }
-        case .client(let verifiesPeer, let trustedCertificatesPath):
+        case .client(let verifiesPeer, let trustedCertificatePaths, let usesSystemTrustStore):
             if verifiesPeer {
                 SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-                let loaded = if let trustedCertificatesPath {
-                    SSL_CTX_load_verify_locations(context, trustedCertificatesPath, nil)
-                } else {
-                    SSL_CTX_set_default_verify_paths(context)
+                for path in trustedCertificatePaths {
+                    guard SSL_CTX_load_verify_locations(context, path, nil) == 1 else {
+                        throw .tls("cannot load trusted certificates from \(path): \(TLSContext.drainErrors())")
+                    }
                 }
-                guard loaded == 1 else {
-                    throw .tls("cannot load trusted certificates: \(TLSContext.drainErrors())")
+                if usesSystemTrustStore, SSL_CTX_set_default_verify_paths(context) != 1 {
+                    throw .tls("cannot load the system trust store: \(TLSContext.drainErrors())")
                 }
             } else {
                 SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)

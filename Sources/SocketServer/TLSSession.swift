@@ -5,13 +5,14 @@
 // SSL_write, and the ciphertext collected from the write BIO is queued like any other output.
 // OpenSSL never touches the descriptor, so the socket stays under the loop's control.
 import COpenSSL
+import Glibc
 
 /// TLS state of one connection. Confined to the connection's loop.
 final class TLSSession {
     enum HandshakeProgress {
         case complete
         case needsMoreInput
-        case failed(String)
+        case failed(TLSFailure)
     }
 
     enum ReadOutcome {
@@ -25,7 +26,12 @@ final class TLSSession {
     private let input: OpaquePointer
     private let output: OpaquePointer
 
-    init(context: TLSContext, serverName: String?) throws(SocketError) {
+    /// - Parameters:
+    ///   - serverName: for a client, the name sent in SNI (a host name, never a literal address).
+    ///   - expectedPeerName: for a verifying client, the host name or IP address the server's
+    ///     certificate must name (RFC 6125); the chain alone would accept any certificate the CA
+    ///     ever issued.
+    init(context: TLSContext, serverName: String?, expectedPeerName: String? = nil) throws(SocketError) {
         guard let ssl = SSL_new(context.context) else { throw .tls("SSL_new: \(TLSContext.drainErrors())") }
         guard let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
@@ -43,6 +49,17 @@ final class TLSSession {
         } else {
             SSL_set_connect_state(ssl)
             if let serverName { _ = bangbang_SSL_set_tlsext_host_name(ssl, serverName) }
+            if context.verifiesPeer, let expectedPeerName {
+                let isSet = if TLSSession.isIPAddress(expectedPeerName) {
+                    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), expectedPeerName)
+                } else {
+                    SSL_set1_host(ssl, expectedPeerName)
+                }
+                guard isSet == 1 else {
+                    SSL_free(ssl)
+                    throw .tls("cannot check certificates against '\(expectedPeerName)': \(TLSContext.drainErrors())")
+                }
+            }
         }
     }
 
@@ -64,8 +81,23 @@ final class TLSSession {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             return .needsMoreInput
         default:
-            return .failed(TLSContext.drainErrors())
+            return .failed(classifyHandshakeFailure())
         }
+    }
+
+    /// Names what went wrong from OpenSSL's error queue (emptying it) and the verify result.
+    private func classifyHandshakeFailure() -> TLSFailure {
+        let reason = ERR_GET_REASON(ERR_peek_error())
+        var message = TLSContext.drainErrors()
+        let verification = SSL_get_verify_result(ssl)
+        if verification != X509_V_OK, let text = X509_verify_cert_error_string(verification) {
+            message += " (\(String(cString: text)))"
+        }
+        // The peer offered only versions below our minimum (RFC 8446 §4.2.1: protocol_version
+        // alert), or refused ours with that alert.
+        let isVersion = [SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_VERSION_TOO_LOW, SSL_R_NO_PROTOCOLS_AVAILABLE,
+                         SSL_R_TLSV1_ALERT_PROTOCOL_VERSION].contains(reason)
+        return TLSFailure(kind: isVersion ? .unsupportedVersion : .handshake, message: message)
     }
 
     func readPlaintext(into buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
@@ -93,6 +125,12 @@ final class TLSSession {
     func shutdown() {
         ERR_clear_error()
         _ = SSL_shutdown(ssl)
+    }
+
+    private static func isIPAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
     /// Everything OpenSSL has produced for the wire since the last call, or nil.

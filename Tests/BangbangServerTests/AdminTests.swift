@@ -162,7 +162,8 @@ private struct Accounts {
         #expect(try AdminInvocation.parse(["feedback", "--limit", "5"]).command.request?.data == ["limit": 5])
         #expect(try AdminInvocation.parse(["journal", "--echo"]).serverArguments == ["--echo"])
         let online = try AdminInvocation.parse(["pending", "--url", "ws://[::1]:9/ws", "--config", "/etc/bb.conf"])
-        #expect(online.isURLGiven && online.url == "ws://[::1]:9/ws" && online.serverArguments == ["--config", "/etc/bb.conf"])
+        #expect(online.url == "ws://[::1]:9/ws" && online.serverArguments == ["--config", "/etc/bb.conf"])
+        #expect(try AdminInvocation.parse(["pending"]).url == nil)
         #expect(!online.command.isChange && AdminCommand.journal.request == nil)
     }
 
@@ -187,13 +188,59 @@ private struct Accounts {
         }
     }
 
-    @Test func urlsSplitIntoHostPortAndPath() throws {
-        #expect(try AdminClient.split("ws://127.0.0.1:8080/ws") == ("127.0.0.1", 8080, "/ws"))
-        #expect(try AdminClient.split("ws://[::1]:9000/ws") == ("::1", 9000, "/ws"))
-        #expect(try AdminClient.split("ws://localhost") == ("localhost", 80, "/"))
-        #expect(throws: AdminClientError.self) { try AdminClient.split("wss://127.0.0.1:8080/ws") }
-        #expect(throws: AdminClientError.self) { try AdminClient.split("ws://127.0.0.1:99999/ws") }
+    @Test func theOnlineEndpointFollowsTheServersConfiguration() throws {
+        let plain = try AdminOnline.endpoint(for: try AdminInvocation.parse(["pending"]), configuration: ServerConfiguration())
+        #expect(plain.url.description == "ws://127.0.0.1:8080/ws")
         #expect(AdminCLI.loopbackHost("0.0.0.0") == "127.0.0.1" && AdminCLI.loopbackHost("::") == "[::1]")
+
+        // A TLS-only server: wss:// on loopback, its own certificate trusted and its name checked.
+        let certificate = try SelfSignedCertificate(names: "DNS:*.example.edu,DNS:bangbang.example.edu,IP:10.0.0.1")
+        var secure = ServerConfiguration()
+        secure.host = "0.0.0.0"
+        secure.port = 8443
+        secure.tlsCertificatePath = certificate.path
+        let derived = try AdminOnline.endpoint(for: try AdminInvocation.parse(["pending"]), configuration: secure)
+        #expect(derived.url.description == "wss://127.0.0.1:8443/ws")
+        #expect(derived.trustedCertificatePaths == [certificate.path] && derived.usesSystemTrustStore)
+        #expect(derived.serverName == "bangbang.example.edu", "the first name that is not a wildcard")
+
+        let explicit = try AdminOnline.endpoint(
+            for: try AdminInvocation.parse(["pending", "--url", "wss://[::1]:9000/ws", "--ca-file", "/etc/ca.pem",
+                                            "--server-name", "admin.example.edu"]),
+            configuration: secure)
+        #expect(explicit.url.host == "::1" && explicit.url.port == 9000)
+        #expect(explicit.trustedCertificatePaths == ["/etc/ca.pem"] && !explicit.usesSystemTrustStore)
+        #expect(explicit.serverName == "admin.example.edu")
+
+        #expect(throws: ConfigurationError.self) {
+            try AdminOnline.endpoint(for: try AdminInvocation.parse(["pending", "--url", "ws://127.0.0.1:1/ws", "--ca-file", "x"]),
+                                     configuration: ServerConfiguration())
+        }
+        #expect(throws: ConfigurationError.self) {
+            try AdminOnline.endpoint(for: try AdminInvocation.parse(["pending", "--url", "http://127.0.0.1/ws"]),
+                                     configuration: ServerConfiguration())
+        }
+    }
+}
+
+/// A self-signed certificate naming `names` (an openssl subjectAltName list).
+private struct SelfSignedCertificate {
+    let path: String
+
+    init(names: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bangbang-admin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("cert.pem").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                             "-keyout", directory.appendingPathComponent("key.pem").path, "-out", path, "-days", "1",
+                             "-subj", "/CN=bangbang", "-addext", "subjectAltName=\(names)"]
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ConfigurationError("openssl req failed") }
     }
 }
 

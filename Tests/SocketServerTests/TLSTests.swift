@@ -66,6 +66,39 @@ extension SocketServerTests {
             #expect(await eventually { client.received == Array("verified".utf8) })
         }
 
+        @Test func tlsClientRefusesATrustedCertificateForAnotherName() async throws {
+            let certificate = try TestCertificate()  // names localhost only
+            let collector = HandlerCollector(echoes: true)
+            let (server, port) = try startTLSServer(certificate, collector: collector)
+            defer { server.stop() }
+            let context = try TLSContext(configuration: .client(trusting: [certificate.certificatePath],
+                                                                includingSystemTrustStore: false))
+            let loop = EventLoop()
+            let byAddress = RecordingHandler()
+            try SocketClient.connect(host: "127.0.0.1", port: port, loop: loop, tls: context, handler: byAddress)
+            #expect(await eventually { byAddress.closeReason != nil })
+            guard case .tlsFailure(let failure)? = byAddress.closeReason else {
+                Issue.record("expected a TLS failure, got \(String(describing: byAddress.closeReason))")
+                return
+            }
+            #expect(failure.kind == .handshake && failure.message.contains("mismatch"), "\(failure)")
+            #expect(byAddress.openCount == 0)
+
+            let byName = RecordingHandler()
+            byName.onOpen = { _ = $0.send(Array("named".utf8)) }
+            try SocketClient.connect(host: "127.0.0.1", port: port, loop: loop, tls: context, serverName: "localhost",
+                                     handler: byName)
+            #expect(await eventually { byName.received == Array("named".utf8) },
+                    "the address is reached, the certificate checked against the name given")
+        }
+
+        @Test func aCertificateFileNamesItsHost() throws {
+            let certificate = try TestCertificate()
+            #expect(try TLSCertificateFile.hostName(ofCertificateAt: certificate.certificatePath) == "localhost")
+            #expect(throws: SocketError.self) { try TLSCertificateFile.hostName(ofCertificateAt: certificate.keyPath) }
+            #expect(throws: SocketError.self) { try TLSCertificateFile.hostName(ofCertificateAt: "/nonexistent.pem") }
+        }
+
         @Test func tlsClientRejectsAnUntrustedCertificate() async throws {
             let certificate = try TestCertificate()
             let other = try TestCertificate()
@@ -114,7 +147,7 @@ extension SocketServerTests {
             let raw = try RawSocket(port: port)
             defer { raw.close() }
             #expect(await eventually { collector.handlers.first?.closeReason != nil })
-            #expect(collector.handlers.first?.closeReason == .tlsFailure("handshake timed out"))
+            #expect(collector.handlers.first?.closeReason == .tlsFailure(TLSFailure(kind: .timeout, message: "handshake timed out")))
         }
 
         @Test func tlsGracefulCloseDeliversCloseNotify() async throws {

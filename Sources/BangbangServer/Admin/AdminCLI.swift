@@ -1,13 +1,15 @@
 // `bangbang admin`: the operator's command line. Theory of operation:
 //
 //   parse → load the server's configuration (same flags, env, file) → is the data directory
-//   locked?  yes → online: read <data-dir>/admin-secret, connect to --url, auth.admin_secret,
-//                  send the command's request, print the reply
+//   locked?  yes → online: read <data-dir>/admin-secret, connect (AdminOnline: ws:// or wss://,
+//                  over BangbangClient), auth.admin_secret, send the command's request, print
+//                  the reply
 //            no  → offline: recover the data directory in-process (OfflineAdmin), run the
 //                  command as the built-in administrator, journal a change, close
 //
 // Both modes send the same requests and print the same replies (tables, or `--json`), so a
 // script does not care which one ran. `journal` reads the directory in both.
+import BangbangClient
 import BangbangProtocol
 import Foundation
 
@@ -55,19 +57,18 @@ public enum AdminCLI {
                 return fail("cannot read \(AdminSecret.path(in: configuration.dataDirectory)): run as the server's user, "
                             + "with the server's --data-dir", status: 70)
             }
-            do {
-                let client = try AdminClient(url: invocation.isURLGiven ? invocation.url
-                                             : "ws://\(loopbackHost(configuration.host)):\(configuration.port)/ws")
-                switch try client.call("auth.admin_secret", ["secret": .string(secret)]) {
-                case .failure(let error): return fail("the server refused the admin secret: \(error.message)", status: 1)
-                case .success: break
-                }
-                guard let request = invocation.command.request else {
-                    fatalError("internal inconsistency in AdminCLI: a command without a request")
-                }
-                reply = try client.call(request.operation, request.data)
-            } catch {
-                return fail("\(error.description)", status: 69)
+            guard let request = invocation.command.request else {
+                fatalError("internal inconsistency in AdminCLI: a command without a request")
+            }
+            let endpoint: ServerEndpoint
+            do { endpoint = try AdminOnline.endpoint(for: invocation, configuration: configuration) } catch {
+                return fail(error.message, status: 64)
+            }
+            switch AdminOnline.run(RawRequest(operation: request.operation, data: request.data), secret: secret,
+                                   endpoint: endpoint) {
+            case .success(let answer): reply = answer
+            case .failure(.secretRefused(let message)): return fail("the server refused the admin secret: \(message)", status: 1)
+            case .failure(.unreachable(let reason)): return fail("cannot reach the server at \(endpoint.url): \(reason)", status: 69)
             }
         } else {
             do {

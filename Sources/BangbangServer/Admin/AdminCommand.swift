@@ -47,8 +47,12 @@ enum AdminCommand: Sendable, Equatable {
 /// A parsed `bangbang admin` command line.
 struct AdminInvocation: Sendable {
     var command: AdminCommand
-    var url = "ws://127.0.0.1:8080/ws"
-    var isURLGiven = false
+    /// `--url`; nil: from the configuration's host, port and TLS certificate.
+    var url: String?
+    /// `--ca-file`: trust only these certificates for wss://.
+    var caFile: String?
+    /// `--server-name`: the name the server's certificate must carry.
+    var serverName: String?
     var printsJSON = false
     /// `offline` forces the data-directory mode, `online` the `/ws` mode; `auto` picks online
     /// when the data directory is locked by a running server.
@@ -66,6 +70,8 @@ struct AdminInvocation: Sendable {
         var limit: Int64?
         var before: Int64?
         var url: String?
+        var caFile: String?
+        var serverName: String?
         var printsJSON = false
         var mode = Mode.auto
         var serverArguments: [String] = []
@@ -96,6 +102,8 @@ struct AdminInvocation: Sendable {
             case "offline": mode = .offline
             case "online": mode = .online
             case "url": url = try value("--url", inline)
+            case "ca-file": caFile = try value("--ca-file", inline)
+            case "server-name": serverName = try value("--server-name", inline)
             case "reason": reason = try value("--reason", inline)
             case "phone": phone = try value("--phone", inline)
             case "limit": limit = try number("--limit", try value("--limit", inline))
@@ -145,7 +153,9 @@ struct AdminInvocation: Sendable {
         default: throw ConfigurationError("unknown admin command '\(verb)'; see bangbang admin --help")
         }
         var invocation = AdminInvocation(command: command)
-        if let url { invocation.url = url; invocation.isURLGiven = true }
+        invocation.url = url
+        invocation.caFile = caFile
+        invocation.serverName = serverName
         invocation.printsJSON = printsJSON
         invocation.mode = mode
         invocation.serverArguments = serverArguments
@@ -177,7 +187,13 @@ struct AdminInvocation: Sendable {
       --data-dir PATH                the server's data directory (default ./data); any server
       --config PATH                  setting (--config, --shards-per-type, …) may be given, so the
                                      CLI reads the configuration the server uses
-      --url URL                      the running server's /ws (default ws://127.0.0.1:8080/ws)
+      --url URL                      the running server's /ws: ws://… or wss://… (default: from
+                                     --host and --port, wss:// when --tls-cert is set; loopback)
+      --ca-file PATH                 wss://: trust only the certificates in this PEM file (a
+                                     private CA); default: the system's CAs and the server's own
+                                     --tls-cert file, so a self-signed certificate just works
+      --server-name NAME             wss://: the name the certificate must carry (default: the
+                                     name in the server's --tls-cert when the URL is loopback)
       --online | --offline           force a mode; by default the CLI talks to the server when the
                                      data directory is locked by one, and works offline otherwise
       --json                         print the reply as JSON instead of a table
@@ -185,7 +201,9 @@ struct AdminInvocation: Sendable {
     How it authenticates: at every start the server writes a fresh random secret to
     <data-dir>/admin-secret (mode 0600). The CLI reads it and sends auth.admin_secret, which the
     server accepts from loopback connections only; the connection then acts as the built-in
-    administrator (user 0 in the journal). Run the CLI on the server's machine, as its user.
+    administrator (user 0 in the journal). Run the CLI on the server's machine, as its user: a
+    server that serves only TLS is reached with wss://127.0.0.1 (still loopback), its certificate
+    checked as above.
 
     exit status: 0 done, 1 the server refused (the reason is printed), 64 usage, 69 server unreachable,
     70 the data directory cannot be opened.

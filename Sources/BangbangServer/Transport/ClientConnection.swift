@@ -209,6 +209,9 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         }
         if case .proxyHeaderRefused(let refusal) = reason { noteProxyHeaderRefusal(refusal) }
         if case .outputLimitExceeded = reason { metrics.slowConsumerDisconnects.increment() }
+        if case .tlsFailure(let failure) = reason, let label = Self.handshakeFailureLabel(failure) {
+            noteHandshakeFailure(label, detail: failure.message)
+        }
         if case .webSocket(let socket, let endpoint) = phase {
             phase = .closed
             if !socket.isClosed {
@@ -378,10 +381,16 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         connection.close(flushFirst: true)
     }
 
-    private func noteHandshakeFailure(_ reason: String) {
+    private func noteHandshakeFailure(_ reason: String, detail: String? = nil) {
         metrics.handshakeFailures.increment(label: reason)
-        limits.logger?.info("handshake_refused", ["connection.id": connection.id, "remote": clientOrigin.description,
-                                                  "peer": connection.remoteAddress.description, "reason": reason])
+        let peer = connection.remoteAddress.description
+        if let detail {
+            limits.logger?.info("handshake_refused", ["connection.id": connection.id, "remote": clientOrigin.description,
+                                                      "peer": peer, "reason": reason, "detail": detail])
+        } else {
+            limits.logger?.info("handshake_refused", ["connection.id": connection.id, "remote": clientOrigin.description,
+                                                      "peer": peer, "reason": reason])
+        }
     }
 
     private func noteProxyHeaderRefusal(_ refusal: ProxyHeaderRefusal) {
@@ -393,6 +402,17 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         metrics.handshakeFailures.increment(label: reason)
         limits.logger?.info("handshake_refused", ["connection.id": connection.id, "peer": connection.remoteAddress.description,
                                                   "reason": reason, "detail": refusal.description])
+    }
+
+    /// The `reason` label of a TLS failure that ended the connection before it opened; nil for
+    /// a record failure on an open connection, which is no handshake failure.
+    static func handshakeFailureLabel(_ failure: TLSFailure) -> String? {
+        switch failure.kind {
+        case .unsupportedVersion: "tls_protocol_version"
+        case .handshake: "tls_handshake"
+        case .timeout: "tls_timeout"
+        case .record: nil
+        }
     }
 
     // MARK: WebSocketChannel
