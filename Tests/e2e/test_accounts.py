@@ -164,6 +164,21 @@ def test_resume_without_last_seq_replays_the_whole_kept_stream(server):
         assert reply["seq"] == 1 and [e["seq"] for e in back.events] == [1]
 
 
+def test_resume_from_ahead_of_the_stream_asks_for_a_resync(server):
+    """A device that saw numbers this server never gave (the server was restored from a backup)
+    must refetch, not take the next events for ones it has."""
+    with server.client() as first:
+        login = first.login(fresh_phone())
+        first.ok("profile.update", {"nickname": "one"})
+    with server.client() as back:
+        reply = back.ok("auth.resume", {"token": login["token"], "last_seq": 50})
+        assert reply["resync"] is True and reply["seq"] == 1
+        assert back.events == []
+    with server.client() as current:
+        reply = current.ok("auth.resume", {"token": login["token"], "last_seq": 1})
+        assert reply["resync"] is False and current.events == []
+
+
 def test_resume_asks_for_a_resync_when_the_missed_events_are_gone(server):
     with server.client() as busy:
         login = busy.login(fresh_phone())

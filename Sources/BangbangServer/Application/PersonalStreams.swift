@@ -69,7 +69,10 @@ final class PersonalStreams: Sendable {
         streams.withLock { table in
             let stream = table[user] ?? Stream()
             register(stream.lastSequence)
-            if after >= stream.lastSequence { return .events([], lastSequence: stream.lastSequence) }
+            // Ahead of the stream: the device saw numbers this server never gave (it was restored
+            // from a backup); what it holds may be stale, and the next numbers mean other events.
+            if after > stream.lastSequence { return .resync(lastSequence: stream.lastSequence) }
+            if after == stream.lastSequence { return .events([], lastSequence: stream.lastSequence) }
             let live = stream.live.filter { now.rawValue - $0.at.rawValue <= retention }
             guard let first = live.first, first.sequence <= after + 1 else {
                 return .resync(lastSequence: stream.lastSequence)
