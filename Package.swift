@@ -3,10 +3,12 @@
 // Imports point one way, downward:
 //   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
-// Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR trust)
-// imports nothing.
-//   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; BangbangProtocol};
-//   only the admin CLI in BangbangServer uses it, never the other way round.
+//   BangbangProtocol → JSON (the strict parser and writer, re-exported); JSON imports nothing.
+//   Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR
+//   trust) imports nothing.
+//   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; JSON}, so an
+//   app built for Apple platforms links no C library; only the admin CLI in BangbangServer
+//   uses it, never the other way round.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -33,12 +35,13 @@ let package = Package(
         .target(name: "SocketServer", dependencies: ["COpenSSL", "CLinux", "Forwarding"], swiftSettings: strict),
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
         .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
-        .target(name: "BangbangProtocol", dependencies: ["BangbangCore"], swiftSettings: strict),
+        .target(name: "JSON", swiftSettings: strict),
+        .target(name: "BangbangProtocol", dependencies: ["BangbangCore", "JSON"], swiftSettings: strict),
         // The Swift library apps are written on: typed requests, events and errors, resume and
         // reconnect. On Linux it speaks through the project's own sockets, TLS and WebSocket
         // code; on Apple platforms through URLSessionWebSocketTask.
         .target(name: "BangbangClient",
-                dependencies: ["BangbangProtocol",
+                dependencies: ["JSON",
                                .target(name: "WebSocketProtocol", condition: .when(platforms: [.linux])),
                                .target(name: "SocketServer", condition: .when(platforms: [.linux]))],
                 exclude: ["README.md"], swiftSettings: strict),

@@ -6,7 +6,7 @@
 #
 # How it works. SwiftPM cannot host a libFuzzer entry point without a product of its own, so
 # this script drives swiftc directly: the library modules a target needs (Crypto,
-# WebSocketProtocol, BangbangCore, BangbangProtocol, Forwarding) are compiled once, instrumented with
+# WebSocketProtocol, BangbangCore, JSON, BangbangProtocol, Forwarding) are compiled once, instrumented with
 # `-sanitize=fuzzer,address`, into `.build/fuzz/modules/`; each target in `fuzz/<name>/main.swift`
 # is then compiled and linked against them with libFuzzer's own `main`. Builds are cached under
 # `.build/fuzz/` keyed on a hash of every source file and of the compiler flags, so a second run
@@ -44,14 +44,14 @@ link=(-use-ld=lld -lz -lssl -lcrypto)
 
 # Each module with the modules it imports; the cache key of a module covers its imports' keys.
 declare -A module_deps=([Crypto]="" [WebSocketProtocol]="Crypto" [BangbangCore]="Crypto"
-                        [BangbangProtocol]="BangbangCore" [Forwarding]="")
+                        [JSON]="" [BangbangProtocol]="BangbangCore JSON" [Forwarding]="")
 
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 flags_hash=$( { "$swiftc" --version 2>&1; echo "${flags[*]} ${link[*]}"; } | sha256sum | cut -c1-16)
 sources_of() { find "Sources/$1" -name '*.swift' | LC_ALL=C sort; }
 
 declare -A module_hash
-for name in Crypto WebSocketProtocol BangbangCore BangbangProtocol Forwarding; do   # dependencies first
+for name in Crypto WebSocketProtocol BangbangCore JSON BangbangProtocol Forwarding; do   # dependencies first
     module_hash[$name]=$( { hash_of $(sources_of "$name") Sources/CZlib/* Sources/COpenSSL/*; echo "$flags_hash";
                             for dep in ${module_deps[$name]}; do echo "${module_hash[$dep]}"; done; } | sha256sum | cut -c1-16)
 done
@@ -71,7 +71,7 @@ build_module() {
 build_target() {
     local name=$1 objects=("$modules/Crypto.o") used=(Crypto)
     case $name in
-        json) used+=(BangbangCore BangbangProtocol) ;;
+        json) used+=(BangbangCore JSON BangbangProtocol) ;;
         forwarding) used+=(Forwarding) ;;
         *) used+=(WebSocketProtocol) ;;
     esac
@@ -92,7 +92,7 @@ build_target() {
 build_started=$SECONDS
 build_module Crypto
 { build_module WebSocketProtocol && build_module Forwarding; } & wsp=$!
-{ build_module BangbangCore && build_module BangbangProtocol; } & core=$!
+{ build_module BangbangCore && build_module JSON && build_module BangbangProtocol; } & core=$!
 wait $wsp
 wait $core
 pending=()

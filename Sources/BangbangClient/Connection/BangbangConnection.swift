@@ -33,7 +33,7 @@
 //
 // The personal stream's position is saved per user in the session store as the app processes
 // events (see ConnectionUpdates), so a restart resumes with no gap and no duplicate.
-import BangbangProtocol
+import JSON
 
 public actor BangbangConnection {
     public nonisolated let configuration: ConnectionConfiguration

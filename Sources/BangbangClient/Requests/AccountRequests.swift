@@ -1,6 +1,6 @@
 // The personal centre and public information (operations-accounts.md): profile, phone, runner
 // verification, feedback, info.get.
-import BangbangProtocol
+import JSON
 
 /// `profile.get`: yourself (complete), or another user (the public view).
 public struct GetProfile: BangbangRequest {

@@ -1,6 +1,6 @@
 // admin.*: for administrators (operations-accounts.md, "Administration"); everyone else is
 // answered `forbidden`.
-import BangbangProtocol
+import JSON
 
 /// `admin.pending_verifications`: applicants waiting, oldest application first.
 public struct PendingVerifications: BangbangRequest {

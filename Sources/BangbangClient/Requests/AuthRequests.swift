@@ -1,6 +1,6 @@
 // auth.*: SMS codes, logging in and out, devices and passwords (operations-accounts.md).
 // `auth.resume` is not here: the connection resumes by itself on every new connection.
-import BangbangProtocol
+import JSON
 
 /// `auth.request_code`: send a 6-digit SMS code to `phone`.
 public struct RequestCode: BangbangRequest {

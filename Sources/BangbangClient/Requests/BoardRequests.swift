@@ -1,5 +1,5 @@
 // board.* and "my orders" (operations-orders.md, "Boards" and "My orders").
-import BangbangProtocol
+import JSON
 
 /// The Discover filter shared by `board.list` and `board.subscribe`.
 public struct BoardFilter: Sendable, Hashable {

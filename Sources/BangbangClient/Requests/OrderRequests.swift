@@ -1,6 +1,6 @@
 // order.*: publishing and every step of an order's life (operations-orders.md). Every reply
 // is the order after the step, as you may see it.
-import BangbangProtocol
+import JSON
 
 /// `order.publish`.
 public struct PublishOrder: BangbangRequest {

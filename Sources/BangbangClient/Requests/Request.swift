@@ -1,7 +1,7 @@
 // A typed request: the operation's name, its `data`, and how to read its reply. One value type
 // per operation of protocol/ (the files next to this one), sent with
 // `BangbangConnection.send(_:)`.
-import BangbangProtocol
+import JSON
 
 /// One operation of the protocol with its fields, and the reply it is answered with.
 public protocol BangbangRequest: Sendable {

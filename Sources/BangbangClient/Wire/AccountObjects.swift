@@ -1,6 +1,6 @@
 // The account objects of protocol/operations-accounts.md ("Objects"): user, verification,
 // session (a logged-in device), feedback.
-import BangbangProtocol
+import JSON
 
 /// A user as the viewer may see them: `phone`, `verification`, `isAdministrator` and
 /// `hasPassword` are there only for yourself and for administrators.

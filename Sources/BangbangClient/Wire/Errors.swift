@@ -1,6 +1,6 @@
 // Errors: the server's refusals (protocol/README.md "Errors" and the per-operation tables), and
 // what can go wrong on the way to the server.
-import BangbangProtocol
+import JSON
 
 /// The protocol's stable machine codes. Switch on these; show `ServerError.message`.
 public enum ErrorCode: Hashable, Sendable, CustomStringConvertible {

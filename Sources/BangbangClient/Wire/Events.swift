@@ -1,6 +1,6 @@
 // Events the server pushes (protocol/events.md, operations-accounts.md "Personal events"): the
 // personal stream, numbered per user and replayed on resume, and the board feed.
-import BangbangProtocol
+import JSON
 
 /// One event of your personal stream.
 public struct PersonalEvent: Sendable, Hashable {

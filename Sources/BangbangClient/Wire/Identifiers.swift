@@ -1,5 +1,5 @@
 // Ids and times as the protocol gives them: integers, never passed through a Double.
-import BangbangProtocol
+import JSON
 import Foundation
 
 /// An order's id. Unique and never reused, but opaque: ids are not in publish order (an id names

@@ -1,6 +1,6 @@
 // The order object (protocol/orders.md, "The order object") as one viewer sees it: what the
 // viewer may not see is nil, never a placeholder.
-import BangbangProtocol
+import JSON
 
 public struct Order: Sendable, Hashable, Identifiable, WireDecodable {
     public var id: OrderID

@@ -1,7 +1,7 @@
 // The four order types' own fields (protocol/orders.md, "The four types"), used both in orders
 // the server sends and in drafts to publish. Members marked private reach only the publisher and
 // the assigned runner: in anyone else's copy they are nil.
-import BangbangProtocol
+import JSON
 
 /// An order's type-specific fields; the case is the order's type.
 public enum OrderDetails: Sendable, Hashable {

@@ -1,6 +1,6 @@
 // What `order.publish` sends: one factory per order type, so a draft cannot carry what its type
 // refuses (a group order has no runner, hence no tip and no delivery code).
-import BangbangProtocol
+import JSON
 
 /// A new order, ready for `PublishOrder`.
 public struct OrderDraft: Sendable, Hashable {

@@ -1,6 +1,6 @@
 // Reply objects that are not orders or account objects: what `info.get`, `auth.request_code`,
 // the logins, the listings, `board.stats` and `runner.earnings` answer.
-import BangbangProtocol
+import JSON
 
 /// `info.get`: what the app shows before login.
 public struct ServerInfo: Sendable, Hashable, WireDecodable {

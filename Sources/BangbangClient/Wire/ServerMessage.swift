@@ -1,6 +1,6 @@
 // The envelope of everything the server sends on /ws (protocol/README.md, "Messages"): a reply
 // to one of our requests, a personal event, or a board-feed event.
-import BangbangProtocol
+import JSON
 
 enum ServerMessage: Sendable {
     /// `id` is nil when the server could not read ours (`bad_request` with a null id).

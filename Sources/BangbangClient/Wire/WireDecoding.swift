@@ -6,7 +6,7 @@
 // are skipped, so an app keeps working when the server adds a field; they are reported to the
 // task's `WireContext.current` when one is set, which is how the tests prove that every member the
 // protocol documents has a home in these types.
-import BangbangProtocol
+import JSON
 
 /// A reply or event the library could not read.
 public struct DecodingFailure: Error, Sendable, Hashable, CustomStringConvertible {
