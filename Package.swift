@@ -3,6 +3,8 @@
 // Imports point one way, downward:
 //   bangbang → BangbangServer → {SocketServer, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
+//   NATSClient (JetStream, KV, object store; not yet used by the server)
+//            → {NATSProtocol (sans-I/O, no imports), SocketServer, BangbangProtocol (its JSON), Crypto}
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -28,6 +30,9 @@ let package = Package(
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal", "Crypto", "CLinux", "CZlib"],
                 swiftSettings: strict),
+        .target(name: "NATSProtocol", swiftSettings: strict),
+        .target(name: "NATSClient", dependencies: ["NATSProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
+                swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
                           path: "loadtest", swiftSettings: strict),
@@ -38,6 +43,9 @@ let package = Package(
         .testTarget(name: "BangbangCoreTests", dependencies: ["BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
+        .testTarget(name: "NATSProtocolTests", dependencies: ["NATSProtocol"], swiftSettings: strict),
+        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "SocketServer", "BangbangProtocol"],
+                    swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer", "CZlib"],
