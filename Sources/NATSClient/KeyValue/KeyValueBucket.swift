@@ -2,11 +2,11 @@
 // one subject per key, the last message on a subject its value
 // (https://github.com/nats-io/nats-architecture-and-design/blob/main/adr/ADR-8.md).
 //
-// A key's revision is the stream sequence of its last message, so compare-and-set is a publish
-// with `Nats-Expected-Last-Subject-Sequence`: `create` expects 0 (no message yet), `update`
-// expects the revision read. Two writers racing from the same revision cannot both win: the
-// stream leader orders the appends and refuses the second with 10071. That is what a lease
-// is built on. A delete is a message too (header `KV-Operation: DEL`), so it has a revision,
+// A key's revision is the stream sequence of its last message, so compare-and-set is a
+// conditional publish: `create` expects no value, `update` the revision read. Two writers
+// racing from the same revision cannot both win: the stream leader orders the appends and
+// refuses the second with 10071 (how, and why on the whole bucket, is at `write`). That is
+// what a lease is built on. A delete is a message too (header `KV-Operation: DEL`), so it has a revision,
 // and a key deleted can be created again.
 import BangbangProtocol
 import NATSProtocol
@@ -93,21 +93,14 @@ public struct KeyValueBucket: Sendable {
     /// revision. Throws 10071 (`isWrongLastSequence`) when the key has a value.
     @discardableResult
     public func create(_ key: String, _ value: [UInt8]) async throws(NATSClientError) -> UInt64 {
-        do {
-            return try await update(key, value, revision: 0)
-        } catch .jetStream(let error) where error.isWrongLastSequence {
-            // A deleted key has a delete marker as its last message: create over it.
-            guard let latest = try await latest(key), latest.operation != .put else { throw .jetStream(error) }
-            return try await update(key, value, revision: latest.revision)
-        }
+        try await write(key, value, headers: NATSHeaders(), expecting: .absent)
     }
 
     /// Writes a value only if the key's revision is still `revision`: compare-and-set.
     /// Throws 10071 when another write came first.
     @discardableResult
     public func update(_ key: String, _ value: [UInt8], revision: UInt64) async throws(NATSClientError) -> UInt64 {
-        let options = PublishOptions(expectedLastSubjectSequence: revision)
-        return try await jetStream.publish(try subject(for: key), payload: value, options: options).sequence
+        try await write(key, value, headers: NATSHeaders(), expecting: .revision(revision))
     }
 
     /// Deletes the key (a delete marker; history stays until it ages out). With `revision`,
@@ -116,8 +109,52 @@ public struct KeyValueBucket: Sendable {
     public func delete(_ key: String, revision: UInt64? = nil) async throws(NATSClientError) -> UInt64 {
         var headers = NATSHeaders()
         headers.append("KV-Operation", "DEL")
-        let options = PublishOptions(expectedLastSubjectSequence: revision)
-        return try await jetStream.publish(try subject(for: key), payload: [], options: options, headers: headers).sequence
+        guard let revision else { return try await jetStream.publish(try subject(for: key), payload: [], headers: headers).sequence }
+        return try await write(key, [], headers: headers, expecting: .revision(revision))
+    }
+
+    private enum Expectation {
+        case absent
+        case revision(UInt64)
+    }
+
+    /// Conditional writes are fenced on the whole bucket's last sequence, not only on the
+    /// key's: the key is read, its revision checked, and the write carries
+    /// `Nats-Expected-Last-Sequence` of the bucket's stream as it was before that read. The
+    /// per-key header alone (`Nats-Expected-Last-Subject-Sequence`) is checked by clustered
+    /// nats-server only against stored messages, not against appends still being replicated,
+    /// so two writers racing from one revision could both win (nats-server issue 4320, fixed
+    /// in 2.9.21; Debian ships 2.9.10). The stream's last sequence is checked against what is
+    /// in flight, so exactly one wins. The cost: three round trips instead of one, and a write
+    /// to another key in between makes the attempt start over (up to `maxWriteAttempts`).
+    private func write(_ key: String, _ value: [UInt8], headers: NATSHeaders,
+                       expecting expectation: Expectation) async throws(NATSClientError) -> UInt64 {
+        let subject = try subject(for: key)
+        for _ in 0..<Self.maxWriteAttempts {
+            let bucketSequence = try await jetStream.streamInfo(streamName).lastSequence
+            let latest = try await latest(key)
+            let current = latest?.revision ?? 0
+            switch expectation {
+            case .absent:
+                if let latest, latest.operation == .put { throw Self.wrongRevision(current) }
+            case .revision(let revision):
+                if current != revision { throw Self.wrongRevision(current) }
+            }
+            let options = PublishOptions(expectedLastSequence: bucketSequence, expectedLastSubjectSequence: current)
+            do {
+                return try await jetStream.publish(subject, payload: value, options: options, headers: headers).sequence
+            } catch .jetStream(let error) where error.isWrongLastSequence {
+                continue
+            }
+        }
+        throw .timeout
+    }
+
+    /// A busy bucket (other keys written between the read and the write) is retried this often.
+    static let maxWriteAttempts = 16
+
+    private static func wrongRevision(_ current: UInt64) -> NATSClientError {
+        .jetStream(JetStreamError(code: 400, errorCode: JetStreamError.wrongLastSequence, text: "wrong last sequence: \(current)"))
     }
 
     // MARK: Watching

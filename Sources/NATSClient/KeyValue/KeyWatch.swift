@@ -1,12 +1,14 @@
-// Following a key's changes: an ordered push consumer that delivers to an inbox of the
-// connection, restarted from the last revision seen whenever it stalls.
+// Following a key's changes: an ordered push consumer that delivers to a subscription of its
+// own, restarted from the last revision seen whenever it stalls.
 //
 // The consumer starts with the key's last entry (`last_per_subject`), then delivers every new
 // one. It sends idle heartbeats; when neither a delivery nor a heartbeat has come for three
 // heartbeat periods (its server died, or the client moved to another server and the consumer
 // went with the old one), or when a consumer sequence is skipped, a new consumer is made from
 // the stream sequence after the last entry delivered. A watcher therefore sees every entry
-// once, in order, across NATS node failures (entries that aged out meanwhile excepted).
+// once, in order, across NATS node failures, except entries the bucket no longer holds when
+// their turn comes: with a history of 1, a value replaced before it was delivered is skipped,
+// and the watcher sees its successor. The latest entry is always delivered.
 // Flow-control requests (status 100 with a reply subject) are answered at once.
 import BangbangProtocol
 import Dispatch
@@ -24,7 +26,7 @@ public final class KeyWatch: Sendable {
         var lastStreamSequence: UInt64 = 0
         var lastConsumerSequence: UInt64 = 0
         var lastActivity: Int64 = 0
-        var inboxToken: UInt64?
+        var subscription: NATSSubscription?
         var consumerName: String?
         var generation = 0
         var isRestarting = false
@@ -46,12 +48,12 @@ public final class KeyWatch: Sendable {
 
     /// Ends the watch and its stream.
     public func stop() {
-        let (token, name) = state.withLock { state -> (UInt64?, String?) in
+        let (subscription, name) = state.withLock { state -> (NATSSubscription?, String?) in
             state.isStopped = true
-            defer { state.inboxToken = nil; state.consumerName = nil }
-            return (state.inboxToken, state.consumerName)
+            defer { state.subscription = nil; state.consumerName = nil }
+            return (state.subscription, state.consumerName)
         }
-        if let token { bucket.jetStream.connection.endInbox(token) }
+        subscription?.unsubscribe()
         continuation.finish()
         if let name {
             let jetStream = bucket.jetStream
@@ -64,22 +66,30 @@ public final class KeyWatch: Sendable {
 
     /// Makes a new consumer from the sequence after the last one delivered.
     private func restart() async {
-        let begin = state.withLock { state -> (generation: Int, start: UInt64, old: UInt64?, oldName: String?)? in
+        let begin = state.withLock { state -> (generation: Int, start: UInt64, old: NATSSubscription?, oldName: String?)? in
             guard !state.isStopped, !state.isRestarting else { return nil }
             state.isRestarting = true
             state.generation += 1
             state.lastConsumerSequence = 0
             state.lastActivity = connection.loop.now
-            defer { state.inboxToken = nil; state.consumerName = nil }
-            return (state.generation, state.lastStreamSequence + 1, state.inboxToken, state.consumerName)
+            defer { state.subscription = nil; state.consumerName = nil }
+            return (state.generation, state.lastStreamSequence + 1, state.subscription, state.consumerName)
         }
         guard let begin else { return }
-        if let old = begin.old { connection.endInbox(old) }
+        begin.old?.unsubscribe()
         if let oldName = begin.oldName {
             _ = try? await bucket.jetStream.call("CONSUMER.DELETE.\(bucket.streamName).\(oldName)")
         }
         let generation = begin.generation
-        let (inbox, token) = connection.openInbox { [weak self] message in self?.receive(message, generation: generation) }
+        // A subscription of its own: a push consumer delivers only where its deliver subject
+        // has interest of its own, and the connection's wildcard inbox does not count for that.
+        let inbox = "_INBOX." + InboxName.random()
+        guard let subscription = try? connection.subscribe(to: inbox, handler: { [weak self] message in
+            self?.receive(message, generation: generation)
+        }) else {
+            state.withLock { $0.isRestarting = false }
+            return
+        }
         var config: [String: JSONValue] = [
             "deliver_subject": .string(inbox),
             "filter_subject": .string(subject),
@@ -101,13 +111,13 @@ public final class KeyWatch: Sendable {
         let isCurrent = state.withLock { state -> Bool in
             state.isRestarting = false
             guard !state.isStopped, state.generation == generation else { return false }
-            state.inboxToken = token
+            state.subscription = subscription
             state.consumerName = name
             // A failed create is retried by the stall check.
             state.lastActivity = connection.loop.now
             return true
         }
-        if !isCurrent { connection.endInbox(token) }
+        if !isCurrent { subscription.unsubscribe() }
     }
 
     /// Runs on the connection's loop.

@@ -219,3 +219,17 @@ func eventually(timeoutSeconds: Double = 10, _ what: String, _ condition: () asy
     }
     throw HarnessError("timed out waiting for \(what)")
 }
+
+/// The JetStream error `body` threw; nil when it succeeded (or failed otherwise, which is
+/// recorded).
+func jetStreamError(_ body: () async throws -> Void) async -> JetStreamError? {
+    do {
+        try await body()
+        return nil
+    } catch NATSClientError.jetStream(let error) {
+        return error
+    } catch {
+        Issue.record("expected a JetStream error, got \(error)")
+        return nil
+    }
+}
