@@ -82,8 +82,6 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
     enum InboxEntry {
         /// One reply ends the request.
         case reply(CheckedContinuation<Result<NATSMessage, NATSClientError>, Never>)
-        /// Every message to the token goes to the handler, on the loop, until removed.
-        case stream(@Sendable (NATSMessage) -> Void)
     }
 
     let loop: EventLoop
@@ -461,11 +459,7 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
 
     private func routeReply(_ view: MessageView) {
         guard let token = InboxName.token(of: view.subject, prefixLength: inboxPrefix.utf8.count) else { return }
-        let entry = shared.withLock { state -> InboxEntry? in
-            guard let entry = state.inboxEntries[token] else { return nil }
-            if case .reply = entry { state.inboxEntries[token] = nil }
-            return entry
-        }
+        let entry = shared.withLock { $0.inboxEntries.removeValue(forKey: token) }
         switch entry {
         case .reply(let continuation)?:
             let message = NATSMessage(view)
@@ -474,8 +468,6 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
             } else {
                 continuation.resume(returning: .success(message))
             }
-        case .stream(let handler)?:
-            handler(NATSMessage(view))
         case nil:
             break
         }

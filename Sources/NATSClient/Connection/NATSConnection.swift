@@ -175,22 +175,6 @@ public final class NATSConnection: Sendable {
         case .failure(let error): throw error
         }
     }
-
-    /// Publishes with a reply subject of this connection's inbox and hands every message sent
-    /// to it to `handler`, on the connection's loop, until `endInbox` is called with the token.
-    /// For requests answered by many messages (a JetStream pull, a push consumer's deliveries).
-    func openInbox(handler: @escaping @Sendable (NATSMessage) -> Void) -> (subject: String, token: UInt64) {
-        let token = core.shared.withLock { state -> UInt64 in
-            state.nextInboxToken += 1
-            state.inboxEntries[state.nextInboxToken] = .stream(handler)
-            return state.nextInboxToken
-        }
-        return (core.inboxPrefix + String(token), token)
-    }
-
-    func endInbox(_ token: UInt64) {
-        core.shared.withLock { _ = $0.inboxEntries.removeValue(forKey: token) }
-    }
 }
 
 extension ConnectionCore {

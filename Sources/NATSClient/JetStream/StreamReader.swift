@@ -53,7 +53,7 @@ public actor StreamReader {
                 // The consumer is gone or broken: a new one from where we are.
                 consumerName = nil
                 if !outcome.messages.isEmpty { return accept(outcome.messages, pending: outcome.lastPending) }
-                if attempt >= 3 {
+                if attempt >= 5 {
                     if case .failed(let error) = outcome.end { throw error }
                     throw .timeout
                 }
@@ -110,7 +110,7 @@ public actor StreamReader {
         var end = End.complete
     }
 
-    /// One pull request: messages arrive on an inbox of their own until the batch is full, a
+    /// One pull request: messages arrive on a subject of their own until the batch is full, a
     /// status ends it, or the timeout passes.
     private func fetch(from consumer: String, maximum: Int) async -> Outcome {
         let connection = jetStream.connection
@@ -118,16 +118,20 @@ public actor StreamReader {
         let timeout = jetStream.timeoutMilliseconds
         return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
             let once = ResumeOnce(continuation)
-            let tokenBox = Mutex<UInt64?>(nil)
+            let subscriptionBox = Mutex<NATSSubscription?>(nil)
             let finish: @Sendable (End?) -> Void = { end in
                 let outcome = collected.withLock { state -> Outcome in
                     if let end { state.end = end }
                     return state
                 }
-                if let token = tokenBox.withLock({ $0 }) { connection.endInbox(token) }
+                subscriptionBox.withLock { $0 }?.unsubscribe()
                 once.resume(outcome)
             }
-            let (inbox, token) = connection.openInbox { message in
+            // A subscription of its own per pull: the server delivers a pull's messages only to
+            // a reply subject with interest of its own (the connection's wildcard inbox does
+            // not count), and a late status of one pull must not end the next.
+            let inbox = "_INBOX." + InboxName.random()
+            let handler: @Sendable (NATSMessage) -> Void = { message in
                 if let status = message.status {
                     if status == 100 { return }
                     finish(.status(status))
@@ -142,7 +146,13 @@ public actor StreamReader {
                 }
                 if isFull { finish(nil) }
             }
-            tokenBox.withLock { $0 = token }
+            do throws(NATSClientError) {
+                let subscription = try connection.subscribe(to: inbox, handler: handler)
+                subscriptionBox.withLock { $0 = subscription }
+            } catch {
+                finish(.failed(error))
+                return
+            }
             let body = JSONBody.encode(["batch": .integer(Int64(maximum)), "no_wait": true])
             do throws(NATSClientError) {
                 try connection.publish("\(jetStream.apiPrefix).CONSUMER.MSG.NEXT.\(stream).\(consumer)", payload: body, replyTo: inbox)

@@ -210,14 +210,20 @@ func connectClient(to cluster: NATSCluster, first: Int = 0, name: String = "test
     return connection
 }
 
-/// Waits (bounded) until `condition` holds, checking every 10 ms.
+/// Waits (bounded) until `condition` holds, checking every 10 ms; an error thrown by
+/// `condition` counts as "not yet" and is reported if time runs out.
 func eventually(timeoutSeconds: Double = 10, _ what: String, _ condition: () async throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeoutSeconds)
+    var lastError: Error?
     while Date() < deadline {
-        if try await condition() { return }
+        do {
+            if try await condition() { return }
+        } catch {
+            lastError = error
+        }
         try await Task.sleep(for: .milliseconds(10))
     }
-    throw HarnessError("timed out waiting for \(what)")
+    throw HarnessError("timed out waiting for \(what)" + (lastError.map { "; last error: \($0)" } ?? ""))
 }
 
 /// The JetStream error `body` threw; nil when it succeeded (or failed otherwise, which is
