@@ -31,4 +31,13 @@ public struct MessageView {
     public var headers: UnsafeRawBufferPointer?
     /// The payload, without headers.
     public var payload: UnsafeRawBufferPointer
+
+    public init(subject: UnsafeRawBufferPointer, subscriptionID: UInt64, replyTo: UnsafeRawBufferPointer?,
+                headers: UnsafeRawBufferPointer?, payload: UnsafeRawBufferPointer) {
+        self.subject = subject
+        self.subscriptionID = subscriptionID
+        self.replyTo = replyTo
+        self.headers = headers
+        self.payload = payload
+    }
 }

@@ -121,20 +121,3 @@ func attempt<Value>(_ body: () async throws(NATSClientError) -> Value) async -> 
         return .failure(error)
     }
 }
-
-/// Runs `body`, failing if it takes longer than `seconds`; `body` must end when cancelled.
-func withTimeout<Value: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
-    try await withThrowingTaskGroup(of: Value?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        guard let first = try await group.next(), let value = first else {
-            group.cancelAll()
-            throw HarnessError("timed out after \(seconds) s")
-        }
-        group.cancelAll()
-        return value
-    }
-}
