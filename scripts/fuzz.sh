@@ -6,7 +6,7 @@
 #
 # How it works. SwiftPM cannot host a libFuzzer entry point without a product of its own, so
 # this script drives swiftc directly: the library modules a target needs (Crypto,
-# WebSocketProtocol, BangbangCore, BangbangProtocol) are compiled once, instrumented with
+# WebSocketProtocol, BangbangCore, BangbangProtocol, NATSProtocol) are compiled once, instrumented with
 # `-sanitize=fuzzer,address`, into `.build/fuzz/modules/`; each target in `fuzz/<name>/main.swift`
 # is then compiled and linked against them with libFuzzer's own `main`. Builds are cached under
 # `.build/fuzz/` keyed on a hash of every source file and of the compiler flags, so a second run
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-20}
 case $seconds in ''|*[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET]" >&2; exit 2 ;; esac
-all_targets="http-request http-response websocket-frames inflate json"
+all_targets="http-request http-response websocket-frames inflate json nats-protocol"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 root=.build/fuzz
@@ -44,14 +44,14 @@ link=(-use-ld=lld -lz -lssl -lcrypto)
 
 # Each module with the modules it imports; the cache key of a module covers its imports' keys.
 declare -A module_deps=([Crypto]="" [WebSocketProtocol]="Crypto" [BangbangCore]="Crypto"
-                        [BangbangProtocol]="BangbangCore")
+                        [BangbangProtocol]="BangbangCore" [NATSProtocol]="")
 
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 flags_hash=$( { "$swiftc" --version 2>&1; echo "${flags[*]} ${link[*]}"; } | sha256sum | cut -c1-16)
 sources_of() { find "Sources/$1" -name '*.swift' | LC_ALL=C sort; }
 
 declare -A module_hash
-for name in Crypto WebSocketProtocol BangbangCore BangbangProtocol; do   # dependencies first
+for name in Crypto WebSocketProtocol BangbangCore BangbangProtocol NATSProtocol; do   # dependencies first
     module_hash[$name]=$( { hash_of $(sources_of "$name") Sources/CZlib/* Sources/COpenSSL/*; echo "$flags_hash";
                             for dep in ${module_deps[$name]}; do echo "${module_hash[$dep]}"; done; } | sha256sum | cut -c1-16)
 done
@@ -72,6 +72,7 @@ build_target() {
     local name=$1 objects=("$modules/Crypto.o") used=(Crypto)
     case $name in
         json) used+=(BangbangCore BangbangProtocol) ;;
+        nats-protocol) used+=(NATSProtocol) ;;
         *) used+=(WebSocketProtocol) ;;
     esac
     local key
@@ -90,7 +91,7 @@ build_target() {
 # chains side by side, then the targets in pairs. `wait PID` fails the script if a build failed.
 build_started=$SECONDS
 build_module Crypto
-build_module WebSocketProtocol & wsp=$!
+{ build_module WebSocketProtocol && build_module NATSProtocol; } & wsp=$!
 { build_module BangbangCore && build_module BangbangProtocol; } & core=$!
 wait $wsp
 wait $core
@@ -108,6 +109,7 @@ max_len() {
         websocket-frames) echo 16384 ;;
         inflate) echo 8192 ;;
         json) echo 4096 ;;
+        nats-protocol) echo 8192 ;;   # past its 512-byte line and 2 KiB payload limits
     esac
 }
 

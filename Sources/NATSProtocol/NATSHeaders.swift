@@ -72,7 +72,8 @@ extension NATSHeaders {
         let statusPart = String(decoding: first.dropFirst(8), as: UTF8.self)
         let words = statusPart.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         if let code = words.first {
-            guard code.utf8.count == 3, let value = Int(code) else { throw .malformedHeaders }
+            guard code.utf8.count == 3, code.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let value = Int(code) else { throw .malformedHeaders }
             headers.status = value
             if words.count > 1 { headers.statusDescription = String(words[1]) }
         }
@@ -140,8 +141,10 @@ extension NATSHeaders {
     public func encode(into bytes: inout [UInt8]) throws(CommandError) {
         bytes.append(contentsOf: "NATS/1.0".utf8)
         if let status {
+            // Always three digits: a status of 3 read from `003` must be written as `003`.
+            guard (0...999).contains(status) else { throw .invalidHeader("status \(status)") }
             bytes.append(UInt8(ascii: " "))
-            bytes.append(contentsOf: String(status).utf8)
+            for divisor in [100, 10, 1] { bytes.append(UInt8(ascii: "0") + UInt8(status / divisor % 10)) }
             if !statusDescription.isEmpty {
                 guard !statusDescription.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) else {
                     throw .invalidHeader(statusDescription)

@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func refusesMalformedBlocks() {
-        for text in ["NATS/1.0\r\n", "HTTP/1.1\r\n\r\n", "NATS/1.0 5x3\r\n\r\n", "NATS/1.0\r\nno colon\r\n\r\n",
+        for text in ["NATS/1.0\r\n", "HTTP/1.1\r\n\r\n", "NATS/1.0 5x3\r\n\r\n", "NATS/1.0 +03\r\n\r\n", "NATS/1.0 -10\r\n\r\n", "NATS/1.0\r\nno colon\r\n\r\n",
                      "NATS/1.0\r\n: empty name\r\n\r\n", "NATS/1.0\r\nA: b\r\n\r\nextra", "NATS/1.0\r\nA b: c\r\n\r\n"] {
             #expect(throws: NATSProtocolError.malformedHeaders, "\(text.debugDescription)") { try parse(text) }
         }
@@ -40,6 +40,13 @@ import Testing
         #expect(String(decoding: block, as: UTF8.self)
                 == "NATS/1.0\r\nNats-Expected-Last-Subject-Sequence: 17\r\nNats-Msg-Id: order-9\r\n\r\n")
         #expect(try parse(String(decoding: block, as: UTF8.self)) == headers)
+    }
+
+    @Test func statusCodesKeepThreeDigits() throws {
+        let headers = try parse("NATS/1.0 003\r\n\r\n")
+        #expect(headers.status == 3)
+        #expect(String(decoding: try headers.encoded(), as: UTF8.self) == "NATS/1.0 003\r\n\r\n")
+        #expect(throws: CommandError.invalidHeader("status 1000")) { try NATSHeaders(status: 1000).encoded() }
     }
 
     @Test func encodingRefusesWhatABlockCannotCarry() {
