@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "NATSProtocolTests", dependencies: ["NATSProtocol"], swiftSettings: strict),
-        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "SocketServer", "BangbangProtocol"],
+        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "BangbangProtocol"],
                     swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",

@@ -94,8 +94,11 @@ import Testing
             try await eventually(timeoutSeconds: 20, "a reconnect to a survivor") {
                 client.isConnected && client.reconnectCount >= 1
             }
-            let reply = try await client.request("$JS.API.INFO", payload: [], timeoutMilliseconds: 5_000)
-            #expect(!reply.payload.isEmpty)
+            // JetStream answers through the survivor once the meta layer has a leader again.
+            try await eventually(timeoutSeconds: 20, "JetStream through a survivor") {
+                _ = try await JetStream(connection: client, timeoutMilliseconds: 2_000).accountInfo()
+                return true
+            }
             #expect(cluster.index(of: try #require(client.connectedServer)) != 2)
             await client.close()
         }

@@ -81,7 +81,7 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
 
     enum InboxEntry {
         /// One reply ends the request.
-        case reply(CheckedContinuation<Result<NATSMessage, NATSClientError>, Never>)
+        case reply(PendingReply)
     }
 
     let loop: EventLoop
@@ -226,7 +226,7 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
             return (state.connectWaiters, state.inboxEntries)
         }
         for waiter in waiters { waiter.resume(returning: .failure(.closed)) }
-        for entry in entries.values { if case .reply(let continuation) = entry { continuation.resume(returning: .failure(.closed)) } }
+        for entry in entries.values { if case .reply(let pending) = entry { pending.resolve(.failure(.closed)) } }
         failPongWaiters(with: .closed)
         if let socket {
             socket.close(flushFirst: true)
@@ -461,13 +461,9 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
         guard let token = InboxName.token(of: view.subject, prefixLength: inboxPrefix.utf8.count) else { return }
         let entry = shared.withLock { $0.inboxEntries.removeValue(forKey: token) }
         switch entry {
-        case .reply(let continuation)?:
+        case .reply(let pending)?:
             let message = NATSMessage(view)
-            if message.status == 503 {
-                continuation.resume(returning: .failure(.noResponders(subject: "")))
-            } else {
-                continuation.resume(returning: .success(message))
-            }
+            pending.resolve(message.status == 503 ? .failure(.noResponders(subject: "")) : .success(message))
         case nil:
             break
         }

@@ -144,27 +144,63 @@ public final class NATSConnection: Sendable {
     /// reply comes within `timeoutMilliseconds` (default: the configuration's).
     public func request(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil,
                         timeoutMilliseconds: Int? = nil) async throws(NATSClientError) -> NATSMessage {
+        let pending = try startRequest(subject, payload: payload, headers: headers, timeoutMilliseconds: timeoutMilliseconds)
+        return try await pending.reply()
+    }
+
+    /// Queues a request now, in call order with everything else this connection sends, and
+    /// returns a handle to wait for its reply later: many requests in flight from one task, in
+    /// a known order (a pipeline of JetStream appends).
+    public func startRequest(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil,
+                             timeoutMilliseconds: Int? = nil) throws(NATSClientError) -> PendingReply {
         let timeout = timeoutMilliseconds ?? core.configuration.requestTimeoutMilliseconds
         let core = self.core
-        let token = core.shared.withLock { state -> UInt64 in
+        let reply = PendingReply(subject: subject, core: core)
+        try core.enqueue { (state) throws(NATSClientError) in
             state.nextInboxToken += 1
-            return state.nextInboxToken
+            let token = state.nextInboxToken
+            try Self.encodePublish(subject, payload: payload, headers: headers,
+                                   replyTo: core.inboxPrefix + String(token), into: &state)
+            state.inboxEntries[token] = .reply(reply)
+            reply.token = token
         }
+        let token = reply.token
+        core.loop.schedule(afterMilliseconds: timeout) { core.resolveReply(token, with: .timeout) }
+        return reply
+    }
+}
+
+/// A request on its way: its reply, a timeout or a failure resolves it once.
+public final class PendingReply: @unchecked Sendable {
+    // Confinement: `token` is written once under the connection's lock before the handle is
+    // returned, and only read after; `state` is guarded by its mutex.
+    private enum State {
+        case waiting(CheckedContinuation<Result<NATSMessage, NATSClientError>, Never>?)
+        case done(Result<NATSMessage, NATSClientError>)
+    }
+
+    private let state = Mutex(State.waiting(nil))
+    fileprivate(set) var token: UInt64 = 0
+    private let subject: String
+    private let core: ConnectionCore
+
+    fileprivate init(subject: String, core: ConnectionCore) {
+        self.subject = subject
+        self.core = core
+    }
+
+    /// Waits for the reply. Cancelling the waiting task fails the request with `.cancelled`.
+    public func reply() async throws(NATSClientError) -> NATSMessage {
+        let core = self.core
+        let token = self.token
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<NATSMessage, NATSClientError>, Never>) in
-                do throws(NATSClientError) {
-                    try core.enqueue { (state) throws(NATSClientError) in
-                        try Self.encodePublish(subject, payload: payload, headers: headers,
-                                               replyTo: core.inboxPrefix + String(token), into: &state)
-                        state.inboxEntries[token] = .reply(continuation)
-                    }
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                    return
+                let ready = state.withLock { state -> Result<NATSMessage, NATSClientError>? in
+                    if case .done(let result) = state { return result }
+                    state = .waiting(continuation)
+                    return nil
                 }
-                core.loop.schedule(afterMilliseconds: timeout) {
-                    core.resolveReply(token, with: .timeout)
-                }
+                if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
             core.resolveReply(token, with: .cancelled)
@@ -175,13 +211,23 @@ public final class NATSConnection: Sendable {
         case .failure(let error): throw error
         }
     }
+
+    /// The first resolution wins; later ones are ignored.
+    func resolve(_ result: Result<NATSMessage, NATSClientError>) {
+        let continuation = state.withLock { state -> CheckedContinuation<Result<NATSMessage, NATSClientError>, Never>?? in
+            guard case .waiting(let continuation) = state else { return nil }
+            state = .done(result)
+            return .some(continuation)
+        }
+        if case .some(.some(let continuation)) = continuation { continuation.resume(returning: result) }
+    }
 }
 
 extension ConnectionCore {
     /// Fails a waiting request with `error` if it is still waiting.
     func resolveReply(_ token: UInt64, with error: NATSClientError) {
         let entry = shared.withLock { $0.inboxEntries.removeValue(forKey: token) }
-        if case .reply(let continuation)? = entry { continuation.resume(returning: .failure(error)) }
+        if case .reply(let pending)? = entry { pending.resolve(.failure(error)) }
     }
 }
 

@@ -96,15 +96,18 @@ public struct JetStream: Sendable {
     /// subject) and the deduplication id; a fence that fails throws error 10071 and stores nothing.
     public func publish(_ subject: String, payload: [UInt8], options: PublishOptions = PublishOptions(),
                         headers: NATSHeaders = NATSHeaders()) async throws(NATSClientError) -> PublishAck {
+        try await startPublish(subject, payload: payload, options: options, headers: headers).acknowledgement()
+    }
+
+    /// Queues a publish now and returns a handle to wait for its acknowledgement later. Publishes
+    /// started one after the other reach the stream in that order, so a writer can keep many in
+    /// flight and still fence each on the sequence the previous one will get.
+    public func startPublish(_ subject: String, payload: [UInt8], options: PublishOptions = PublishOptions(),
+                             headers: NATSHeaders = NATSHeaders()) throws(NATSClientError) -> PendingAcknowledgement {
         let merged = options.apply(to: headers)
-        let reply: NATSMessage
-        do {
-            reply = try await connection.request(subject, payload: payload, headers: merged.fields.isEmpty ? nil : merged,
-                                                 timeoutMilliseconds: timeoutMilliseconds)
-        } catch .noResponders {
-            throw .jetStream(JetStreamError(code: 503, errorCode: 0, text: "no stream stores \(subject)"))
-        }
-        return try PublishAck(try Self.decode(reply))
+        let reply = try connection.startRequest(subject, payload: payload, headers: merged.fields.isEmpty ? nil : merged,
+                                                timeoutMilliseconds: timeoutMilliseconds)
+        return PendingAcknowledgement(subject: subject, reply: reply)
     }
 
     // MARK: Reading
@@ -127,5 +130,22 @@ public struct JetStream: Sendable {
     /// Reads a stream in order from `sequence` (see StreamReader.swift).
     public func reader(of stream: String, from sequence: UInt64 = 1, subject: String? = nil) -> StreamReader {
         StreamReader(jetStream: self, stream: stream, startSequence: sequence, subject: subject)
+    }
+}
+
+/// A JetStream publish on its way to the stream.
+public struct PendingAcknowledgement: Sendable {
+    let subject: String
+    let reply: PendingReply
+
+    /// Waits for the stream's answer; throws its refusal (10071 for a failed fence).
+    public func acknowledgement() async throws(NATSClientError) -> PublishAck {
+        let message: NATSMessage
+        do {
+            message = try await reply.reply()
+        } catch .noResponders {
+            throw .jetStream(JetStreamError(code: 503, errorCode: 0, text: "no stream stores \(subject)"))
+        }
+        return try PublishAck(try JetStream.decode(message))
     }
 }

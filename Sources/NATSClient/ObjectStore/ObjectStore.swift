@@ -65,41 +65,25 @@ public struct ObjectStore: Sendable {
         return info
     }
 
-    /// Publishes the chunks with a window of acknowledgements in flight, and checks that the
-    /// stream stored them in order.
+    /// Publishes the chunks in order with a window of acknowledgements in flight, and checks
+    /// that the stream stored them in that order.
     private func publishChunks(_ data: [UInt8], chunkSize: Int, count: Int, subject: String) async throws(NATSClientError) {
-        let jetStream = self.jetStream
-        let result = await withTaskGroup(of: (Int, Result<PublishAck, NATSClientError>).self) { group in
-            var sequences = [UInt64](repeating: 0, count: count)
-            var failure: NATSClientError?
-            var next = 0
-            func add() {
-                let index = next
-                next += 1
-                let chunk = Array(data[(index * chunkSize)..<min(data.count, (index + 1) * chunkSize)])
-                group.addTask {
-                    do throws(NATSClientError) {
-                        return (index, .success(try await jetStream.publish(subject, payload: chunk)))
-                    } catch {
-                        return (index, .failure(error))
-                    }
-                }
-            }
-            while next < min(count, Self.publishWindow) { add() }
-            while let (index, outcome) = await group.next() {
-                switch outcome {
-                case .success(let ack): sequences[index] = ack.sequence
-                case .failure(let error): failure = failure ?? error
-                }
-                if failure == nil, next < count { add() }
-            }
-            if let failure { return Result<Void, NATSClientError>.failure(failure) }
-            for index in sequences.indices.dropFirst() where sequences[index] <= sequences[index - 1] {
-                return .failure(.jetStream(.malformed("object chunks stored out of order")))
-            }
-            return .success(())
+        var inFlight: [PendingAcknowledgement] = []
+        var head = 0
+        var lastSequence: UInt64 = 0
+        func awaitOldest() async throws(NATSClientError) {
+            let ack = try await inFlight[head].acknowledgement()
+            head += 1
+            guard ack.sequence > lastSequence else { throw .jetStream(.malformed("object chunks stored out of order")) }
+            lastSequence = ack.sequence
         }
-        try result.get()
+        inFlight.reserveCapacity(count)
+        for index in 0..<count {
+            if inFlight.count - head >= Self.publishWindow { try await awaitOldest() }
+            let chunk = Array(data[(index * chunkSize)..<min(data.count, (index + 1) * chunkSize)])
+            inFlight.append(try jetStream.startPublish(subject, payload: chunk))
+        }
+        while head < inFlight.count { try await awaitOldest() }
     }
 
     /// The object, or nil when there is none (or it was deleted). Throws when its chunks are
