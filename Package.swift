@@ -9,6 +9,8 @@
 //   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; JSON}, so an
 //   app built for Apple platforms links no C library; only the admin CLI in BangbangServer
 //   uses it, never the other way round.
+//   NATSClient (JetStream, KV, object store; not yet used by the server)
+//            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -49,6 +51,9 @@ let package = Package(
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "Crypto", "CLinux", "CZlib", "BangbangClient"],
                 swiftSettings: strict),
+        .target(name: "NATSProtocol", swiftSettings: strict),
+        .target(name: "NATSClient", dependencies: ["NATSProtocol", "SocketServer", "JSON", "Crypto"],
+                swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
                           path: "loadtest", swiftSettings: strict),
@@ -60,6 +65,9 @@ let package = Package(
         .testTarget(name: "BangbangCoreTests", dependencies: ["BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
+        .testTarget(name: "NATSProtocolTests", dependencies: ["NATSProtocol"], swiftSettings: strict),
+        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON"],
+                    swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),

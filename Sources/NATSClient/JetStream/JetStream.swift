@@ -1,0 +1,151 @@
+// JetStream over request/reply: every API call is a JSON request to `$JS.API.<…>` answered by
+// the stream's or the cluster's leader (https://docs.nats.io/reference/reference-protocols/nats_api_reference).
+//
+// Answers are JSON objects; a refusal carries `error: {code, err_code, description}` and is
+// thrown as `NATSClientError.jetStream`, so callers can react to the code (10071 for a
+// fenced append). Publishing to a stream's subject is a plain request whose reply is the
+// acknowledgement: the message is stored (on a quorum of replicas) before the ack is sent.
+import JSON
+import NATSProtocol
+
+/// A JetStream context over one connection.
+public struct JetStream: Sendable {
+    public let connection: NATSConnection
+    /// `$JS.API`, or another domain's prefix.
+    public var apiPrefix: String
+    /// Bound on each API call. Five seconds, as the server's own JetStream API timeout: a
+    /// leader election in the cluster takes a few seconds, and calls during it may wait.
+    public var timeoutMilliseconds: Int
+
+    public init(connection: NATSConnection, apiPrefix: String = "$JS.API", timeoutMilliseconds: Int = 5_000) {
+        self.connection = connection
+        self.apiPrefix = apiPrefix
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    /// Calls `$JS.API.<suffix>` with a JSON body and returns the answer, or throws its error.
+    func call(_ suffix: String, _ body: [String: JSONValue]? = nil) async throws(NATSClientError) -> JSONValue {
+        let payload = body.map(JSONBody.encode) ?? []
+        let reply: NATSMessage
+        do {
+            reply = try await connection.request(apiPrefix + "." + suffix, payload: payload, timeoutMilliseconds: timeoutMilliseconds)
+        } catch .noResponders {
+            // Nobody serves the API: JetStream is not enabled for this account, or no server is up.
+            throw .jetStream(JetStreamError(code: 503, errorCode: 0, text: "JetStream not available"))
+        }
+        return try Self.decode(reply)
+    }
+
+    /// Parses an API answer, throwing the JetStream error it carries.
+    static func decode(_ reply: NATSMessage) throws(NATSClientError) -> JSONValue {
+        let value: JSONValue
+        do {
+            value = try Array(reply.payload).withUnsafeBytes { try JSONParser.parse($0) }
+        } catch {
+            throw .jetStream(.malformed("not JSON (status \(reply.status.map(String.init) ?? "none"))"))
+        }
+        guard case .object = value else { throw .jetStream(.malformed("not an object")) }
+        if let error = value["error"] {
+            throw .jetStream(JetStreamError(code: Int(error.integer("code") ?? 0), errorCode: Int(error.integer("err_code") ?? 0),
+                                            text: error.string("description") ?? ""))
+        }
+        return value
+    }
+
+    /// Account information; answers only once the cluster has a meta leader.
+    public func accountInfo() async throws(NATSClientError) -> JSONValue {
+        try await call("INFO")
+    }
+
+    // MARK: Streams
+
+    /// Creates a stream; an existing one with the same configuration is returned as it is,
+    /// one with another configuration is refused (10058).
+    public func createStream(_ configuration: StreamConfiguration) async throws(NATSClientError) -> StreamInfo {
+        try StreamInfo(try await call("STREAM.CREATE." + configuration.name, configuration.json))
+    }
+
+    /// Changes a stream's configuration (subjects, limits, replicas; not its storage or name).
+    public func updateStream(_ configuration: StreamConfiguration) async throws(NATSClientError) -> StreamInfo {
+        try StreamInfo(try await call("STREAM.UPDATE." + configuration.name, configuration.json))
+    }
+
+    /// A stream's configuration and state; throws 10059 when there is none.
+    public func streamInfo(_ name: String) async throws(NATSClientError) -> StreamInfo {
+        try StreamInfo(try await call("STREAM.INFO." + name))
+    }
+
+    /// Deletes a stream and everything in it.
+    public func deleteStream(_ name: String) async throws(NATSClientError) {
+        _ = try await call("STREAM.DELETE." + name)
+    }
+
+    /// Removes a stream's messages, or only those on `subject`; returns how many went.
+    @discardableResult
+    public func purgeStream(_ name: String, subject: String? = nil, keepingLast: Int? = nil) async throws(NATSClientError) -> UInt64 {
+        var body: [String: JSONValue] = [:]
+        if let subject { body["filter"] = .string(subject) }
+        if let keepingLast { body["keep"] = .integer(Int64(keepingLast)) }
+        return try await call("STREAM.PURGE." + name, body.isEmpty ? nil : body).unsigned("purged")
+    }
+
+    // MARK: Publishing
+
+    /// Publishes to a stream's subject and waits for the stream's acknowledgement: the message
+    /// is stored. `options` carries the fences (expected last sequence, of the stream or of the
+    /// subject) and the deduplication id; a fence that fails throws error 10071 and stores nothing.
+    public func publish(_ subject: String, payload: [UInt8], options: PublishOptions = PublishOptions(),
+                        headers: NATSHeaders = NATSHeaders()) async throws(NATSClientError) -> PublishAck {
+        try await startPublish(subject, payload: payload, options: options, headers: headers).acknowledgement()
+    }
+
+    /// Queues a publish now and returns a handle to wait for its acknowledgement later. Publishes
+    /// started one after the other reach the stream in that order, so a writer can keep many in
+    /// flight and still fence each on the sequence the previous one will get.
+    public func startPublish(_ subject: String, payload: [UInt8], options: PublishOptions = PublishOptions(),
+                             headers: NATSHeaders = NATSHeaders()) throws(NATSClientError) -> PendingAcknowledgement {
+        let merged = options.apply(to: headers)
+        let reply = try connection.startRequest(subject, payload: payload, headers: merged.fields.isEmpty ? nil : merged,
+                                                timeoutMilliseconds: timeoutMilliseconds)
+        return PendingAcknowledgement(subject: subject, reply: reply)
+    }
+
+    // MARK: Reading
+
+    /// The message stored at `sequence`; throws 10037 when there is none.
+    public func message(in stream: String, sequence: UInt64) async throws(NATSClientError) -> StoredMessage {
+        try StoredMessage(try await call("STREAM.MSG.GET." + stream, ["seq": .integer(Int64(sequence))]))
+    }
+
+    /// The last message stored on `subject`; throws 10037 when there is none.
+    public func lastMessage(in stream: String, subject: String) async throws(NATSClientError) -> StoredMessage {
+        try StoredMessage(try await call("STREAM.MSG.GET." + stream, ["last_by_subj": .string(subject)]))
+    }
+
+    /// Removes one message (KV and object store keep their history otherwise).
+    public func deleteMessage(in stream: String, sequence: UInt64) async throws(NATSClientError) {
+        _ = try await call("STREAM.MSG.DELETE." + stream, ["seq": .integer(Int64(sequence)), "no_erase": .bool(true)])
+    }
+
+    /// Reads a stream in order from `sequence` (see StreamReader.swift).
+    public func reader(of stream: String, from sequence: UInt64 = 1, subject: String? = nil) -> StreamReader {
+        StreamReader(jetStream: self, stream: stream, startSequence: sequence, subject: subject)
+    }
+}
+
+/// A JetStream publish on its way to the stream.
+public struct PendingAcknowledgement: Sendable {
+    let subject: String
+    let reply: PendingReply
+
+    /// Waits for the stream's answer; throws its refusal (10071 for a failed fence).
+    public func acknowledgement() async throws(NATSClientError) -> PublishAck {
+        let message: NATSMessage
+        do {
+            message = try await reply.reply()
+        } catch .noResponders {
+            throw .jetStream(JetStreamError(code: 503, errorCode: 0, text: "no stream stores \(subject)"))
+        }
+        return try PublishAck(try JetStream.decode(message))
+    }
+}

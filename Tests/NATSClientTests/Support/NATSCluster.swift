@@ -1,0 +1,241 @@
+// Real nats-server processes for the integration tests: one server, or a 3-node JetStream
+// cluster, on free loopback ports, each node with its own store directory in a temporary
+// directory, stopped by PID.
+//
+// nats-server comes from Debian (scripts/bootstrap.sh installs it); `NATS_SERVER` names another
+// binary. Without one the tests fail with a message saying so: they are never skipped.
+import Foundation
+import Glibc
+import NATSClient
+import Testing
+
+final class NATSCluster: @unchecked Sendable {
+    // Confinement: built once, then used by one test at a time (the suites are serialized);
+    // `processes` is only changed by `kill` and `stop` from that test.
+    struct Node {
+        let name: String
+        let clientPort: Int
+        let routePort: Int
+        let configPath: String
+    }
+
+    let nodes: [Node]
+    let directory: String
+    private var processes: [Int: Process] = [:]
+
+    var addresses: [NATSServerAddress] { nodes.map { NATSServerAddress(host: "127.0.0.1", port: $0.clientPort) } }
+
+    /// Starts `size` nodes (1: a single JetStream server; 3: a cluster) and waits until
+    /// JetStream answers on every node, which in a cluster means a meta leader was elected.
+    static func start(size: Int, timeoutSeconds: Double = 20) async throws -> NATSCluster {
+        let binary = try serverBinary()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bangbang-nats-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let ports = try freePorts(count: size * 2)
+        var nodes: [Node] = []
+        for index in 0..<size {
+            let name = "n\(index + 1)"
+            let node = Node(name: name, clientPort: ports[index], routePort: ports[size + index],
+                            configPath: "\(directory)/\(name).conf")
+            nodes.append(node)
+        }
+        for (index, node) in nodes.enumerated() {
+            var config = """
+                server_name: \(node.name)
+                listen: 127.0.0.1:\(node.clientPort)
+                jetstream {
+                  store_dir: "\(directory)/\(node.name)"
+                  max_memory_store: 64MB
+                  max_file_store: 1GB
+                }
+
+                """
+            if size > 1 {
+                let routes = nodes.enumerated().filter { $0.offset != index }.map { "nats://127.0.0.1:\($0.element.routePort)" }
+                config += """
+                    cluster {
+                      name: bangbang-test
+                      listen: 127.0.0.1:\(node.routePort)
+                      routes: [\(routes.joined(separator: ", "))]
+                    }
+
+                    """
+            }
+            try config.write(toFile: node.configPath, atomically: true, encoding: .utf8)
+        }
+        let cluster = NATSCluster(nodes: nodes, directory: directory)
+        do {
+            for index in nodes.indices { try cluster.launch(index, binary: binary) }
+            try await cluster.waitForJetStream(timeoutSeconds: timeoutSeconds)
+        } catch {
+            cluster.stop()
+            throw error
+        }
+        return cluster
+    }
+
+    private init(nodes: [Node], directory: String) {
+        self.nodes = nodes
+        self.directory = directory
+    }
+
+    private func launch(_ index: Int, binary: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-c", nodes[index].configPath]
+        let log = "\(directory)/\(nodes[index].name).log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        processes[index] = process
+    }
+
+    /// Process id of node `index`, while it runs.
+    func pid(of index: Int) -> Int32? { processes[index]?.processIdentifier }
+
+    /// `kill -9` of one node, by the PID this harness started.
+    func kill(_ index: Int) {
+        guard let process = processes.removeValue(forKey: index) else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Stops every node still running (SIGTERM, then SIGKILL after two seconds) and removes
+    /// the store directories.
+    func stop() {
+        for (_, process) in processes { Glibc.kill(process.processIdentifier, SIGTERM) }
+        let deadline = Date().addingTimeInterval(2)
+        for (_, process) in processes {
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        processes.removeAll()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The node whose client port is `address`'s.
+    func index(of address: NATSServerAddress) -> Int? {
+        nodes.firstIndex { $0.clientPort == address.port }
+    }
+
+    private func waitForJetStream(timeoutSeconds: Double) async throws {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        for index in nodes.indices {
+            var configuration = NATSConfiguration(servers: [addresses[index]], name: "cluster-probe")
+            configuration.reconnectWaitMilliseconds = 20
+            configuration.maxReconnectWaitMilliseconds = 100
+            let connection = NATSConnection(configuration: configuration)
+            defer { Task { await connection.close() } }
+            while true {
+                guard Date() < deadline else { throw HarnessError("JetStream did not become ready on \(nodes[index].name); logs in \(directory)") }
+                do {
+                    try await connection.connect()
+                    let reply = try await connection.request("$JS.API.INFO", payload: [], timeoutMilliseconds: 1_000)
+                    if !String(decoding: reply.payload, as: UTF8.self).contains("\"error\"") { break }
+                } catch {}
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            await connection.close()
+        }
+    }
+
+    private static func serverBinary() throws -> String {
+        if let named = ProcessInfo.processInfo.environment["NATS_SERVER"] { return named }
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/sbin:/usr/bin:/usr/local/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/nats-server"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw HarnessError("nats-server not found: run scripts/bootstrap.sh (it installs Debian's nats-server) or set NATS_SERVER")
+    }
+
+    /// Ports the kernel hands out for port 0 on loopback. Each socket stays open until all
+    /// are chosen, so the ports differ; a race with another process is possible but rare.
+    static func freePorts(count: Int) throws -> [Int] {
+        var descriptors: [Int32] = []
+        defer { for descriptor in descriptors { close(descriptor) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw HarnessError("socket: \(errno)") }
+            descriptors.append(descriptor)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                    bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+                }
+            }
+            guard bound else { throw HarnessError("bind: \(errno)") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `body` with a fresh cluster and always stops it.
+func withCluster<Result>(size: Int = 3, _ body: (NATSCluster) async throws -> Result) async throws -> Result {
+    let cluster = try await NATSCluster.start(size: size)
+    do {
+        let result = try await body(cluster)
+        cluster.stop()
+        return result
+    } catch {
+        cluster.stop()
+        throw error
+    }
+}
+
+/// A connected client of `cluster`, listing all its nodes, starting with `first`.
+func connectClient(to cluster: NATSCluster, first: Int = 0, name: String = "test") async throws -> NATSConnection {
+    var servers = cluster.addresses
+    servers.insert(servers.remove(at: first), at: 0)
+    var configuration = NATSConfiguration(servers: servers, name: name)
+    configuration.reconnectWaitMilliseconds = 20
+    configuration.maxReconnectWaitMilliseconds = 200
+    configuration.pingIntervalMilliseconds = 1_000
+    let connection = NATSConnection(configuration: configuration)
+    try await connection.connect()
+    return connection
+}
+
+/// Waits (bounded) until `condition` holds, checking every 10 ms; an error thrown by
+/// `condition` counts as "not yet" and is reported if time runs out.
+func eventually(timeoutSeconds: Double = 10, _ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    var lastError: Error?
+    while Date() < deadline {
+        do {
+            if try await condition() { return }
+        } catch {
+            lastError = error
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    throw HarnessError("timed out waiting for \(what)" + (lastError.map { "; last error: \($0)" } ?? ""))
+}
+
+/// The JetStream error `body` threw; nil when it succeeded (or failed otherwise, which is
+/// recorded).
+func jetStreamError(_ body: () async throws -> Void) async -> JetStreamError? {
+    do {
+        try await body()
+        return nil
+    } catch NATSClientError.jetStream(let error) {
+        return error
+    } catch {
+        Issue.record("expected a JetStream error, got \(error)")
+        return nil
+    }
+}

@@ -1,0 +1,89 @@
+import Testing
+@testable import NATSProtocol
+
+/// What parsing a whole input produced, owned so chunkings can be compared.
+enum Parsed: Equatable {
+    case info(String)
+    case message(subject: String, sid: UInt64, replyTo: String?, headers: [UInt8]?, payload: [UInt8])
+    case ping, pong, ok
+    case error(String)
+    case failure(NATSProtocolError)
+
+    init(_ operation: ServerOperation) {
+        switch operation {
+        case .info(let json): self = .info(String(decoding: json, as: UTF8.self))
+        case .message(let view):
+            self = .message(subject: String(decoding: view.subject, as: UTF8.self), sid: view.subscriptionID,
+                            replyTo: view.replyTo.map { String(decoding: $0, as: UTF8.self) },
+                            headers: view.headers.map { Array($0) }, payload: Array(view.payload))
+        case .ping: self = .ping
+        case .pong: self = .pong
+        case .ok: self = .ok
+        case .error(let text): self = .error(String(decoding: text, as: UTF8.self))
+        }
+    }
+}
+
+/// Feeds `chunks` to one fresh parser; a failure ends the outcome and must then stick.
+func parse(_ chunks: [ArraySlice<UInt8>], limits: ParserLimits = ParserLimits()) -> [Parsed] {
+    var parser = OperationParser(limits: limits)
+    var outcome: [Parsed] = []
+    for chunk in chunks {
+        do {
+            try chunk.withUnsafeBytes { buffer in
+                try parser.parse(buffer) { outcome.append(Parsed($0)) }
+            }
+        } catch let error as NATSProtocolError {
+            outcome.append(.failure(error))
+            // Sticky: the same error again, and nothing more emitted.
+            do {
+                try [UInt8]("PING\r\n".utf8).withUnsafeBytes { buffer in try parser.parse(buffer) { outcome.append(Parsed($0)) } }
+            } catch let second as NATSProtocolError where second == error {
+                return outcome
+            } catch {}
+            outcome.append(.error("failure did not stick"))
+            return outcome
+        } catch {
+            fatalError("unexpected error type \(error)")
+        }
+    }
+    if !parser.isAtOperationBoundary { outcome.append(.error("incomplete")) }
+    return outcome
+}
+
+/// Checks that `input` parses the same whole, byte by byte, split in two at every index and in
+/// three pieces, and that what follows a complete input is parsed exactly where it ended.
+@discardableResult
+func verifyDripFeed(_ input: [UInt8], followedBy other: [UInt8]? = nil, limits: ParserLimits = ParserLimits(),
+                    sourceLocation: SourceLocation = #_sourceLocation) -> [Parsed] {
+    func check(_ bytes: [UInt8], expected: [Parsed], label: String) {
+        #expect(parse(bytes.indices.map { bytes[$0...$0] }, limits: limits) == expected, "\(label): byte by byte",
+                sourceLocation: sourceLocation)
+        for split in 0...bytes.count {
+            let outcome = parse([bytes[..<split], bytes[split...]], limits: limits)
+            #expect(outcome == expected, "\(label): split at \(split)", sourceLocation: sourceLocation)
+            if outcome != expected { break }
+        }
+        if bytes.count >= 3 {
+            let third = bytes.count / 3
+            #expect(parse([bytes[..<third], bytes[third..<(2 * third)], bytes[(2 * third)...]], limits: limits) == expected,
+                    "\(label): three pieces", sourceLocation: sourceLocation)
+        }
+    }
+    let whole = parse([input[...]], limits: limits)
+    check(input, expected: whole, label: "input")
+    if let other {
+        let expected: [Parsed]
+        if whole.contains(where: { if case .failure = $0 { true } else { false } }) || whole.last == .error("incomplete") {
+            expected = whole
+        } else {
+            expected = whole + parse([other[...]], limits: limits)
+        }
+        check(input + other, expected: expected, label: "concatenated")
+    }
+    return whole
+}
+
+extension Array where Element == UInt8 {
+    init(_ text: String) { self = Array(text.utf8) }
+}
