@@ -15,6 +15,8 @@ public final class BangbangServer: @unchecked Sendable {
     let metrics = ServerMetrics()
     let application: Application
     private let group: EventLoopGroup
+    /// Who is connected on each loop, and its outbox (indexed by loop).
+    private let registries: [LoopRegistry]
     private var socketServer: SocketServer?
     /// The limits a configuration reload (SIGHUP) can change while serving.
     private let addressLimiter: AddressLimiter
@@ -44,7 +46,11 @@ public final class BangbangServer: @unchecked Sendable {
                                         handshakesPerSecond: configuration.handshakesPerSecondPerAddress)
         userLimiter = KeyedRateLimiter<UserID>(ratePerSecond: configuration.userRequestsPerSecond,
                                                capacity: configuration.userRequestsPerSecond * 2)
-        application.attach(to: group.loops)
+        let (metrics, publisher) = (metrics, application.publisher)
+        registries = group.loops.map { loop in
+            LoopRegistry(loop: loop, metrics: metrics, watcherTotal: publisher.feedWatchers, presence: publisher.presence)
+        }
+        application.attach(to: registries)
         let site = try Self.loadStaticSite(configuration, logger: logger)
         staticSite.withLock { $0 = site }
     }
@@ -116,16 +122,17 @@ public final class BangbangServer: @unchecked Sendable {
 
     private func makeRouter() -> HTTPRouter {
         let application = application
+        let registries = registries
         let userLimiter = userLimiter
         var routes: [String: WebSocketRoute] = [
             "/ws": WebSocketRoute(
                 configuration: WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes,
                                                       maxMessageSize: configuration.maxMessageBytes,
                                                       maxFragmentsPerMessage: 256),
-                makeEndpoint: { ClientSession(app: application, userLimiter: userLimiter) }),
+                makeEndpoint: { loop in ClientSession(app: application, registry: registries[loop.index], userLimiter: userLimiter) }),
         ]
         if configuration.enablesEcho {
-            routes["/echo"] = WebSocketRoute(configuration: .echo, makeEndpoint: { EchoEndpoint() })
+            routes["/echo"] = WebSocketRoute(configuration: .echo, makeEndpoint: { _ in EchoEndpoint() })
         }
         let metrics = metrics
         let isReady = isReady
@@ -188,7 +195,7 @@ public final class BangbangServer: @unchecked Sendable {
         isReady.withLock { $0 = false }
         socketServer?.stop(closeConnections: false)
         let done = DispatchGroup()
-        for registry in application.registries {
+        for registry in registries {
             done.enter()
             registry.loop.execute {
                 registry.loop.forEachConnection { connection in

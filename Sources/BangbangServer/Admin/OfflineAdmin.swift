@@ -1,7 +1,7 @@
 // `bangbang admin` on a stopped server's data directory. It recovers the application exactly as
 // the server does at start (taking the directory's lock, so a server cannot start meanwhile),
 // runs one command on the owners' queues as the built-in administrator, commits a change
-// through `Application.commit` (the server's one commit point: journaled and fsynced before the
+// through its owner's `commit` (the server's one commit path: journaled and fsynced before the
 // CLI reports success) and closes the journal. The next server start replays the record like
 // any other, so the person concerned is told when they reconnect.
 import BangbangCore
@@ -36,62 +36,62 @@ enum OfflineAdmin {
                                 finish: @escaping @Sendable (Result<JSONValue, DomainError>) -> Void) {
         switch command {
         case .pendingVerifications:
-            app.accounts.perform { executor in
-                finish(.success(["users": .array(BuiltInAdministrator.pendingVerifications(executor.store).map(UserWire.encode))]))
+            app.accounts.perform { owner in
+                finish(.success(["users": .array(BuiltInAdministrator.pendingVerifications(owner.store).map(UserWire.encode))]))
             }
         case .feedback(let limit, let before):
-            app.accounts.perform { executor in
-                let page = BuiltInAdministrator.feedbackPage(executor.store, before: before.map { UInt64($0) },
+            app.accounts.perform { owner in
+                let page = BuiltInAdministrator.feedbackPage(owner.store, before: before.map { UInt64($0) },
                                                              limit: Int(min(limit ?? 20, 100)))
                 finish(.success(page.map(FeedbackWire.encode) ?? ["feedback": []]))
             }
         case .user(let id):
-            app.accounts.perform { executor in
+            app.accounts.perform { owner in
                 finish(Result { () throws(DomainError) in
-                    ["user": UserWire.encode(try BuiltInAdministrator.user(executor.store, UserID(rawValue: UInt64(id))))]
+                    ["user": UserWire.encode(try BuiltInAdministrator.user(owner.store, UserID(rawValue: UInt64(id))))]
                 })
             }
         case .userByPhone(let phone):
-            app.accounts.perform { executor in
+            app.accounts.perform { owner in
                 finish(Result { () throws(DomainError) in
-                    ["user": UserWire.encode(try BuiltInAdministrator.user(executor.store, phone: phone))]
+                    ["user": UserWire.encode(try BuiltInAdministrator.user(owner.store, phone: phone))]
                 })
             }
         case .order(let raw):
             let id = OrderID(rawValue: UInt64(raw))
             guard app.shards.indices.contains(id.shard) else { return finish(.failure(DomainError(.notFound, "no such order"))) }
-            app.shards[id.shard].perform { executor in
-                guard let order = executor.shard.orders[id] else { return finish(.failure(DomainError(.notFound, "no such order"))) }
+            app.shards[id.shard].perform { owner in
+                guard let order = owner.shard.orders[id] else { return finish(.failure(DomainError(.notFound, "no such order"))) }
                 finish(.success(["order": OrderWire.encode(OrderView(order, viewer: order.publisher))]))
             }
         case .approve(let user), .reject(let user, _), .grantAdmin(let user), .revokeAdmin(let user):
             let subject = UserID(rawValue: UInt64(user))
-            app.accounts.perform { executor in
+            app.accounts.perform { owner in
                 let now = app.clock()
                 let event: AccountEvent
                 do throws(DomainError) {
                     switch command {
-                    case .approve: event = try BuiltInAdministrator.decideVerification(executor.store, user: subject,
+                    case .approve: event = try BuiltInAdministrator.decideVerification(owner.store, user: subject,
                                                                                         reason: nil, now: now)
                     case .reject(_, let reason):
-                        event = try BuiltInAdministrator.decideVerification(executor.store, user: subject, reason: reason, now: now)
+                        event = try BuiltInAdministrator.decideVerification(owner.store, user: subject, reason: reason, now: now)
                     case .grantAdmin:
-                        event = try BuiltInAdministrator.decideAdministrator(executor.store, user: subject, isGranted: true, now: now)
+                        event = try BuiltInAdministrator.decideAdministrator(owner.store, user: subject, isGranted: true, now: now)
                     default:
-                        event = try BuiltInAdministrator.decideAdministrator(executor.store, user: subject, isGranted: false, now: now)
+                        event = try BuiltInAdministrator.decideAdministrator(owner.store, user: subject, isGranted: false, now: now)
                     }
                 } catch {
                     return finish(.failure(error))
                 }
-                executor.store.apply(event)
-                let view = Result { () throws(DomainError) in try BuiltInAdministrator.user(executor.store, subject) }
                 app.logger.info("admin_action", ["mode": "offline", "command": "\(command)", "subject": user])
-                app.commit(.account(event), applied: .account(event, at: now)) { result in
-                    switch (result, view) {
-                    case (.failure(let error), _), (_, .failure(let error)): finish(.failure(error))
-                    case (.success, .success(let user)): finish(.success(["user": UserWire.encode(user)]))
+                owner.commit(event, at: now, reading: { store in
+                    Result { () throws(DomainError) in try BuiltInAdministrator.user(store, subject) }
+                }, onDurable: { result in
+                    switch result {
+                    case .failure(let error), .success(.failure(let error)): finish(.failure(error))
+                    case .success(.success(let user)): finish(.success(["user": UserWire.encode(user)]))
                     }
-                }
+                })
             }
         case .journal:
             preconditionFailure("journal is read by JournalInspection, not run as a command")

@@ -9,7 +9,9 @@
 // in a row is not a client waiting its turn, and is closed with 1008.
 //
 // Confined to its connection's event-loop queue (it is a `WebSocketEndpoint`). Operations may
-// hop to owners' queues; they come back through `OperationContext.reply`, which returns here.
+// hop to owners' queues; they come back through `OperationContext.reply`, which posts to this
+// loop's outbox (LoopRegistry.swift), so replies and pushes reach the client in the order they
+// were made.
 import BangbangCore
 import BangbangProtocol
 import SocketServer
@@ -20,8 +22,9 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     static let maxRequestsInFlight = 64
 
     let app: Application
+    /// The registry and outbox of this connection's loop.
+    let registry: LoopRegistry
     private(set) weak var channel: WebSocketChannel?
-    private(set) var registry: LoopRegistry?
     private(set) var user: UserID?
     private(set) var sessionID: SessionID?
     private(set) var feedFilter: FeedFilter?
@@ -36,19 +39,21 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     private let userLimiter: KeyedRateLimiter<UserID>?
     /// Requests refused in a row; reset by any admitted request.
     private var consecutiveRefusals = 0
+    /// Closed for flooding: the close is queued behind the replies already made.
+    private var isClosingForFlood = false
 
-    init(app: Application, userLimiter: KeyedRateLimiter<UserID>? = nil) {
+    init(app: Application, registry: LoopRegistry, userLimiter: KeyedRateLimiter<UserID>? = nil) {
         self.app = app
+        self.registry = registry
         self.userLimiter = userLimiter
     }
 
-    var loop: EventLoop? { channel?.connection.loop }
+    var loop: EventLoop { registry.loop }
 
     // MARK: WebSocketEndpoint
 
     func webSocketDidOpen(_ channel: WebSocketChannel) {
         self.channel = channel
-        registry = app.registry(for: channel.connection.loop)
         let rate = app.connectionRequestRate.withLock { $0 }
         if rate > 0 {
             requestBucket = TokenBucket(ratePerSecond: rate, capacity: rate * 2, now: channel.connection.loop.now)
@@ -63,7 +68,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         switch decoded {
         case .failure(let failure):
             app.metrics.requests.increment(label: "invalid:bad_request")
-            channel.send(text: Reply.failure(id: failure.id, error: failure.error))
+            sendInOrder(Reply.failure(id: failure.id, error: failure.error))
         case .success(let request):
             handle(request)
         }
@@ -75,8 +80,8 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
 
     func webSocketDidClose(_ channel: WebSocketChannel) {
         isClosed = true
-        if let user { registry?.unregister(self, as: user) }
-        if feedFilter != nil { registry?.stopWatching(self) }
+        if let user { registry.unregister(self, as: user) }
+        if feedFilter != nil { registry.stopWatching(self) }
         feedFilter = nil
     }
 
@@ -98,18 +103,18 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         }
         guard let operation = known else {
             app.metrics.requests.increment(label: "unknown:unknown_operation")
-            channel?.send(text: Reply.failure(id: request.id, error: DomainError(.unknownOperation,
+            sendInOrder(Reply.failure(id: request.id, error: DomainError(.unknownOperation,
                 "unknown operation \"\(request.operation)\"; see protocol/operations.md")))
             return
         }
         if case .refused(let error) = admission {
-            channel?.send(text: Reply.failure(id: request.id, error: error))
+            sendInOrder(Reply.failure(id: request.id, error: error))
             return
         }
         guard requestsInFlight < Self.maxRequestsInFlight else {
             app.metrics.requests.increment(label: "\(operation.name):rate_limited")
             // No clock to wait for: a slot frees when one of the replies arrives.
-            channel?.send(text: Reply.failure(id: request.id, error: .rateLimited(
+            sendInOrder(Reply.failure(id: request.id, error: .rateLimited(
                 "more than \(Self.maxRequestsInFlight) requests in flight on this connection; wait for replies",
                 retryAfterMilliseconds: 0)))
             return
@@ -136,7 +141,13 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         }
     }
 
-    /// Called on this session's loop by `OperationContext.reply`.
+    /// Sends a reply made on the loop behind the replies already in the outbox, so a client
+    /// that sends several requests hears back in the order they were answered.
+    private func sendInOrder(_ reply: [UInt8]) {
+        registry.post { [self] in channel?.send(text: reply) }
+    }
+
+    /// Called on this session's loop, from its outbox, for `OperationContext.reply`.
     func finish(_ context: OperationContext, with result: Result<OperationContext.ReplyData, DomainError>) {
         requestsInFlight = max(0, requestsInFlight - 1)
         let label: String
@@ -173,7 +184,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     /// flooding connection closed) here; the caller answers it, after `unknown_operation`.
     private func admit(_ request: Request, isKnown: Bool) -> Admission {
         // Once closing (a flood already closed it), nothing more is answered or counted.
-        guard let channel, channel.isOpen else { return .closed }
+        guard let channel, channel.isOpen, !isClosingForFlood else { return .closed }
         var refusedBy: String?
         var wait: Int64 = 0
         if requestBucket != nil || (userLimiter != nil && user != nil) {
@@ -196,7 +207,11 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
             app.metrics.rateLimited.increment(label: "flood")
             app.logger.warning("connection_flooding", ["connection.id": connectionID, "refused": consecutiveRefusals,
                                                        "limit": refusedBy])
-            channel.close(code: .policyViolation, reason: "request rate limit exceeded repeatedly")
+            // Behind the replies already in the outbox, which the client is still sent.
+            isClosingForFlood = true
+            registry.post { [self] in
+                self.channel?.close(code: .policyViolation, reason: "request rate limit exceeded repeatedly")
+            }
             return .closed
         }
         // An unknown operation is answered `unknown_operation`, and counted as that.
@@ -237,14 +252,14 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         // would otherwise keep a closed session.
         guard !isClosed else { return (0, false) }
         isBuiltInAdministrator = false
-        if let previous = self.user { registry?.unregister(self, as: previous) }
+        if let previous = self.user { registry.unregister(self, as: previous) }
         self.user = user
         self.sessionID = session
         var missed: [[UInt8]] = []
         var resync = false
-        let replay = app.streams.replay(for: user, after: lastSeenSequence ?? .max, now: app.clock()) { current in
+        let replay = app.publisher.streams.replay(for: user, after: lastSeenSequence ?? .max, now: app.clock()) { current in
             // Under the stream lock: from here on, live deliveries for this user reach us in order.
-            registry?.register(self, as: user)
+            registry.register(self, as: user)
             lastPersonalSequence = current
         }
         switch replay {
@@ -262,28 +277,29 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     /// Stops live personal events reaching this connection until the next `logIn` (which
     /// replays from where it asks). Used while a login on it is being published.
     func holdPersonalEvents() {
-        if let user { registry?.unregister(self, as: user) }
+        if let user { registry.unregister(self, as: user) }
     }
 
-    /// Runs `work` on this connection's loop: right away when already there (a server with one
-    /// loop runs its commit completions on it), else queued behind what the loop has to do.
-    func onLoop(_ work: @escaping @Sendable () -> Void) {
-        guard let loop else { return }
-        if loop.isCurrent { work() } else { loop.execute(work) }
+    /// Runs `work` on this connection's loop after everything already posted to its outbox
+    /// (replies, pushes). Any thread.
+    func post(_ work: @escaping @Sendable () -> Void) {
+        registry.post(work)
     }
 
     func logOut() {
         isBuiltInAdministrator = false
-        if let user { registry?.unregister(self, as: user) }
+        if let user { registry.unregister(self, as: user) }
         user = nil
         sessionID = nil
-        if feedFilter != nil { registry?.stopWatching(self) }
+        if feedFilter != nil { registry.stopWatching(self) }
         feedFilter = nil
     }
 
     func watch(_ filter: FeedFilter?) {
+        // A closed session is never registered again: the registry would keep it.
+        guard !isClosed else { return }
         feedFilter = filter
-        if filter == nil { registry?.stopWatching(self) } else { registry?.startWatching(self) }
+        if filter == nil { registry.stopWatching(self) } else { registry.startWatching(self) }
     }
 
     // MARK: Pushes (on this loop)

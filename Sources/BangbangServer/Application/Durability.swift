@@ -8,16 +8,16 @@
 // S would be applied twice, and one in neither would be lost. The state lives in three places
 // that change at different moments:
 //   - the owners (accounts store, every board shard) apply a change on their serial queue and
-//     append its record in the same block (`Application.commit`), so the sequence is assigned
+//     append its record in the same block (their `commit`), so the sequence is assigned
 //     while the change is already in the owner's value;
-//   - the personal streams and the board numbering change later, on the commit queue, when
-//     the record is durable (`publish`);
+//   - the personal streams and the board numbering change later, on the publishing queue, when
+//     the record is durable (`Publisher.publish`);
 //   - a record that fails leaves its change in the owner's value until the rebuild below.
 // So the cut is taken in this order, on `maintenanceQueue`:
 //   1. Suspend every owner queue from inside a block on it: each queue stops between two blocks,
 //      so no change is half-done, and no new record can be appended (only owners append).
 //   2. Wait until no commit is in flight: every appended record has completed, so the streams and
-//      board numbering include every durable change (`commit` decrements the in-flight count
+//      board numbering include every durable change (`CommitLog` decrements the in-flight count
 //      after `publish`).
 //   3. If a record failed and memory has not been rebuilt yet, give up: memory is ahead of disk.
 //   4. S = `journal.nextSequence - 1`: every record ≤ S was appended by a block that has finished,
@@ -133,7 +133,8 @@ extension Application {
         guard !commits.withLock({ $0.isRebuildPending }) else { return nil }
         let sequence = journal.nextSequence - 1
         let contents = SnapshotContents(accounts: accounts.store.state, shards: shards.map(\.shard),
-                                        streams: streams.snapshot(), boardSequences: boardSequences.withLock { $0 })
+                                        streams: publisher.streams.snapshot(),
+                                        boardSequences: publisher.boardSequences.withLock { $0 })
         return SnapshotCut(sequence: sequence, contents: contents)
     }
 
@@ -229,7 +230,7 @@ extension Application {
 
     // MARK: Storage failures
 
-    /// A record could not be stored. Runs on the commit queue, from the failed completion.
+    /// A record could not be stored. Runs on the publishing queue, from the failed completion.
     func noteStorageFailure(_ error: JournalError) {
         let schedulesRebuild = commits.withLock { tracker -> Bool in
             tracker.failures += 1
@@ -273,8 +274,8 @@ extension Application {
         }
         resumeOwners()
         // Due times may differ from what the timers were armed for; re-arm from the new state.
-        for executor in shards {
-            executor.perform { [self] executor in applyDueTransitions(executor) }
+        for owner in shards {
+            owner.perform { $0.applyDueTransitions() }
         }
     }
 }

@@ -1,37 +1,61 @@
-// Who is connected, per event loop: the logged-in sessions by user (for personal events) and
-// the sessions watching boards (for the feed). Each loop has its own registry, touched only on
-// that loop's queue, so fan-out needs no locks: the publisher hands each loop one block, and
-// the loop walks its own sessions and writes the shared frames.
+// Who is connected, per event loop, and the loop's outbox. The registry knows the logged-in
+// sessions by user (for personal events) and the sessions watching boards (for the feed); it is
+// touched only on its loop's queue, so fan-out needs no locks. Everything other queues have for
+// this loop's connections -- replies from the owners, personal events, board changes, work that
+// must follow them -- is posted to the outbox, in order, and the loop drains it once per turn:
+// many messages to one connection then leave in one `writev`, and a reply always precedes the
+// pushes of the change it answers. The publisher posts only to loops that hold a connection of
+// the user concerned (`Presence`) or a watcher of the boards.
 import BangbangCore
 import BangbangProtocol
 import SocketServer
 import Synchronization
 
-/// Confined to `loop.queue`.
+/// What other queues hand to a loop for its connections.
+enum OutboxItem: Sendable {
+    case personal(UserID, sequence: UInt64, SharedMessage)
+    case feed(FeedBroadcast)
+    case reply(OperationContext, Result<OperationContext.ReplyData, DomainError>)
+    /// Work for this loop that must run after what was posted before it.
+    case run(@Sendable () -> Void)
+}
+
+/// Confined to `loop.queue`, except `post` and `hasWatchers` (any thread).
 final class LoopRegistry: @unchecked Sendable {
     let loop: EventLoop
     private var sessionsByUser: [UserID: [ClientSession]] = [:]
     private var watchers: [ObjectIdentifier: ClientSession] = [:]
-    /// Board changes waiting for this loop's next drain, and whether one is scheduled. Filled from
-    /// the commit queue, emptied on the loop: the only state here shared across threads.
-    private let pendingFeed = Mutex<(broadcasts: [FeedBroadcast], isDrainScheduled: Bool)>(([], false))
+    /// `watchers.count`, readable by the publisher.
+    private let watcherCount = Atomic<Int>(0)
+    /// Items waiting for this loop's next drain, and whether one is scheduled: the only state
+    /// here written from other threads.
+    private let outbox = Mutex<(items: [OutboxItem], isDrainScheduled: Bool)>(([], false))
+    /// The drained batch and the feed changes gathered from it, kept for their capacity.
+    private var draining: [OutboxItem] = []
+    private var feedBatch: [FeedBroadcast] = []
 
     private let metrics: ServerMetrics
     private let watcherTotal: WatcherTotal
+    private let presence: Presence
 
-    init(loop: EventLoop, metrics: ServerMetrics, watcherTotal: WatcherTotal) {
+    init(loop: EventLoop, metrics: ServerMetrics, watcherTotal: WatcherTotal, presence: Presence) {
         self.loop = loop
         self.metrics = metrics
         self.watcherTotal = watcherTotal
+        self.presence = presence
     }
 
     func register(_ session: ClientSession, as user: UserID) {
+        if sessionsByUser[user] == nil { presence.add(user, onLoop: loop.index) }
         sessionsByUser[user, default: []].append(session)
     }
 
     func unregister(_ session: ClientSession, as user: UserID) {
         sessionsByUser[user]?.removeAll { $0 === session }
-        if sessionsByUser[user]?.isEmpty == true { sessionsByUser[user] = nil }
+        if sessionsByUser[user]?.isEmpty == true {
+            sessionsByUser[user] = nil
+            presence.remove(user, fromLoop: loop.index)
+        }
     }
 
     func sessions(of user: UserID) -> [ClientSession] { sessionsByUser[user] ?? [] }
@@ -39,14 +63,19 @@ final class LoopRegistry: @unchecked Sendable {
     /// Users with a logged-in session on this loop.
     var connectedUsers: Set<UserID> { Set(sessionsByUser.keys) }
 
+    /// Whether a session on this loop watches a board. Any thread.
+    var hasWatchers: Bool { watcherCount.load(ordering: .relaxed) > 0 }
+
     func startWatching(_ session: ClientSession) {
         if watchers.updateValue(session, forKey: ObjectIdentifier(session)) == nil {
+            watcherCount.add(1, ordering: .relaxed)
             watcherTotal.count.add(1, ordering: .sequentiallyConsistent)
         }
     }
 
     func stopWatching(_ session: ClientSession) {
         if watchers.removeValue(forKey: ObjectIdentifier(session)) != nil {
+            watcherCount.subtract(1, ordering: .relaxed)
             watcherTotal.count.subtract(1, ordering: .sequentiallyConsistent)
         }
     }
@@ -62,34 +91,56 @@ final class LoopRegistry: @unchecked Sendable {
         return users
     }
 
-    func deliverPersonal(to user: UserID, sequence: UInt64, message: SharedMessage) {
-        for session in sessionsByUser[user] ?? [] { session.deliverPersonal(sequence: sequence, message: message) }
-    }
+    // MARK: The outbox
 
-    /// Queues a board change for this loop's watchers (any thread). Changes that arrive while a
-    /// drain is pending join it, so under load one loop turn writes many messages to each
-    /// watcher with one `writev` instead of one write per message per watcher.
-    func enqueueFeed(_ broadcast: FeedBroadcast) {
-        let needsDrain = pendingFeed.withLock { pending -> Bool in
-            pending.broadcasts.append(broadcast)
+    /// Queues `item` for this loop's next drain (any thread). Items that arrive while a drain is
+    /// pending join it.
+    func post(_ item: OutboxItem) {
+        let needsDrain = outbox.withLock { pending -> Bool in
+            pending.items.append(item)
             guard !pending.isDrainScheduled else { return false }
             pending.isDrainScheduled = true
             return true
         }
-        if needsDrain { loop.execute { self.drainFeed() } }
+        if needsDrain { loop.execute { self.drain() } }
     }
 
-    /// Sends every pending board change to every watcher it concerns. Runs on the loop.
-    func drainFeed() {
-        let batch = pendingFeed.withLock { pending -> [FeedBroadcast] in
+    /// Runs `work` on this loop after everything posted so far (any thread).
+    func post(_ work: @escaping @Sendable () -> Void) { post(.run(work)) }
+
+    /// Delivers every pending item in order; consecutive board changes go to each watcher as
+    /// one corked batch. Runs on the loop.
+    private func drain() {
+        outbox.withLock { pending in
             pending.isDrainScheduled = false
-            defer { pending.broadcasts.removeAll(keepingCapacity: true) }
-            return pending.broadcasts
+            swap(&pending.items, &draining)
         }
-        guard !batch.isEmpty else { return }
+        for item in draining {
+            switch item {
+            case .feed(let broadcast):
+                feedBatch.append(broadcast)
+                continue
+            case .personal(let user, let sequence, let message):
+                deliverFeedBatch()
+                for session in sessionsByUser[user] ?? [] { session.deliverPersonal(sequence: sequence, message: message) }
+            case .reply(let context, let result):
+                deliverFeedBatch()
+                context.session.finish(context, with: result)
+            case .run(let work):
+                deliverFeedBatch()
+                work()
+            }
+        }
+        deliverFeedBatch()
+        draining.removeAll(keepingCapacity: true)
+    }
+
+    private func deliverFeedBatch() {
+        guard !feedBatch.isEmpty else { return }
         var delivered = 0
-        for session in watchers.values { delivered += session.deliverFeed(batch) }
+        for session in watchers.values { delivered += session.deliverFeed(feedBatch) }
         metrics.pushesSent.add(delivered)
+        feedBatch.removeAll(keepingCapacity: true)
     }
 }
 
@@ -102,8 +153,8 @@ final class WatcherTotal: Sendable {
     var isZero: Bool { count.load(ordering: .sequentiallyConsistent) == 0 }
 }
 
-/// One board change, ready to be sent to any watcher: the feed messages it can cause are encoded
-/// once, when it is made, and shared by every recipient on every loop (no lock on the fan-out
+/// One board change, ready to be sent to any watcher: the feed messages it can cause are framed
+/// once, when it is numbered, and shared by every recipient on every loop (no lock on the fan-out
 /// path). Only an order still on the board can enter or update a watcher's view; any change can
 /// make it leave one (a filter it no longer matches), and that message is tiny.
 final class FeedBroadcast: Sendable {
@@ -113,25 +164,30 @@ final class FeedBroadcast: Sendable {
     private let update: SharedMessage?
     private let leave: SharedMessage
 
-    init(change: AppliedOrderChange, boardSequence: UInt64) {
+    /// The feed's event data for one order, encoded once on its owner's queue.
+    struct Data: Sendable {
+        /// The order as a watcher sees it; nil once it is off the board.
+        let listed: [UInt8]?
+        let leave: [UInt8]
+
+        init(_ order: Order) {
+            listed = order.isListed ? OrderWire.orderData(OrderView(order, viewer: nil)) : nil
+            leave = JSONWriter.encode(["order_id": .integer(Int64(order.id.rawValue)),
+                                       "status": .string(order.status.rawValue)])
+        }
+    }
+
+    init(change: AppliedOrderChange, boardSequence: UInt64, data: Data) {
         self.change = change
         self.boardSequence = boardSequence
-        let order = change.after
-        let type = order.details.type.rawValue
+        let type = change.after.details.type.rawValue
         func message(_ kind: FeedChange, _ data: [UInt8]) -> SharedMessage {
             SharedMessage(text: EventMessage.board(name: "feed.\(kind.rawValue)", type: type, sequence: boardSequence,
                                                    encodedData: data))
         }
-        if order.isListed {
-            let data = OrderWire.orderData(OrderView(order, viewer: nil))
-            enter = message(.enter, data)
-            update = message(.update, data)
-        } else {
-            enter = nil
-            update = nil
-        }
-        leave = message(.leave, JSONWriter.encode(["order_id": .integer(Int64(order.id.rawValue)),
-                                                   "status": .string(order.status.rawValue)]))
+        enter = data.listed.map { message(.enter, $0) }
+        update = data.listed.map { message(.update, $0) }
+        leave = message(.leave, data.leave)
     }
 
     func message(for kind: FeedChange) -> SharedMessage {

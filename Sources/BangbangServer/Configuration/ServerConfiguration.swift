@@ -57,7 +57,7 @@ public struct ServerConfiguration: Sendable {
     public var snapshotIntervalSeconds = 300
     /// …or sooner once the journal has grown by 64 MiB since the last snapshot.
     public var snapshotJournalBytes = 64 * 1024 * 1024
-    /// Board shards per order type; each is a serial executor of its own.
+    /// Board shards per order type; each is a serial owner of its own.
     public var shardsPerType = 4
     /// Above the file limit here (20,000) so that the limit, not this, is what binds by default.
     public var maxConnections = 100_000

@@ -21,12 +21,12 @@ enum AdminOperations {
     static let pendingVerifications = Operation("admin.pending_verifications") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
         let viewer = actor(context)
-        context.app.accounts.perform { executor in
+        context.app.accounts.perform { owner in
             do throws(DomainError) {
                 let users = if let viewer {
-                    try executor.store.pendingVerifications(viewer: viewer)
+                    try owner.store.pendingVerifications(viewer: viewer)
                 } else {
-                    BuiltInAdministrator.pendingVerifications(executor.store)
+                    BuiltInAdministrator.pendingVerifications(owner.store)
                 }
                 context.succeed(["users": .array(users.map(UserWire.encode))])
             } catch {
@@ -66,14 +66,14 @@ enum AdminOperations {
         let before = try arguments.optionalInteger("before", in: 1...Int64.max).map { UInt64($0) }
         let limit = Int(try arguments.optionalInteger("limit", in: 1...100) ?? 20)
         let viewer = actor(context)
-        context.app.accounts.perform { executor in
+        context.app.accounts.perform { owner in
             do throws(DomainError) {
                 guard let viewer else {
-                    let page = BuiltInAdministrator.feedbackPage(executor.store, before: before, limit: limit)
+                    let page = BuiltInAdministrator.feedbackPage(owner.store, before: before, limit: limit)
                     context.succeed(page.map(FeedbackWire.encode) ?? ["feedback": []])
                     return
                 }
-                context.succeed(FeedbackWire.encode(try executor.store.feedbackPage(viewer: viewer, before: before, limit: limit)))
+                context.succeed(FeedbackWire.encode(try owner.store.feedbackPage(viewer: viewer, before: before, limit: limit)))
             } catch {
                 context.fail(error)
             }
@@ -111,9 +111,9 @@ enum AdminOperations {
             throw DomainError(.invalidField, "give exactly one of user_id and phone", field: id == nil ? "user_id" : "phone")
         }
         let viewer = actor(context)
-        context.app.accounts.perform { executor in
+        context.app.accounts.perform { owner in
             do throws(DomainError) {
-                let store = executor.store
+                let store = owner.store
                 guard let viewer else {
                     let found = if let id {
                         try BuiltInAdministrator.user(store, id)
@@ -153,12 +153,12 @@ enum AdminOperations {
             }
             // `forbidden` before `not_found`: a user who is not an administrator learns nothing
             // about which orders exist.
-            guard let executor = OrderOperations.owner(of: id, in: app) else {
+            guard let owner = OrderOperations.owner(of: id, in: app) else {
                 context.fail(DomainError(.notFound, "no such order"))
                 return
             }
-            executor.perform { executor in
-                guard let order = executor.shard.orders[id] else {
+            owner.perform { owner in
+                guard let order = owner.shard.orders[id] else {
                     context.fail(DomainError(.notFound, "no such order"))
                     return
                 }
@@ -228,14 +228,14 @@ enum AdminOperations {
         let app = context.app
         let connectionID = context.session.connectionID
         let requestID = ClientSession.describe(context.request.id)
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             do throws(DomainError) {
                 let now = app.clock()
-                let event = try decide(executor.store, administrator, now)
+                let event = try decide(owner.store, administrator, now)
                 app.logger.info("admin_action", ["connection.id": connectionID, "request.id": requestID,
                                                  "op": context.operation, "subject": subject.rawValue,
                                                  "administrator": (administrator ?? BuiltInAdministrator.id).rawValue])
-                AuthOperations.commit(event, on: executor, at: now, context: context) { store in
+                AuthOperations.commit(event, on: owner, at: now, context: context) { store in
                     userReply(subject, store: store, viewer: administrator)
                 }
             } catch {

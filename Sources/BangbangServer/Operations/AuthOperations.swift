@@ -38,7 +38,7 @@ enum AuthOperations {
         DispatchQueue.global().async {
             let secret = AdminSecret.read(from: app.configuration.dataDirectory)
             let isMatch = secret.map { AdminSecret.matches(candidate, $0) } ?? false
-            session.loop?.execute {
+            session.post {
                 guard isMatch else {
                     app.metrics.adminSecretLogins.increment(label: "wrong_secret")
                     app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "wrong_secret"])
@@ -65,18 +65,18 @@ enum AuthOperations {
         let purpose = try arguments.optionalChoice("purpose", as: CodePurpose.self) ?? .login
         let clientIP = context.session.channel?.clientOrigin.address.description ?? "unknown"
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             let now = app.clock()
             var random = SecureRandomNumberGenerator()
             do throws(DomainError) {
-                let issue = try executor.store.decideCodeRequest(phone: phone, purpose: purpose, requester: requester,
+                let issue = try owner.store.decideCodeRequest(phone: phone, purpose: purpose, requester: requester,
                                                                  clientIP: clientIP, now: now, using: &random)
-                executor.store.apply(.codeIssued(issue))
+                owner.store.apply(.codeIssued(issue))
                 app.sms.send(code: issue.code, to: issue.phone.rawValue, purpose: purpose.rawValue)
                 var data: [String: JSONValue] = [
                     "phone": .string(issue.phone.rawValue),
                     "expires_at": .integer(issue.expiresAt.rawValue),
-                    "retry_after": .integer(Int64(executor.store.policy.codeResendInterval.components.seconds)),
+                    "retry_after": .integer(Int64(owner.store.policy.codeResendInterval.components.seconds)),
                 ]
                 if app.sms.revealsCodes { data["dev_code"] = .string(issue.code) }
                 context.succeed(.object(data))
@@ -94,46 +94,46 @@ enum AuthOperations {
         let device = try arguments.optionalString("device", maxLength: 64)
         _ = try AccountStore.validatedDevice(device)
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             var random = SecureRandomNumberGenerator()
             let now = app.clock()
-            let decision = executor.store.decideCodeLogin(phone: phone, code: code, device: device, now: now, using: &random)
-            completeLogin(context, executor: executor, decision: decision, now: now)
+            let decision = owner.store.decideCodeLogin(phone: phone, code: code, device: device, now: now, using: &random)
+            completeLogin(context, owner: owner, decision: decision, now: now)
         }
     }
 
-    /// Applies a login decision and, once the new session is durable, logs the connection in.
+    /// Commits a login decision and, once the new session is durable, logs the connection in.
     /// Runs on the accounts queue.
-    static func completeLogin(_ context: OperationContext, executor: AccountsExecutor, decision: AccountDecision, now: Timestamp) {
+    static func completeLogin(_ context: OperationContext, owner: AccountsOwner, decision: AccountDecision, now: Timestamp) {
         let app = context.app
-        for event in decision.throttle { executor.store.apply(event) }
+        // Throttles are kept in memory only (a restart forgets them): applied, never journaled.
+        for event in decision.throttle { owner.store.apply(event) }
         let event: AccountEvent
         switch decision.outcome {
         case .failure(let error): context.fail(error); return
         case .success(let decided): event = decided
         }
-        executor.store.apply(event)
         guard let session = event.openedSession else {
             fatalError("internal inconsistency in completeLogin: a login decision without a session")
         }
         let token = SessionToken.make(for: session, secret: app.tokenSecret)
-        let view: JSONValue
-        do { view = UserWire.encode(try executor.store.user(session.user, viewer: session.user)) } catch {
-            fatalError("internal inconsistency in completeLogin: the logged-in user does not exist")
-        }
         let isNew: Bool
         if case .registered = event { isNew = true } else { isNew = false }
         // The connection that logs in never receives the `account.login` of its own login: it
         // stops hearing the user's stream before that event is pushed (when it was logged in as
         // them already) and logs in after the push, at a position that includes it.
         let connection = context.session
-        app.commit(.account(event), applied: .account(event, at: now), onDurable: { result in
+        owner.commit(event, at: now, reading: { store in
+            do { return UserWire.encode(try store.user(session.user, viewer: session.user)) } catch {
+                fatalError("internal inconsistency in completeLogin: the logged-in user does not exist")
+            }
+        }, onDurable: { result in
             switch result {
             case .failure(let error): context.fail(error)
-            case .success: connection.onLoop { connection.holdPersonalEvents() }
+            case .success: connection.post { connection.holdPersonalEvents() }
             }
-        }, afterPublish: {
-            connection.onLoop {
+        }, afterPublish: { view in
+            connection.post {
                 let state = connection.logIn(as: session.user, session: session.id, lastSeenSequence: nil)
                 context.succeed(["token": .string(token), "user": view, "is_new": .bool(isNew),
                                  "seq": .integer(Int64(state.sequence))])
@@ -146,11 +146,11 @@ enum AuthOperations {
         let token = try arguments.string("token", maxLength: 256)
         let lastSeen = try arguments.optionalInteger("last_seq", in: 0...Int64.max).map { UInt64($0) }
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             do throws(DomainError) {
-                let authenticated = try executor.store.authenticate(token: token, secret: app.tokenSecret, now: app.clock())
-                let view = UserWire.encode(try executor.store.user(authenticated.user, viewer: authenticated.user))
-                context.session.loop?.execute {
+                let authenticated = try owner.store.authenticate(token: token, secret: app.tokenSecret, now: app.clock())
+                let view = UserWire.encode(try owner.store.user(authenticated.user, viewer: authenticated.user))
+                context.session.post {
                     let state = context.session.logIn(as: authenticated.user, session: authenticated.session,
                                                       lastSeenSequence: lastSeen ?? 0)
                     context.succeed(["user": view, "seq": .integer(Int64(state.sequence)), "resync": .bool(state.resync)])
@@ -178,8 +178,8 @@ enum AuthOperations {
         let user = context.user
         let current = context.session.sessionID
         let app = context.app
-        app.accounts.perform { executor in
-            let list = executor.store.activeSessions(of: user, now: app.clock())
+        app.accounts.perform { owner in
+            let list = owner.store.activeSessions(of: user, now: app.clock())
             context.succeed(["sessions": .array(list.map { SessionWire.encode($0, isCurrent: $0.id == current) })])
         }
     }
@@ -194,10 +194,10 @@ enum AuthOperations {
         let device = try arguments.optionalString("device", maxLength: 64)
         _ = try AccountStore.validatedDevice(device)
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             let challenge: PasswordChallenge
             do throws(DomainError) {
-                challenge = try executor.store.passwordChallenge(phone: phone, now: app.clock())
+                challenge = try owner.store.passwordChallenge(phone: phone, now: app.clock())
             } catch {
                 context.fail(error)
                 return
@@ -213,12 +213,12 @@ enum AuthOperations {
                     _ = app.passwordHasher.verify(password: password, against: decoy)
                     matches = false
                 }
-                app.accounts.perform { executor in
+                app.accounts.perform { owner in
                     var random = SecureRandomNumberGenerator()
                     let now = app.clock()
-                    let decision = executor.store.decidePasswordLogin(challenge, passwordMatches: matches, device: device,
+                    let decision = owner.store.decidePasswordLogin(challenge, passwordMatches: matches, device: device,
                                                                       now: now, using: &random)
-                    completeLogin(context, executor: executor, decision: decision, now: now)
+                    completeLogin(context, owner: owner, decision: decision, now: now)
                 }
             }
         }
@@ -232,11 +232,11 @@ enum AuthOperations {
         let app = context.app
         app.hashingQueue.async {
             let hash = app.passwordHasher.hash(password: password)
-            app.accounts.perform { executor in
+            app.accounts.perform { owner in
                 let now = app.clock()
                 do throws(DomainError) {
-                    let event = try executor.store.decideSetPassword(user: user, passwordHash: hash, now: now)
-                    commit(event, on: executor, at: now, context: context)
+                    let event = try owner.store.decideSetPassword(user: user, passwordHash: hash, now: now)
+                    commit(event, on: owner, at: now, context: context)
                 } catch {
                     context.fail(error)
                 }
@@ -251,10 +251,10 @@ enum AuthOperations {
         try AccountStore.validatePassword(new, field: "new_password")
         let user = context.user
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             let challenge: PasswordChallenge
             do throws(DomainError) {
-                challenge = try executor.store.passwordChangeChallenge(user: user, now: app.clock())
+                challenge = try owner.store.passwordChangeChallenge(user: user, now: app.clock())
             } catch {
                 context.fail(error)
                 return
@@ -265,14 +265,14 @@ enum AuthOperations {
                 let matches = challenge.passwordHash.map { app.passwordHasher.verify(password: old, against: $0) } ?? false
                 // Hashed even after a wrong old password, so both answers take the same time.
                 let newHash = app.passwordHasher.hash(password: new)
-                app.accounts.perform { executor in
+                app.accounts.perform { owner in
                     let now = app.clock()
-                    let decision = executor.store.decideChangePassword(challenge, oldPasswordMatches: matches,
+                    let decision = owner.store.decideChangePassword(challenge, oldPasswordMatches: matches,
                                                                        newPasswordHash: newHash, now: now)
-                    for event in decision.throttle { executor.store.apply(event) }
+                    for event in decision.throttle { owner.store.apply(event) }
                     switch decision.outcome {
                     case .failure(let error): context.fail(error)
-                    case .success(let event): commit(event, on: executor, at: now, context: context)
+                    case .success(let event): commit(event, on: owner, at: now, context: context)
                     }
                 }
             }
@@ -296,16 +296,14 @@ enum AuthOperations {
 
     // MARK: Shared by the account operations
 
-    /// Applies a plain account event, commits it, and replies once it is durable with what
-    /// `reply` read from the store right after the apply (so the reply shows the change, and
-    /// the store is read only here, on its queue). Runs on the accounts queue.
-    static func commit(_ event: AccountEvent, on executor: AccountsExecutor, at now: Timestamp, context: OperationContext,
+    /// Commits a plain account event and replies, once it is durable, with what `reply` read
+    /// from the store right after the apply (so the reply shows the change). Runs on the
+    /// accounts queue.
+    static func commit(_ event: AccountEvent, on owner: AccountsOwner, at now: Timestamp, context: OperationContext,
                        reply: (AccountStore) -> JSONValue = { _ in [:] }) {
-        executor.store.apply(event)
-        let data = reply(executor.store)
-        context.app.commit(.account(event), applied: .account(event, at: now)) { result in
+        owner.commit(event, at: now, reading: reply) { result in
             switch result {
-            case .success: context.succeed(data)
+            case .success(let data): context.succeed(data)
             case .failure(let error): context.fail(error)
             }
         }
@@ -316,24 +314,24 @@ enum AuthOperations {
     private static func revoke(_ session: SessionID, context: OperationContext) {
         let user = context.user
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             do throws(DomainError) {
                 let now = app.clock()
-                let event = try executor.store.decideRevokeSession(user: user, session: session, now: now)
-                executor.store.apply(event)
-                app.commit(.account(event), applied: .account(event, at: now), onDurable: { result in
+                let event = try owner.store.decideRevokeSession(user: user, session: session, now: now)
+                owner.commit(event, at: now, onDurable: { result in
                     if case .failure(let error) = result { context.fail(error); return }
-                    context.session.loop?.execute {
+                    context.session.post {
                         // The asking connection is logged out before it hears back, so its next
                         // request already finds it logged out.
                         if context.session.sessionID == session { context.session.logOut() }
                         context.succeed()
                     }
                 }, afterPublish: {
-                    // The `account.logged_out` push is already enqueued on every loop, so each
-                    // connection using the session is sent it before it is logged out.
-                    for registry in app.registries {
-                        registry.loop.execute {
+                    // The `account.logged_out` push is already in the outbox of every loop that
+                    // holds a connection of the user, so each connection using the session is
+                    // sent it before it is logged out.
+                    for registry in app.publisher.registries(holding: user) {
+                        registry.post {
                             for connection in registry.sessions(of: user) where connection.sessionID == session {
                                 connection.logOut()
                             }

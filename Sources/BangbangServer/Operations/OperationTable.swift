@@ -36,7 +36,7 @@ struct OperationTable: Sendable {
 }
 
 /// One request in progress. Created and used on the session's loop; `reply` may be called
-/// from any queue and hops back to the loop.
+/// from any queue and reaches the loop through its outbox, behind what was posted before.
 struct OperationContext: Sendable {
     let session: ClientSession
     let request: Request
@@ -62,13 +62,7 @@ struct OperationContext: Sendable {
     }
 
     private func deliver(_ result: Result<ReplyData, DomainError>) {
-        guard let loop = session.loop else { return }
-        if loop.isCurrent {
-            session.finish(self, with: result)
-        } else {
-            let session = session
-            loop.execute { session.finish(self, with: result) }
-        }
+        session.registry.post(.reply(self, result))
     }
 
     func succeed(_ data: JSONValue = [:]) { reply(.success(data)) }

@@ -1,6 +1,6 @@
 // order.*: publishing and every step of an order's life (protocol/operations-orders.md), plus
-// the helpers the board and my-orders operations share: routing by order id, run → commit →
-// reply, and fanning a query out over shards.
+// the helpers the board and my-orders operations share: routing by order id, decide → commit
+// on the owner → reply, and fanning a query out over shards.
 import BangbangCore
 import BangbangProtocol
 import Crypto
@@ -21,12 +21,12 @@ enum OrderOperations {
         let shards = app.layout.shards(of: draft.type)
         let index = shards.lowerBound + nextShard.add(1, ordering: .relaxed).oldValue % shards.count
         let publisher = context.user
-        app.shards[index].perform { executor in
+        app.shards[index].perform { owner in
             do throws(DomainError) {
                 let now = app.clock()
                 var random = SecureRandomNumberGenerator()
-                let event = try executor.shard.decidePublish(draft, by: publisher, now: now, rules: app.orderRules, using: &random)
-                commit(event, on: executor, context: context) {
+                let event = try owner.shard.decidePublish(draft, by: publisher, now: now, rules: app.orderRules, using: &random)
+                commit(event, on: owner, context: context) {
                     app.recentPublishes.record(draft.type, at: now)
                 }
             } catch {
@@ -37,11 +37,11 @@ enum OrderOperations {
 
     static let get = Operation("order.get") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
-        let (executor, id) = try shard(for: arguments, in: context.app)
+        let (owner, id) = try shard(for: arguments, in: context.app)
         let viewer = context.user
-        executor.perform { executor in
+        owner.perform { owner in
             do throws(DomainError) {
-                context.succeed(encoded: OrderWire.orderData(try executor.shard.detail(id, viewer: viewer)))
+                context.succeed(encoded: OrderWire.orderData(try owner.shard.detail(id, viewer: viewer)))
             } catch {
                 context.fail(error)
             }
@@ -50,10 +50,10 @@ enum OrderOperations {
 
     static let accept = Operation("order.accept") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
-        let (executor, id) = try shard(for: arguments, in: context.app)
+        let (owner, id) = try shard(for: arguments, in: context.app)
         let runner = context.user
         let isVerified = context.app.isApprovedRunner(runner)
-        run(.accept(isVerifiedRunner: isVerified), on: id, executor: executor, context: context) { error in
+        run(.accept(isVerifiedRunner: isVerified), on: id, owner: owner, context: context) { error in
             if error.code == .orderTaken || error.code == .orderClosed { context.app.metrics.racesLost.increment() }
         } succeeded: {
             context.app.metrics.accepts.increment()
@@ -66,8 +66,8 @@ enum OrderOperations {
     private static func step(_ name: String, _ command: OrderCommand) -> Operation {
         Operation(name) { context, arguments throws(DomainError) in
             try arguments.allowOnly(["order_id"])
-            let (executor, id) = try shard(for: arguments, in: context.app)
-            run(command, on: id, executor: executor, context: context)
+            let (owner, id) = try shard(for: arguments, in: context.app)
+            run(command, on: id, owner: owner, context: context)
         }
     }
 
@@ -83,24 +83,24 @@ enum OrderOperations {
         try arguments.allowOnly(["order_id", "code"])
         let id = try orderID(arguments)
         let code = try arguments.optionalString("code", maxLength: 16)
-        let executor = try existingOwner(of: id, in: context.app)
-        run(.deliver(code: code), on: id, executor: executor, context: context)
+        let owner = try existingOwner(of: id, in: context.app)
+        run(.deliver(code: code), on: id, owner: owner, context: context)
     }
 
     static let cancel = Operation("order.cancel") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id", "reason"])
         let id = try orderID(arguments)
         let reason = try arguments.optionalString("reason", maxLength: context.app.orderRules.maximumLongText)
-        let executor = try existingOwner(of: id, in: context.app)
-        run(.cancel(reason: reason), on: id, executor: executor, context: context)
+        let owner = try existingOwner(of: id, in: context.app)
+        run(.cancel(reason: reason), on: id, owner: owner, context: context)
     }
 
     static let raiseTip = Operation("order.raise_tip") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id", "tip"])
         let id = try orderID(arguments)
         let tip = try arguments.integer("tip", in: 0...context.app.orderRules.maximumTip)
-        let executor = try existingOwner(of: id, in: context.app)
-        run(.raiseTip(to: tip), on: id, executor: executor, context: context)
+        let owner = try existingOwner(of: id, in: context.app)
+        run(.raiseTip(to: tip), on: id, owner: owner, context: context)
     }
 
     static let rate = Operation("order.rate") { context, arguments throws(DomainError) in
@@ -108,8 +108,8 @@ enum OrderOperations {
         let id = try orderID(arguments)
         let stars = Int(try arguments.integer("stars", in: 1...5))
         let comment = try arguments.optionalString("comment", maxLength: context.app.orderRules.maximumCommentLength) ?? ""
-        let executor = try existingOwner(of: id, in: context.app)
-        run(.rate(stars: stars, comment: comment), on: id, executor: executor, context: context)
+        let owner = try existingOwner(of: id, in: context.app)
+        run(.rate(stars: stars, comment: comment), on: id, owner: owner, context: context)
     }
 
     // MARK: Helpers shared by the order operations
@@ -118,15 +118,15 @@ enum OrderOperations {
     // `not_found` (protocol/README.md, "Error precedence").
 
     /// The shard that owns the order named by `order_id`, for operations with no other field.
-    static func shard(for arguments: Arguments, in app: Application) throws(DomainError) -> (ShardExecutor, OrderID) {
+    static func shard(for arguments: Arguments, in app: Application) throws(DomainError) -> (ShardOwner, OrderID) {
         let id = try orderID(arguments)
         return (try existingOwner(of: id, in: app), id)
     }
 
     /// The shard that owns order `id`, or `not_found`.
-    static func existingOwner(of id: OrderID, in app: Application) throws(DomainError) -> ShardExecutor {
-        guard let executor = owner(of: id, in: app) else { throw DomainError(.notFound, "no such order") }
-        return executor
+    static func existingOwner(of id: OrderID, in app: Application) throws(DomainError) -> ShardOwner {
+        guard let found = owner(of: id, in: app) else { throw DomainError(.notFound, "no such order") }
+        return found
     }
 
     /// The `order_id` of a request (≥ 1).
@@ -135,21 +135,21 @@ enum OrderOperations {
     }
 
     /// The shard that owns order `id`; nil when no shard could (so no such order exists).
-    static func owner(of id: OrderID, in app: Application) -> ShardExecutor? {
+    static func owner(of id: OrderID, in app: Application) -> ShardOwner? {
         app.shards.indices.contains(id.shard) ? app.shards[id.shard] : nil
     }
 
-    /// Decides `command` on the order's owner, applies and commits it, and replies with the
+    /// Decides `command` on the order's owner, commits it there, and replies with the
     /// order as the caller now sees it. `failed` / `succeeded` are for metrics.
-    static func run(_ command: OrderCommand, on id: OrderID, executor: ShardExecutor, context: OperationContext,
+    static func run(_ command: OrderCommand, on id: OrderID, owner: ShardOwner, context: OperationContext,
                     failed: @escaping @Sendable (DomainError) -> Void = { _ in },
                     succeeded: @escaping @Sendable () -> Void = {}) {
         let app = context.app
         let actor = context.user
-        executor.perform { executor in
+        owner.perform { owner in
             do throws(DomainError) {
-                let event = try executor.shard.decide(command, on: id, by: actor, now: app.clock(), rules: app.orderRules)
-                commit(event, on: executor, context: context, succeeded: succeeded)
+                let event = try owner.shard.decide(command, on: id, by: actor, now: app.clock(), rules: app.orderRules)
+                commit(event, on: owner, context: context, succeeded: succeeded)
             } catch {
                 failed(error)
                 context.fail(error)
@@ -157,21 +157,17 @@ enum OrderOperations {
         }
     }
 
-    /// Applies a decided event on its shard, commits it, and replies once it is durable with the
-    /// order as the caller now sees it; that view is encoded once, for the reply and for the
-    /// caller's own `order.changed` push. Runs on the shard's queue.
-    static func commit(_ event: OrderEvent, on executor: ShardExecutor, context: OperationContext,
+    /// Commits a decided event on its shard and replies, once it is durable, with the order as
+    /// the caller now sees it (encoded once by the owner, for the reply and for the caller's own
+    /// `order.changed` push). Runs on the shard's queue.
+    static func commit(_ event: OrderEvent, on owner: ShardOwner, context: OperationContext,
                        succeeded: @escaping @Sendable () -> Void = {}) {
-        let app = context.app
-        let applied = executor.shard.apply(event)
-        app.armTimer(executor)
-        let actor = context.user
-        let actorView = EncodedOrderView(viewer: actor, json: OrderWire.encoded(OrderView(applied.after, viewer: actor)))
-        app.commit(.order(shard: executor.shard.index, event), applied: .order(applied, actorView: actorView)) { result in
+        owner.commit(event, for: context.user) { result in
             switch result {
-            case .success:
+            case .success(let committed):
+                guard let view = committed.actorView else { fatalError("internal inconsistency in OrderOperations.commit: no view for the actor") }
                 succeeded()
-                context.succeed(encoded: OrderWire.orderData(encodedView: actorView.json))
+                context.succeed(encoded: OrderWire.orderData(encodedView: view))
             case .failure(let error):
                 context.fail(error)
             }
@@ -196,8 +192,8 @@ enum OrderOperations {
         let parts = Mutex<[Part]>([])
         let remaining = Atomic<Int>(indices.count)
         for index in indices {
-            app.shards[index].perform { executor in
-                let part = query(executor.shard)
+            app.shards[index].perform { owner in
+                let part = query(owner.shard)
                 parts.withLock { $0.append(part) }
                 if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
                     completion(parts.withLock { $0 })

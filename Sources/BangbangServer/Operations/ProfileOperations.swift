@@ -14,9 +14,9 @@ enum ProfileOperations {
         try arguments.allowOnly(["user_id"])
         let viewer = context.user
         let subject = try arguments.optionalInteger("user_id", in: 1...Int64.max).map { UserID(rawValue: UInt64($0)) } ?? viewer
-        context.app.accounts.perform { executor in
+        context.app.accounts.perform { owner in
             do throws(DomainError) {
-                context.succeed(["user": UserWire.encode(try executor.store.user(subject, viewer: viewer))])
+                context.succeed(["user": UserWire.encode(try owner.store.user(subject, viewer: viewer))])
             } catch {
                 context.fail(error)
             }
@@ -27,11 +27,11 @@ enum ProfileOperations {
         let edit = try UserWire.decodeProfileUpdate(arguments, campuses: context.app.configuration.campuses)
         let user = context.user
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             do throws(DomainError) {
                 let now = app.clock()
-                let event = try executor.store.decideProfileUpdate(user: user, update: edit, now: now)
-                AuthOperations.commit(event, on: executor, at: now, context: context, reply: myView(user))
+                let event = try owner.store.decideProfileUpdate(user: user, update: edit, now: now)
+                AuthOperations.commit(event, on: owner, at: now, context: context, reply: myView(user))
             } catch {
                 context.fail(error)
             }
@@ -45,14 +45,14 @@ enum ProfileOperations {
         let code = try arguments.string("code", maxLength: 16)
         let user = context.user
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             let now = app.clock()
-            let decision = executor.store.decidePhoneChange(user: user, newPhone: phone, code: code, now: now)
-            for event in decision.throttle { executor.store.apply(event) }
+            let decision = owner.store.decidePhoneChange(user: user, newPhone: phone, code: code, now: now)
+            for event in decision.throttle { owner.store.apply(event) }
             switch decision.outcome {
             case .failure(let error): context.fail(error)
             case .success(let event):
-                AuthOperations.commit(event, on: executor, at: now, context: context, reply: myView(user))
+                AuthOperations.commit(event, on: owner, at: now, context: context, reply: myView(user))
             }
         }
     }
@@ -65,12 +65,12 @@ enum ProfileOperations {
                                                             campuses: context.app.configuration.campuses)
         let user = context.user
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             do throws(DomainError) {
                 let now = app.clock()
-                let event = try executor.store.decideVerificationSubmission(user: user, realName: realName, studentID: studentID,
+                let event = try owner.store.decideVerificationSubmission(user: user, realName: realName, studentID: studentID,
                                                                             school: school, now: now)
-                AuthOperations.commit(event, on: executor, at: now, context: context) { store in
+                AuthOperations.commit(event, on: owner, at: now, context: context) { store in
                     verificationReply(store.state.accounts[user]?.verification)
                 }
             } catch {
@@ -82,8 +82,8 @@ enum ProfileOperations {
     static let verification = Operation("runner.verification") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
         let user = context.user
-        context.app.accounts.perform { executor in
-            context.succeed(verificationReply(executor.store.state.accounts[user]?.verification))
+        context.app.accounts.perform { owner in
+            context.succeed(verificationReply(owner.store.state.accounts[user]?.verification))
         }
     }
 
@@ -94,14 +94,14 @@ enum ProfileOperations {
         if let contact { _ = try FeedbackEntry.validatedContact(contact) }
         let user = context.user
         let app = context.app
-        app.accounts.perform { executor in
+        app.accounts.perform { owner in
             do throws(DomainError) {
                 let now = app.clock()
-                let event = try executor.store.decideFeedback(user: user, text: text, contact: contact, now: now)
+                let event = try owner.store.decideFeedback(user: user, text: text, contact: contact, now: now)
                 guard case .feedbackSubmitted(let entry) = event else {
                     fatalError("internal inconsistency in feedback.submit: decideFeedback made \(event)")
                 }
-                AuthOperations.commit(event, on: executor, at: now, context: context) { _ in
+                AuthOperations.commit(event, on: owner, at: now, context: context) { _ in
                     ["feedback_id": .integer(Int64(entry.id))]
                 }
             } catch {

@@ -265,7 +265,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
             connection.send(upgrade.responseBytes)
             negotiatedDeflate = upgrade.deflate
             let socket = WebSocketConnection(role: .server, configuration: route.configuration, deflate: upgrade.deflate)
-            let endpoint = route.makeEndpoint()
+            let endpoint = route.makeEndpoint(connection.loop)
             phase = .webSocket(socket, endpoint)
             metrics.webSocketsOpened.increment()
             connection.deadline = connection.loop.now + limits.pingIntervalMilliseconds

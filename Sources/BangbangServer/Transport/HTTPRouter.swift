@@ -1,10 +1,12 @@
 // Decides what a request gets: a WebSocket endpoint (with its limits) for the upgrade paths,
 // or a plain HTTP response: health and metrics, else a file of the web app. Built once by the server; called on connection queues.
+import SocketServer
 import WebSocketProtocol
 
 struct WebSocketRoute: Sendable {
     var configuration: WebSocketConfiguration
-    var makeEndpoint: @Sendable () -> WebSocketEndpoint
+    /// Called on the connection's loop, with it.
+    var makeEndpoint: @Sendable (EventLoop) -> WebSocketEndpoint
 }
 
 struct HTTPRouter: Sendable {

@@ -1,5 +1,5 @@
 // A real `Application` on a temporary data directory, driven the way the operations drive it:
-// decide → apply → commit on the owner's queue, waiting for the durable completion. A settable
+// decide → commit on the owner's queue, waiting for the durable completion. A settable
 // clock, a switch that makes the journal's writes fail with ENOSPC, and the log lines.
 import BangbangCore
 import Foundation
@@ -108,20 +108,19 @@ final class ApplicationHarness: @unchecked Sendable {
     // MARK: Changes through the commit point
 
     /// Decides an account change on the accounts queue (`decide` may apply unjournaled events such
-    /// as issued codes), applies and commits it, and returns once the journal has answered.
+    /// as issued codes), commits it on its owner, and returns once the journal has answered.
     @discardableResult
     func changeAccounts(_ decide: @escaping @Sendable (inout AccountStore, Timestamp) throws -> AccountEvent) async throws -> AccountEvent {
         let app = app!
         let now = clock.now
         let result: Result<AccountEvent, any Error> = await withCheckedContinuation { continuation in
-            app.accounts.perform { executor in
+            app.accounts.perform { owner in
                 let event: AccountEvent
-                do { event = try decide(&executor.store, now) } catch {
+                do { event = try decide(&owner.store, now) } catch {
                     continuation.resume(returning: .failure(error))
                     return
                 }
-                executor.store.apply(event)
-                app.commit(.account(event), applied: .account(event, at: now)) { outcome in
+                owner.commit(event, at: now) { outcome in
                     continuation.resume(returning: outcome.map { event }.mapError { $0 })
                 }
             }
@@ -141,20 +140,19 @@ final class ApplicationHarness: @unchecked Sendable {
         let app = app!
         let now = clock.now
         let result: Result<AccountEvent, any Error> = await withCheckedContinuation { continuation in
-            app.accounts.perform { executor in
+            app.accounts.perform { owner in
                 var random = SystemRandomNumberGenerator()
                 do {
                     // One address per phone: the per-network limit is not what these tests are about.
                     let digits = UInt64(phone.filter(\.isNumber).suffix(6)) ?? 0
                     let address = "10.\(digits / 65_536 % 256).\(digits / 256 % 256).\(digits % 256)"
-                    let issue = try executor.store.decideCodeRequest(phone: phone, purpose: .login, requester: nil,
+                    let issue = try owner.store.decideCodeRequest(phone: phone, purpose: .login, requester: nil,
                                                                      clientIP: address, now: now, using: &random)
-                    executor.store.apply(.codeIssued(issue))
-                    let decision = executor.store.decideCodeLogin(phone: phone, code: issue.code, device: "test", now: now, using: &random)
-                    for event in decision.throttle { executor.store.apply(event) }
+                    owner.store.apply(.codeIssued(issue))
+                    let decision = owner.store.decideCodeLogin(phone: phone, code: issue.code, device: "test", now: now, using: &random)
+                    for event in decision.throttle { owner.store.apply(event) }
                     let event = try decision.outcome.get()
-                    executor.store.apply(event)
-                    app.commit(.account(event), applied: .account(event, at: now)) { outcome in
+                    owner.commit(event, at: now) { outcome in
                         continuation.resume(returning: outcome.map { event }.mapError { $0 })
                     }
                 } catch {
@@ -165,23 +163,21 @@ final class ApplicationHarness: @unchecked Sendable {
         return try result.get()
     }
 
-    /// Decides an order change on shard `index`, applies and commits it, and returns the change
+    /// Decides an order change on shard `index`, commits it on its owner, and returns the change
     /// once the journal has answered.
     @discardableResult
     func changeShard(_ index: Int, _ decide: @escaping @Sendable (BoardShard, Timestamp) throws -> OrderEvent) async throws -> AppliedOrderChange {
         let app = app!
         let now = clock.now
         let result: Result<AppliedOrderChange, any Error> = await withCheckedContinuation { continuation in
-            app.shards[index].perform { executor in
+            app.shards[index].perform { owner in
                 let event: OrderEvent
-                do { event = try decide(executor.shard, now) } catch {
+                do { event = try decide(owner.shard, now) } catch {
                     continuation.resume(returning: .failure(error))
                     return
                 }
-                let applied = executor.shard.apply(event)
-                app.armTimer(executor)
-                app.commit(.order(shard: index, event), applied: .order(applied)) { outcome in
-                    continuation.resume(returning: outcome.map { applied }.mapError { $0 })
+                owner.commit(event) { outcome in
+                    continuation.resume(returning: outcome.map(\.change).mapError { $0 })
                 }
             }
         }
@@ -216,9 +212,9 @@ final class ApplicationHarness: @unchecked Sendable {
 
     func shardStates() async -> [BoardShard] {
         var states: [BoardShard] = []
-        for executor in app.shards {
+        for owner in app.shards {
             states.append(await withCheckedContinuation { continuation in
-                executor.perform { continuation.resume(returning: $0.shard) }
+                owner.perform { continuation.resume(returning: $0.shard) }
             })
         }
         return states

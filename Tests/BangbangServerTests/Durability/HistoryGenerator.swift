@@ -27,21 +27,20 @@ import Testing
 
         // A couple hundred publishers, registered through the login path.
         let users: [UserID] = await withCheckedContinuation { continuation in
-            app.accounts.perform { executor in
+            app.accounts.perform { owner in
                 var random = SystemRandomNumberGenerator()
                 var users: [UserID] = []
                 for index in 0..<200 {
                     let now = app.clock()
                     let phone = "+86137\(String(format: "%08d", index))"
-                    guard let issue = try? executor.store.decideCodeRequest(phone: phone, purpose: .login, requester: nil,
+                    guard let issue = try? owner.store.decideCodeRequest(phone: phone, purpose: .login, requester: nil,
                                                                             clientIP: "10.1.\(index / 256).\(index % 256)", now: now, using: &random)
                     else { continue }
-                    executor.store.apply(.codeIssued(issue))
-                    let decision = executor.store.decideCodeLogin(phone: phone, code: issue.code, device: "bench", now: now, using: &random)
-                    for event in decision.throttle { executor.store.apply(event) }
+                    owner.store.apply(.codeIssued(issue))
+                    let decision = owner.store.decideCodeLogin(phone: phone, code: issue.code, device: "bench", now: now, using: &random)
+                    for event in decision.throttle { owner.store.apply(event) }
                     guard case .success(let event) = decision.outcome, let session = event.openedSession else { continue }
-                    executor.store.apply(event)
-                    app.commit(.account(event), applied: .account(event, at: now)) { _ in }
+                    owner.commit(event, at: now)
                     users.append(session.user)
                 }
                 continuation.resume(returning: users)
@@ -52,32 +51,30 @@ import Testing
         let perShard = (count + app.shards.count - 1) / app.shards.count
         let rules = app.orderRules
         await withTaskGroup(of: Void.self) { group in
-            for executor in app.shards {
+            for owner in app.shards {
                 group.addTask {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        executor.perform { executor in
+                        owner.perform { owner in
                             var random = SystemRandomNumberGenerator()
                             for serial in 0..<perShard {
                                 let now = app.clock()
                                 let publisher = users[serial % users.count]
                                 let draft = OrderDraft(campus: "north", deadline: now.adding(milliseconds: 7 * 24 * 3_600_000), tip: 300,
                                                        details: .bounty(BountyDetails(title: "Errand \(serial)",
-                                                                                      description: "Benchmark history order on shard \(executor.shard.index)",
+                                                                                      description: "Benchmark history order on shard \(owner.shard.index)",
                                                                                       place: "Library")))
                                 let draftForType: OrderDraft
-                                if executor.type == .bounty { draftForType = draft } else {
+                                if owner.type == .bounty { draftForType = draft } else {
                                     draftForType = OrderDraft(campus: "north", deadline: draft.deadline, tip: 300,
-                                        details: Self.details(for: executor.type, serial: serial, now: now))
+                                        details: Self.details(for: owner.type, serial: serial, now: now))
                                 }
-                                guard let published = try? executor.shard.decidePublish(draftForType, by: publisher, now: now,
+                                guard let published = try? owner.shard.decidePublish(draftForType, by: publisher, now: now,
                                                                                         rules: rules, using: &random) else { continue }
-                                let applied = executor.shard.apply(published)
-                                app.commit(.order(shard: executor.shard.index, published), applied: .order(applied)) { _ in }
+                                let applied = owner.commit(published)
                                 guard serial % 10 != 0,
-                                      let cancelled = try? executor.shard.decide(.cancel(reason: nil), on: applied.after.id, by: publisher,
+                                      let cancelled = try? owner.shard.decide(.cancel(reason: nil), on: applied.after.id, by: publisher,
                                                                                  now: now, rules: rules) else { continue }
-                                let change = executor.shard.apply(cancelled)
-                                app.commit(.order(shard: executor.shard.index, cancelled), applied: .order(change)) { _ in }
+                                owner.commit(cancelled)
                             }
                             continuation.resume()
                         }

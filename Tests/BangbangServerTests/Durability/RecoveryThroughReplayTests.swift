@@ -106,8 +106,8 @@ import Testing
         harness.clock.advance(milliseconds: 120_000)
         let expiringShard = harness.app.shards[expiring.shard]
         await withCheckedContinuation { continuation in
-            expiringShard.perform { executor in
-                harness.app.applyDueTransitions(executor)
+            expiringShard.perform { owner in
+                owner.applyDueTransitions()
                 continuation.resume()
             }
         }
@@ -116,11 +116,11 @@ import Testing
 
         let expected = await harness.shardStates()
         let sequences = OrderType.allCases.map { harness.app.boardSequence(of: $0) }
-        let streams = harness.app.streams.snapshot().mapValues(\.lastSequence)
+        let streams = harness.app.publisher.streams.snapshot().mapValues(\.lastSequence)
         try harness.restart()
         #expect(await harness.shardStates() == expected)
         #expect(OrderType.allCases.map { harness.app.boardSequence(of: $0) } == sequences)
-        #expect(harness.app.streams.snapshot().mapValues(\.lastSequence) == streams)
+        #expect(harness.app.publisher.streams.snapshot().mapValues(\.lastSequence) == streams)
         #expect(await harness.order(open)?.status == .open)
         #expect(await harness.order(coded)?.status == .completed)
     }
