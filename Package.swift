@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // Bangbang: a real-time dispatch server for campus errand apps.
 // Imports point one way, downward:
-//   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal}
+//   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal,
+//                                BangbangStorage → BangbangCore}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
 //   BangbangProtocol → JSON (the strict parser and writer, re-exported); JSON imports nothing.
 //   Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR
@@ -38,6 +39,8 @@ let package = Package(
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
         .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
         .target(name: "JSON", swiftSettings: strict),
+        // What is stored on disk, in the keyed binary form: journal entries and snapshots.
+        .target(name: "BangbangStorage", dependencies: ["BangbangCore"], swiftSettings: strict),
         .target(name: "BangbangProtocol", dependencies: ["BangbangCore", "JSON"], swiftSettings: strict),
         // The Swift library apps are written on: typed requests, events and errors, resume and
         // reconnect. On Linux it speaks through the project's own sockets, TLS and WebSocket
@@ -49,6 +52,7 @@ let package = Package(
                 exclude: ["README.md"], swiftSettings: strict),
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
+                               "BangbangStorage",
                                "Crypto", "CLinux", "CZlib", "BangbangClient"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
@@ -72,7 +76,7 @@ let package = Package(
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["BangbangServer", "WebSocketProtocol", "SocketServer", "Forwarding", "CZlib"],
+                    dependencies: ["BangbangServer", "BangbangStorage", "WebSocketProtocol", "SocketServer", "Forwarding", "CZlib"],
                     swiftSettings: strict),
     ]
 )

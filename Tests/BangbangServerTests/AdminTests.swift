@@ -3,6 +3,7 @@ import BangbangProtocol
 import Foundation
 import Testing
 @testable import BangbangServer
+@testable import BangbangStorage
 
 /// A store with users registered through the domain, as the server would.
 private struct Accounts {

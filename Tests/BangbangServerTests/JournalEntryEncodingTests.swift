@@ -6,6 +6,7 @@ import Journal
 import Testing
 @testable import BangbangCore
 @testable import BangbangServer
+@testable import BangbangStorage
 
 /// SplitMix64, so delivery codes and session ids are the same on every run.
 private struct SeededGenerator: RandomNumberGenerator {

@@ -3,6 +3,7 @@
 // server runs. With the directory free, the journal is also opened as recovery opens it, which
 // gives the last sequence and the records after the snapshot counted by kind.
 import BangbangCore
+import BangbangStorage
 import BangbangProtocol
 import Foundation
 import Journal

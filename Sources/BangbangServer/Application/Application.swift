@@ -8,6 +8,7 @@
 // the server was down. Only then does the server accept connections. Snapshots, the final
 // snapshot at shutdown and the rebuild after a failed journal write are in Durability.swift.
 import BangbangCore
+import BangbangStorage
 import BangbangProtocol
 import Crypto
 import Dispatch

@@ -3,6 +3,7 @@
 // order, so the reply goes out first, then the change is announced, then whatever must follow
 // the announcement. Nobody hears of a change before its record is durable.
 import BangbangCore
+import BangbangStorage
 import Journal
 
 final class CommitLog: Sendable {

@@ -44,6 +44,7 @@
 // may have to be requested again. If reading back fails, the process exits (status 75) so a
 // supervisor restarts it from what is on disk.
 import BangbangCore
+import BangbangStorage
 import Dispatch
 import Foundation
 import Journal

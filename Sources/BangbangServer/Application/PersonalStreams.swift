@@ -7,22 +7,12 @@
 // would have got live. Each stream keeps its last `capacity` events and at most `retention`
 // milliseconds of them; a device that asks for something older is told to resynchronize.
 import BangbangCore
+import BangbangStorage
 import Foundation
 
 final class PersonalStreams: Sendable {
-    struct Entry: Codable, Sendable {
-        var sequence: UInt64
-        var at: Timestamp
-        var message: [UInt8]
-    }
-
-    struct Stream: Codable, Sendable {
-        var lastSequence: UInt64 = 0
-        var entries: [Entry] = []
-        var firstIndex = 0   // entries before this index are dropped (compacted lazily)
-
-        var live: ArraySlice<Entry> { entries[firstIndex...] }
-    }
+    typealias Entry = PersonalStream.Entry
+    typealias Stream = PersonalStream
 
     /// 1,000 events covers a very busy user's day several times over.
     let capacity: Int

@@ -6,6 +6,7 @@ import Foundation
 import Journal
 import Testing
 @testable import BangbangServer
+@testable import BangbangStorage
 
 final class TestClock: Sendable {
     static let start = Timestamp(milliseconds: 1_767_225_600_000)  // 2026-01-01T00:00:00Z

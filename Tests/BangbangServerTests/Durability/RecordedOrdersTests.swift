@@ -6,6 +6,7 @@ import BangbangCore
 import Foundation
 import Testing
 @testable import BangbangServer
+@testable import BangbangStorage
 
 @Suite struct RecordedOrdersTests {
     @Test func aGroupOrderWithATipFromAnOlderServerStillRecovers() async throws {

@@ -5,6 +5,7 @@ import Foundation
 import Journal
 import Testing
 @testable import BangbangServer
+@testable import BangbangStorage
 
 @Suite struct RecoveryThroughReplayTests {
     @Test func everyAccountEventTypeSurvivesARestart() async throws {

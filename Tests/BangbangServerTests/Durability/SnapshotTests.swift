@@ -6,6 +6,7 @@ import Foundation
 import Journal
 import Testing
 @testable import BangbangServer
+@testable import BangbangStorage
 
 @Suite struct SnapshotTests {
     /// Publishers and logins on every owner at once, while cuts are taken; then each cut is

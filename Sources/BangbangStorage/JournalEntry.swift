@@ -8,14 +8,14 @@
 import BangbangCore
 import Foundation
 
-enum JournalEntry: Codable, Sendable {
+public enum JournalEntry: Codable, Sendable {
     case account(AccountEvent)
     case order(shard: Int, OrderEvent)
 
-    static let jsonFormatTag: UInt8 = 0x01
-    static let keyedBinaryFormatTag: UInt8 = 0x02
+    public static let jsonFormatTag: UInt8 = 0x01
+    public static let keyedBinaryFormatTag: UInt8 = 0x02
 
-    func encoded() -> [UInt8] {
+    public func encoded() -> [UInt8] {
         if case .order(let shard, let event) = self {
             return Self.encodeOrderRecord(shard: shard, event: event)
         }
@@ -24,7 +24,7 @@ enum JournalEntry: Codable, Sendable {
 
     /// The generic path, for account events; with `writesOrdersDirectly` false, for tests of the
     /// direct order writer.
-    func encodedThroughCodable(writesOrdersDirectly: Bool = true) -> [UInt8] {
+    public func encodedThroughCodable(writesOrdersDirectly: Bool = true) -> [UInt8] {
         do {
             return try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryFormatTag, writesOrdersDirectly: writesOrdersDirectly)
         } catch {
@@ -33,7 +33,7 @@ enum JournalEntry: Codable, Sendable {
     }
 
     /// The original form, kept for tests that build journals as older servers wrote them.
-    func encodedAsJSON() -> [UInt8] {
+    public func encodedAsJSON() -> [UInt8] {
         do {
             var bytes: [UInt8] = [Self.jsonFormatTag]
             bytes.append(contentsOf: try JSONEncoder().encode(self))
@@ -43,7 +43,7 @@ enum JournalEntry: Codable, Sendable {
         }
     }
 
-    static func decode(_ bytes: [UInt8]) throws -> JournalEntry {
+    public static func decode(_ bytes: [UInt8]) throws -> JournalEntry {
         switch bytes.first {
         case keyedBinaryFormatTag:
             return try KeyedBinaryDecoder.decode(JournalEntry.self, from: bytes.dropFirst())
@@ -55,7 +55,9 @@ enum JournalEntry: Codable, Sendable {
     }
 }
 
-struct JournalEntryError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+public struct JournalEntryError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+
+    public init(message: String) { self.message = message }
 }

@@ -9,18 +9,18 @@
 import BangbangCore
 import Foundation
 
-struct SnapshotContents: Codable, Sendable {
-    static let formatVersion = 3
-    static let readableVersions = 1...3
-    static let keyedBinaryTag: UInt8 = 0x02
+public struct SnapshotContents: Codable, Sendable {
+    public static let formatVersion = 3
+    public static let readableVersions = 1...3
+    public static let keyedBinaryTag: UInt8 = 0x02
 
-    var formatVersion = SnapshotContents.formatVersion
-    var accounts: AccountState
-    var shards: [BoardShard]
-    var streams: [UserID: PersonalStreams.Stream]
-    var boardSequences: [OrderType: UInt64]
+    public var formatVersion = SnapshotContents.formatVersion
+    public var accounts: AccountState
+    public var shards: [BoardShard]
+    public var streams: [UserID: PersonalStream]
+    public var boardSequences: [OrderType: UInt64]
 
-    init(accounts: AccountState, shards: [BoardShard], streams: [UserID: PersonalStreams.Stream],
+    public init(accounts: AccountState, shards: [BoardShard], streams: [UserID: PersonalStream],
          boardSequences: [OrderType: UInt64]) {
         self.accounts = accounts
         self.shards = shards
@@ -44,7 +44,7 @@ struct SnapshotContents: Codable, Sendable {
         var message: String
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(formatVersion, forKey: .formatVersion)
         try container.encode(accounts, forKey: .accounts)
@@ -57,7 +57,7 @@ struct SnapshotContents: Codable, Sendable {
         try container.encode(boardSequences, forKey: .boardSequences)
     }
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         formatVersion = try container.decode(Int.self, forKey: .formatVersion)
         guard Self.readableVersions.contains(formatVersion) else {
@@ -67,11 +67,11 @@ struct SnapshotContents: Codable, Sendable {
         accounts = try container.decode(AccountState.self, forKey: .accounts)
         shards = try container.decode([BoardShard].self, forKey: .shards)
         if formatVersion == 1 {
-            streams = try container.decode([UserID: PersonalStreams.Stream].self, forKey: .streams)
+            streams = try container.decode([UserID: PersonalStream].self, forKey: .streams)
         } else {
             streams = try container.decode([UserID: StoredStream].self, forKey: .streams).mapValues { stored in
-                PersonalStreams.Stream(lastSequence: stored.lastSequence, entries: stored.entries.map {
-                    PersonalStreams.Entry(sequence: $0.sequence, at: $0.at, message: Array($0.message.utf8))
+                PersonalStream(lastSequence: stored.lastSequence, entries: stored.entries.map {
+                    PersonalStream.Entry(sequence: $0.sequence, at: $0.at, message: Array($0.message.utf8))
                 })
             }
         }
@@ -79,16 +79,16 @@ struct SnapshotContents: Codable, Sendable {
         formatVersion = Self.formatVersion
     }
 
-    func encoded() throws -> [UInt8] { try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryTag) }
+    public func encoded() throws -> [UInt8] { try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryTag) }
 
     /// The form versions 1 and 2 were written in; kept so tests can make such snapshots.
-    func encodedAsJSON() throws -> [UInt8] {
+    public func encodedAsJSON() throws -> [UInt8] {
         var copy = self
         copy.formatVersion = 2
         return Array(try JSONEncoder().encode(copy))
     }
 
-    static func decode(_ bytes: [UInt8]) throws -> SnapshotContents {
+    public static func decode(_ bytes: [UInt8]) throws -> SnapshotContents {
         switch bytes.first {
         case keyedBinaryTag:
             return try KeyedBinaryDecoder.decode(SnapshotContents.self, from: bytes.dropFirst())

@@ -5,6 +5,17 @@
 // A test holds the two paths together for every kind of change and every optional field.
 import BangbangCore
 
+/// A type that writes its keyed binary form directly, byte for byte what its synthesized
+/// `encode(to:)` makes through `KeyedBinaryEncoder`; the encoder uses it wherever such a value
+/// appears. A second schema of the type, kept in step by `JournalEntryEncodingTests`.
+protocol KeyedBinaryWritable: Encodable {
+    func write(to writer: inout KeyedBinaryWriter)
+}
+
+extension Order: KeyedBinaryWritable {
+    func write(to writer: inout KeyedBinaryWriter) { writer.write(self) }
+}
+
 /// Writes keyed binary values (KeyedBinaryFormat.swift) into one byte array.
 struct KeyedBinaryWriter {
     var bytes: [UInt8]

@@ -5,8 +5,9 @@
 import BangbangCore
 
 enum KeyedBinaryEncoder {
-    /// The encoding of `value`, after `header` (the journal's format tag). Orders inside it are
-    /// written by `KeyedBinaryWriter` unless `writesOrdersDirectly` is false (tests compare both).
+    /// The encoding of `value`, after `header` (the journal's format tag). Values inside it that
+    /// are `KeyedBinaryWritable` (orders) write themselves, unless `writesOrdersDirectly` is false
+    /// (tests compare both).
     static func encode(_ value: some Encodable, after header: UInt8, writesOrdersDirectly: Bool = true) throws -> [UInt8] {
         let sink = KeyedBinarySink()
         sink.writesOrdersDirectly = writesOrdersDirectly
@@ -36,11 +37,11 @@ final class KeyedBinarySink {
     var depth: Int { open.count }
 
     func encodeValue<Value: Encodable>(_ value: Value) throws {
-        if writesOrdersDirectly, Value.self == Order.self, let order = value as? Order {
+        if writesOrdersDirectly, let writable = value as? any KeyedBinaryWritable {
             // Orders are most of a snapshot: written directly, the same bytes as through Codable.
             var writer = KeyedBinaryWriter(continuing: bytes)
             bytes = []
-            writer.write(order)
+            writable.write(to: &writer)
             bytes = writer.bytes
             return
         }
