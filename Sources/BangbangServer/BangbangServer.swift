@@ -8,6 +8,7 @@ import Forwarding
 import Foundation
 import SocketServer
 import WebSocketProtocol
+import Synchronization
 
 public final class BangbangServer: @unchecked Sendable {
     public let configuration: ServerConfiguration
@@ -135,21 +136,19 @@ public final class BangbangServer: @unchecked Sendable {
             routes["/echo"] = WebSocketRoute(configuration: .echo, makeEndpoint: { _ in EchoEndpoint() })
         }
         let metrics = metrics
-        let isReady = isReady
         let server = self
         // Native apps send no Origin; browsers do, and only listed ones may connect.
         var originPolicy: @Sendable (String?) -> Bool = { _ in true }
         if !configuration.allowedOrigins.isEmpty {
             originPolicy = ServerHandshakeConfiguration.allowingOrigins(configuration.allowedOrigins, allowingMissing: true)
         }
-        let staticSite = staticSite
         return HTTPRouter(
             webSocketRoutes: routes,
             handshake: ServerHandshakeConfiguration(subprotocols: ["bangbang.v1"], originPolicy: originPolicy),
             plainRoutes: [
                 "/healthz": { .plain(body: Array("ok\n".utf8)) },
                 "/readyz": {
-                    isReady.withLock { $0 } ? .plain(body: Array("ready\n".utf8))
+                    server.isReady.withLock { $0 } ? .plain(body: Array("ready\n".utf8))
                         : .plain(status: 503, body: Array("starting\n".utf8))
                 },
                 "/metrics": {
@@ -159,7 +158,7 @@ public final class BangbangServer: @unchecked Sendable {
                                                               residentBytes: MetricsRenderer.residentBytes()).utf8))
                 },
             ],
-            staticSite: { staticSite.withLock { $0 } })
+            staticSite: { server.staticSite.withLock { $0 } })
     }
 
     /// Applies what can change while serving (SIGHUP): the request, handshake and per-address

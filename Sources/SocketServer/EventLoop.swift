@@ -2,6 +2,7 @@
 // a shared read buffer and a coarse deadline timer.
 import Dispatch
 import Glibc
+import Synchronization
 
 /// A serial queue that every connection assigned to it is confined to for life.
 ///
@@ -181,11 +182,9 @@ public final class EventLoop: @unchecked Sendable {
 }
 
 /// A fixed set of event loops with round-robin assignment.
-public final class EventLoopGroup: @unchecked Sendable {
-    // Confinement: `loops` is immutable; `cursor` is guarded by `lock`.
+public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
-    private var cursor = 0
-    private let lock = Mutex()
+    private let cursor = Mutex(0)
 
     /// Creates `count` loops (one per core by default).
     public init(count: Int, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250) {
@@ -197,28 +196,10 @@ public final class EventLoopGroup: @unchecked Sendable {
 
     /// The next loop in round-robin order. Safe from any thread.
     public func next() -> EventLoop {
-        lock.withLock {
-            let loop = loops[cursor]
-            cursor = (cursor + 1) % loops.count
-            return loop
+        let index = cursor.withLock { cursor in
+            defer { cursor = (cursor + 1) % loops.count }
+            return cursor
         }
-    }
-}
-
-/// A pthread mutex for the few counters shared across loops.
-final class Mutex: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-
-    init() { pthread_mutex_init(mutex, nil) }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        return loops[index]
     }
 }

@@ -8,6 +8,7 @@
 // spinning on a readiness that cannot be served; existing connections are untouched.
 import Dispatch
 import Glibc
+import Synchronization
 
 /// A TCP/TLS server whose connections are served by `ConnectionHandler`s.
 ///
@@ -22,12 +23,10 @@ public final class SocketServer: @unchecked Sendable {
     private let makeHandler: HandlerFactory
     private let acceptQueue = DispatchQueue(label: "bangbang.accept")
     private var listeners: [Listener] = []
-    private let counterLock = Mutex()
-    private var openConnections = 0
-    private var rejectedConnections = 0
-    /// Read on the accept queue for every connection, replaced by `reloadTLS`; guarded by `tlsLock`.
-    private var tlsContext: TLSContext?
-    private let tlsLock = Mutex()
+    /// Connections open now, and refused for the connection limit since start.
+    private let counts = Mutex<(open: Int, rejected: Int)>((0, 0))
+    /// Read on the accept queue for every connection, replaced by `reloadTLS`.
+    private let tlsContext = Mutex<TLSContext?>(nil)
 
     /// Creates a server; `makeHandler` is called on the new connection's loop for every accepted
     /// connection.
@@ -48,7 +47,7 @@ public final class SocketServer: @unchecked Sendable {
     public func reloadTLS(_ configuration: TLSConfiguration) throws(SocketError) {
         precondition(configuration.isServer, "a server needs a server TLS configuration")
         let context = try TLSContext(configuration: configuration)
-        tlsLock.withLock { tlsContext = context }
+        tlsContext.withLock { $0 = context }
     }
 
     /// Binds, listens and starts accepting; returns the bound addresses (with the real port
@@ -58,7 +57,7 @@ public final class SocketServer: @unchecked Sendable {
         if let tls = configuration.tls {
             precondition(tls.isServer, "a server needs a server TLS configuration")
             let context = try TLSContext(configuration: tls)
-            tlsLock.withLock { tlsContext = context }
+            tlsContext.withLock { $0 = context }
         }
         var addresses = try SocketAddress.resolve(host: configuration.host, port: configuration.port)
         var bound: [SocketAddress] = []
@@ -105,10 +104,10 @@ public final class SocketServer: @unchecked Sendable {
 
     /// Open connections across all loops (including ones still in TLS handshake or closing).
     /// Safe from any thread.
-    public var connectionCount: Int { counterLock.withLock { openConnections } }
+    public var connectionCount: Int { counts.withLock { $0.open } }
 
     /// Connections refused because `maxConnections` was reached. Safe from any thread.
-    public var rejectedConnectionCount: Int { counterLock.withLock { rejectedConnections } }
+    public var rejectedConnectionCount: Int { counts.withLock { $0.rejected } }
 
     private func startAccepting(_ listener: Listener) {
         let source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: acceptQueue)
@@ -139,12 +138,13 @@ public final class SocketServer: @unchecked Sendable {
     }
 
     private func adopt(descriptor: Int32, address: SocketAddress) {
-        let admitted = counterLock.withLock {
-            if openConnections >= configuration.maxConnections {
-                rejectedConnections += 1
+        let maximum = configuration.maxConnections
+        let admitted = counts.withLock { counts -> Bool in
+            if counts.open >= maximum {
+                counts.rejected += 1
                 return false
             }
-            openConnections += 1
+            counts.open += 1
             return true
         }
         guard admitted else {
@@ -155,7 +155,7 @@ public final class SocketServer: @unchecked Sendable {
         try? Syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
         let loop = group.next()
         let options = configuration.connection
-        let tlsContext = tlsLock.withLock { self.tlsContext }
+        let tlsContext = tlsContext.withLock { $0 }
         loop.execute {
             var session: TLSSession?
             if let tlsContext {
@@ -175,7 +175,7 @@ public final class SocketServer: @unchecked Sendable {
     }
 
     private func connectionReleased() {
-        counterLock.withLock { openConnections -= 1 }
+        counts.withLock { $0.open -= 1 }
     }
 }
 

@@ -16,6 +16,7 @@ import BangbangClient
 import BangbangProtocol
 import Dispatch
 import SocketServer
+import Synchronization
 
 /// A refusal from the server (or from the offline run), with the protocol's error code.
 struct AdminReplyError: Error, Sendable, Equatable {

@@ -8,6 +8,7 @@ import BangbangCore
 import BangbangProtocol
 import Dispatch
 import Journal
+import Synchronization
 
 enum OfflineAdmin {
     /// Runs `command`; throws when the data directory cannot be opened (locked: the server runs).

@@ -15,6 +15,7 @@ import Dispatch
 import Foundation
 import Journal
 import SocketServer
+import Synchronization
 
 final class Application: @unchecked Sendable {
     let configuration: ServerConfiguration
@@ -39,8 +40,6 @@ final class Application: @unchecked Sendable {
     let recentPublishes = RecentCounts<OrderType>()
     /// Requests per second a new connection may make (0: unlimited); a reload may change it.
     let connectionRequestRate: Mutex<Int>
-    /// Commits in flight and storage failures, for snapshots' cuts and for recovery.
-    var commits: Mutex<CommitTracker> { log.tracker }
     /// Serial: snapshot cuts and rebuilds after storage failures, so they never overlap.
     let maintenanceQueue = DispatchQueue(label: "bangbang.durability", qos: .utility)
     /// Serial: encoding and writing snapshots, off every owner's queue.

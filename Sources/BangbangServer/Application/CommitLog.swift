@@ -5,6 +5,7 @@
 import BangbangCore
 import BangbangStorage
 import Journal
+import Synchronization
 
 final class CommitLog: Sendable {
     let journal: Journal

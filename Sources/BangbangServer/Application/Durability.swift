@@ -117,7 +117,7 @@ extension Application {
     /// Waits for every appended record's completion. With the owners suspended nothing new can
     /// be appended, so this ends after at most one journal batch.
     private func waitForCommitsInFlight() {
-        while commits.withLock({ $0.inFlight }) > 0 {
+        while log.tracker.withLock({ $0.inFlight }) > 0 {
             usleep(100)
         }
     }
@@ -131,7 +131,7 @@ extension Application {
         suspendOwners()
         defer { resumeOwners() }
         waitForCommitsInFlight()
-        guard !commits.withLock({ $0.isRebuildPending }) else { return nil }
+        guard !log.tracker.withLock({ $0.isRebuildPending }) else { return nil }
         let sequence = journal.nextSequence - 1
         let contents = SnapshotContents(accounts: accounts.store.state, shards: shards.map(\.shard),
                                         streams: publisher.streams.snapshot(),
@@ -196,7 +196,7 @@ extension Application {
     /// Checks every second whether a snapshot is due by time or by journal growth.
     func scheduleSnapshots() {
         maintenanceQueue.asyncAfter(deadline: .now() + .seconds(1)) { [self] in
-            guard !commits.withLock({ $0.isShuttingDown }) else { return }
+            guard !log.tracker.withLock({ $0.isShuttingDown }) else { return }
             let (bytesAtLast, lastAt) = snapshotSchedule.withLock { ($0.bytesAtLastSnapshot, $0.lastSnapshotAt) }
             let grown = journal.statistics.bytesWritten - bytesAtLast
             if grown >= configuration.snapshotJournalBytes {
@@ -214,7 +214,7 @@ extension Application {
     /// changed since the last one, or when it failed, which is logged).
     @discardableResult
     func writeFinalSnapshot() -> Bool {
-        commits.withLock { $0.isShuttingDown = true }
+        log.tracker.withLock { $0.isShuttingDown = true }
         // Whatever periodic snapshot was started finishes first, so ours is the newest.
         snapshotQueue.sync {}
         guard let cut = maintenanceQueue.sync(execute: { takeSnapshotCut() }) else {
@@ -233,7 +233,7 @@ extension Application {
 
     /// A record could not be stored. Runs on the publishing queue, from the failed completion.
     func noteStorageFailure(_ error: JournalError) {
-        let schedulesRebuild = commits.withLock { tracker -> Bool in
+        let schedulesRebuild = log.tracker.withLock { tracker -> Bool in
             tracker.failures += 1
             let isFirst = !tracker.isRebuildPending
             tracker.isRebuildPending = true
@@ -254,7 +254,7 @@ extension Application {
         let started = clock.now
         suspendOwners()
         waitForCommitsInFlight()
-        let failures = commits.withLock { $0.failures }
+        let failures = log.tracker.withLock { $0.failures }
         do {
             let recovery = try journal.readBack()
             let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
@@ -262,7 +262,7 @@ extension Application {
             try replay(recovery.records, into: &state, publishing: false)
             install(state)
             refreshApprovedRunners()
-            commits.withLock { $0.isRebuildPending = false }
+            log.tracker.withLock { $0.isRebuildPending = false }
             journal.resumeAfterFailure()
             logger.warning("state_rebuilt", ["detail": "memory rebuilt from disk after a failed journal write; accepting changes again",
                                              "records": recovery.records.count, "failures": failures,

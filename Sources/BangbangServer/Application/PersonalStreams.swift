@@ -9,6 +9,7 @@
 import BangbangCore
 import BangbangStorage
 import Foundation
+import Synchronization
 
 final class PersonalStreams: Sendable {
     typealias Entry = PersonalStream.Entry

@@ -8,6 +8,7 @@
 import BangbangCore
 import BangbangProtocol
 import Dispatch
+import Synchronization
 
 /// One viewer's view of an order, encoded (`OrderWire.encoded`).
 struct EncodedOrderView: Sendable {

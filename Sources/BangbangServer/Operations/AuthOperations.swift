@@ -13,6 +13,7 @@ import BangbangCore
 import BangbangProtocol
 import Crypto
 import Dispatch
+import Synchronization
 
 enum AuthOperations {
     static let all: [Operation] = [requestCode, loginWithCode, loginWithPassword, resume, logout,

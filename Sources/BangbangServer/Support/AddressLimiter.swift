@@ -4,6 +4,7 @@
 // A lock per connection open and close is cheap next to the accept itself. The address is the
 // client's as `ClientOrigin` resolves it, behind trusted proxies too.
 import Forwarding
+import Synchronization
 
 final class AddressLimiter: Sendable {
     private let maximum: Mutex<Int>

@@ -1,6 +1,7 @@
 // One token bucket per key (a user, a client address), shared by every loop behind one lock.
 // A key's bucket is dropped once it would have refilled completely, so the table holds only
 // keys active in the last few seconds: an address that connects once a day costs nothing.
+import Synchronization
 final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     private struct State {
         var ratePerSecond: Int

@@ -3,6 +3,7 @@
 // interleave. Values are quoted only when they need it. Secrets are never passed here: callers log
 // ids, not tokens or codes (the development SMS provider is the one deliberate exception).
 import Foundation
+import Synchronization
 
 public enum LogLevel: Int, Sendable, Comparable {
     case debug, info, warning, error

@@ -2,6 +2,7 @@
 // "publishes per minute": sixty one-second buckets per key, reused as the minute moves on, so
 // recording costs one lock and no allocation. Any thread.
 import BangbangCore
+import Synchronization
 
 final class RecentCounts<Key: Hashable & Sendable>: Sendable {
     static var windowSeconds: Int { 60 }

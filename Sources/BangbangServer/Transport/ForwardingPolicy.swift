@@ -4,6 +4,7 @@
 // request and remembering whom it has already warned about.
 import Forwarding
 import WebSocketProtocol
+import Synchronization
 
 final class ForwardingPolicy: Sendable {
     let trusted: TrustedProxies

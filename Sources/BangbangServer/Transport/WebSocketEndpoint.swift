@@ -5,6 +5,7 @@
 import Forwarding
 import SocketServer
 import WebSocketProtocol
+import Synchronization
 
 protocol WebSocketEndpoint: AnyObject {
     func webSocketDidOpen(_ channel: WebSocketChannel)

@@ -7,6 +7,7 @@ import Journal
 import Testing
 @testable import BangbangServer
 @testable import BangbangStorage
+import Synchronization
 
 final class TestClock: Sendable {
     static let start = Timestamp(milliseconds: 1_767_225_600_000)  // 2026-01-01T00:00:00Z
@@ -51,14 +52,20 @@ func makeTemporaryDirectory(_ prefix: String) throws -> String {
     return path
 }
 
+final class HarnessState: Sendable {
+    /// While true, every journal write and sync fails with ENOSPC.
+    let isDiskFull = Mutex(false)
+    let logLines = Mutex<[String]>([])
+}
+
 final class ApplicationHarness: @unchecked Sendable {
     static let adminPhone = "+8613000000000"
 
     let directory: String
     let clock = TestClock()
-    /// While true, every journal write and sync fails with ENOSPC.
-    let isDiskFull = Mutex(false)
-    let logLines = Mutex<[String]>([])
+    /// The disk switch and the log lines, shared with the application's closures (which must
+    /// not keep the harness alive).
+    let state = HarnessState()
     var configuration = ServerConfiguration()
     private(set) var app: Application!
 
@@ -73,19 +80,18 @@ final class ApplicationHarness: @unchecked Sendable {
     }
 
     deinit {
-        app?.commits.withLock { $0.isShuttingDown = true }
+        app?.log.tracker.withLock { $0.isShuttingDown = true }
         try? app?.journal.close()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     func open() throws -> Application {
-        let lines = logLines
-        let isDiskFull = isDiskFull
-        let logger = Logger(level: .debug, sink: { line in lines.withLock { $0.append(line) } })
+        let state = state
+        let logger = Logger(level: .debug, sink: { line in state.logLines.withLock { $0.append(line) } })
         let clock = clock
         return try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
                                clock: { clock.now }, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true),
-                               journalTestHook: { $0.simulateFullDisk(when: { isDiskFull.withLock { $0 } }) })
+                               journalTestHook: { $0.simulateFullDisk(when: { state.isDiskFull.withLock { $0 } }) })
     }
 
     /// Stops the application the way a crash leaves the disk (every completed record is there,
@@ -94,16 +100,16 @@ final class ApplicationHarness: @unchecked Sendable {
         if gracefully {
             app.writeFinalSnapshot()
         } else {
-            app.commits.withLock { $0.isShuttingDown = true }
+            app.log.tracker.withLock { $0.isShuttingDown = true }
         }
         try app.journal.close()
-        logLines.withLock { $0.removeAll() }
+        state.logLines.withLock { $0.removeAll() }
         app = nil
         app = try open()
     }
 
     func logged(_ event: String) -> [String] {
-        logLines.withLock { lines in lines.filter { $0.contains("event=\(event) ") || $0.hasSuffix("event=\(event)") } }
+        state.logLines.withLock { lines in lines.filter { $0.contains("event=\(event) ") || $0.hasSuffix("event=\(event)") } }
     }
 
     // MARK: Changes through the commit point
@@ -230,7 +236,7 @@ final class ApplicationHarness: @unchecked Sendable {
     /// Waits (bounded) until memory has been rebuilt after a storage failure.
     func waitForRebuild() async throws {
         for _ in 0..<2_000 {
-            if !app.commits.withLock({ $0.isRebuildPending }) { return }
+            if !app.log.tracker.withLock({ $0.isRebuildPending }) { return }
             try await Task.sleep(for: .milliseconds(5))
         }
         Issue.record("memory was not rebuilt after the storage failure")

@@ -7,6 +7,7 @@ import Journal
 import Testing
 @testable import BangbangServer
 @testable import BangbangStorage
+import Synchronization
 
 @Suite struct SnapshotTests {
     /// Publishers and logins on every owner at once, while cuts are taken; then each cut is
@@ -16,8 +17,7 @@ import Testing
         let harness = try ApplicationHarness(shardsPerType: 2)
         let publishers = try await (0..<4).asyncMap { try await harness.logIn("+86139000001\($0)0") }
         let now = harness.clock.now
-        let cuts = Mutex<[SnapshotCut]>([])
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let taken = try await withThrowingTaskGroup(of: [SnapshotCut].self) { group in
             for publisher in publishers {
                 group.addTask {
                     for round in 0..<60 {
@@ -25,21 +25,24 @@ import Testing
                         let id = try await harness.publish(draft, by: publisher)
                         if round % 3 == 0 { try await harness.run(.raiseTip(to: 1_000 + Cents(round)), on: id, by: publisher) }
                     }
+                    return []
                 }
             }
             group.addTask {
                 for round in 0..<40 { try await harness.logIn("+861390002\(String(format: "%04d", round))") }
+                return []
             }
             group.addTask {
+                var cuts: [SnapshotCut] = []
                 for _ in 0..<8 {
                     let cut = harness.app.maintenanceQueue.sync { harness.app.takeSnapshotCut() }
-                    if let cut { cuts.withLock { $0.append(cut) } }
+                    if let cut { cuts.append(cut) }
                     try await Task.sleep(for: .milliseconds(3))
                 }
+                return cuts
             }
-            try await group.waitForAll()
+            return try await group.reduce(into: []) { $0 += $1 }
         }
-        let taken = cuts.withLock { $0 }
         #expect(taken.count == 8)
         #expect(Set(taken.map(\.sequence)).count > 2, "the cuts should fall at different points of the load")
 

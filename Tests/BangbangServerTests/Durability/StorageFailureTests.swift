@@ -7,6 +7,7 @@ import Foundation
 import Journal
 import Testing
 @testable import BangbangServer
+import Synchronization
 
 @Suite struct StorageFailureTests {
     private func expectStorageUnavailable(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
@@ -28,7 +29,7 @@ import Testing
         let accountsBefore = await harness.accountState()
         let shardsBefore = await harness.shardStates()
 
-        harness.isDiskFull.withLock { $0 = true }
+        harness.state.isDiskFull.withLock { $0 = true }
         await expectStorageUnavailable { _ = try await harness.publish(Drafts.express(now: harness.clock.now), by: publisher) }
         try await harness.waitForRebuild()
         #expect(await harness.shardStates() == shardsBefore)
@@ -41,10 +42,10 @@ import Testing
         #expect(await harness.accountState() == accountsBefore)
         #expect(await harness.shardStates() == shardsBefore)
         #expect(!harness.logged("state_rebuilt").isEmpty)
-        #expect(harness.app.commits.withLock { $0.failures } >= 3)
+        #expect(harness.app.log.tracker.withLock { $0.failures } >= 3)
 
         // Space returns: changes go through, and only they are on disk.
-        harness.isDiskFull.withLock { $0 = false }
+        harness.state.isDiskFull.withLock { $0 = false }
         try await harness.run(.accept(isVerifiedRunner: true), on: kept, by: runner)
         let later = try await harness.publish(Drafts.express(now: harness.clock.now), by: publisher)
         let accountsAfter = await harness.accountState()
@@ -63,12 +64,12 @@ import Testing
         // Hold the rebuild back by occupying the maintenance queue, so the cut sees the failure.
         let release = DispatchSemaphore(value: 0)
         harness.app.maintenanceQueue.async { release.wait() }
-        harness.isDiskFull.withLock { $0 = true }
+        harness.state.isDiskFull.withLock { $0 = true }
         await expectStorageUnavailable { _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: publisher) }
-        #expect(harness.app.commits.withLock { $0.isRebuildPending })
+        #expect(harness.app.log.tracker.withLock { $0.isRebuildPending })
         release.signal()
         // The cut is queued behind the rebuild, which runs first: so it must succeed and be clean.
-        harness.isDiskFull.withLock { $0 = false }
+        harness.state.isDiskFull.withLock { $0 = false }
         let cut = try #require(harness.app.maintenanceQueue.sync { harness.app.takeSnapshotCut() })
         #expect(cut.contents.shards.allSatisfy { $0.orders.isEmpty })
     }
