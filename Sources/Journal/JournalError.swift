@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Everything the journal can report. Append failures (`noSpace`, `io`, `closed`) are per batch and
-/// transient; the others come from `Journal.open` and need an operator, so their descriptions say
+/// transient; the others come from `WriteAheadLog.open` and need an operator, so their descriptions say
 /// what happened and what to do.
 public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The disk (or the quota) is full. Nothing from the failed batch was kept; appends work again

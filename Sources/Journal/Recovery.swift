@@ -13,7 +13,7 @@ public struct JournalRecord: Sendable, Equatable {
     }
 }
 
-/// What `Journal.open` found and did, for the server to log at startup.
+/// What `WriteAheadLog.open` found and did, for the server to log at startup.
 public struct RecoveryReport: Sendable {
     /// The snapshot file loaded, if any.
     public var snapshotFile: String?

@@ -48,7 +48,7 @@ import CLinux
 import Forwarding
 import Glibc
 
-/// A TCP connection, accepted by a `SocketServer` or made by `SocketClient`.
+/// A TCP connection, accepted by a `TCPServer` or made by `SocketClient`.
 ///
 /// Confinement: `@unchecked Sendable` so it can be handed to other loops (for example to hop
 /// onto its own loop with `connection.loop.execute`), but every property and method except

@@ -36,7 +36,7 @@ public struct ConnectionOptions: Sendable {
     public init() {}
 }
 
-/// Configuration of a `SocketServer`.
+/// Configuration of a `TCPServer`.
 public struct SocketServerConfiguration: Sendable {
     /// Address to listen on: `127.0.0.1`, `::1`, `0.0.0.0`, `::` or a name such as `localhost`
     /// (every address it resolves to is bound). `0.0.0.0` by default: a server is reached from

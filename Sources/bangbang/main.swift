@@ -29,7 +29,7 @@ case .version:
     exit(0)
 case .checkConfig:
     do {
-        try BangbangServer.check(loaded.configuration)
+        try Server.check(loaded.configuration)
     } catch {
         FileHandle.standardError.write(Data("bangbang: \(error)\n".utf8))
         exit(64)
@@ -50,9 +50,9 @@ if configuration.smsCommand != nil {
     logger.warning("development_sms_provider", ["detail": "no SMS provider configured: codes are written to this log only"])
 }
 
-let server: BangbangServer
+let server: Server
 do {
-    server = try BangbangServer(configuration: configuration, logger: logger)
+    server = try Server(configuration: configuration, logger: logger)
     // Written once the data directory is ours (locked), before anyone can connect.
     try AdminSecret.create(in: configuration.dataDirectory)
     _ = try server.start()

@@ -345,7 +345,7 @@ private struct Extremes: Codable, Equatable {
     }
 
     private static func write(_ payloads: [[UInt8]], to directory: String) throws {
-        let (journal, _) = try Journal.open(directory: directory, configuration: JournalConfiguration(syncPolicy: .always))
+        let (journal, _) = try WriteAheadLog.open(directory: directory, configuration: JournalConfiguration(syncPolicy: .always))
         let written = DispatchGroup()
         for payload in payloads {
             written.enter()

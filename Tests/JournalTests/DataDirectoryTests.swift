@@ -7,7 +7,7 @@ import Testing
         let root = TemporaryDirectory()
         defer { root.remove() }
         let nested = root.path + "/a/b/data"
-        let (journal, recovery) = try Journal.open(directory: nested)
+        let (journal, recovery) = try WriteAheadLog.open(directory: nested)
         #expect(recovery.records.isEmpty)
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: nested, isDirectory: &isDirectory) && isDirectory.boolValue)
@@ -32,7 +32,7 @@ import Testing
         defer { root.remove() }
         try FileManager.default.createDirectory(atPath: root.path, withIntermediateDirectories: true)
         root.write([1, 2, 3], to: "plain")
-        let error = errorOf { try Journal.open(directory: root.file("plain")) }
+        let error = errorOf { try WriteAheadLog.open(directory: root.file("plain")) }
         #expect(error == .notADirectory(path: root.file("plain")))
         #expect(error?.description.contains("not a directory") == true)
     }
@@ -46,7 +46,7 @@ import Testing
         }
         try FileManager.default.createDirectory(atPath: root.path, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: root.path)
-        let error = errorOf { try Journal.open(directory: root.path) }
+        let error = errorOf { try WriteAheadLog.open(directory: root.path) }
         #expect(error == .permissionDenied(path: root.file("LOCK")))
     }
 

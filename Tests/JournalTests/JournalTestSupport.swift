@@ -75,14 +75,14 @@ func configuration(_ policy: SyncPolicy = .always, segmentSize: Int = 64 << 20, 
 }
 
 func openJournal(_ directory: TemporaryDirectory, _ configuration: JournalConfiguration = JournalConfiguration())
-    throws(JournalError) -> (journal: Journal, recovery: Recovery)
+    throws(JournalError) -> (journal: WriteAheadLog, recovery: Recovery)
 {
-    try Journal.open(directory: directory.path, configuration: configuration)
+    try WriteAheadLog.open(directory: directory.path, configuration: configuration)
 }
 
 /// Appends and waits for the completion.
 @discardableResult
-func appendAndWait(_ journal: Journal, _ payload: [UInt8]) async -> Result<UInt64, JournalError> {
+func appendAndWait(_ journal: WriteAheadLog, _ payload: [UInt8]) async -> Result<UInt64, JournalError> {
     await withCheckedContinuation { continuation in
         journal.append(payload) { continuation.resume(returning: $0) }
     }
@@ -93,7 +93,7 @@ func payload(_ index: Int, length: Int = 24) -> [UInt8] {
 }
 
 /// Appends `count` records one after the other, each waited for, and returns their payloads.
-func appendRecords(_ journal: Journal, count: Int, startingAt first: Int = 1, length: Int = 24) async throws -> [[UInt8]] {
+func appendRecords(_ journal: WriteAheadLog, count: Int, startingAt first: Int = 1, length: Int = 24) async throws -> [[UInt8]] {
     var payloads: [[UInt8]] = []
     for index in first..<first + count {
         let bytes = payload(index, length: length)

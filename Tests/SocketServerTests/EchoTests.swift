@@ -89,7 +89,7 @@ extension SocketServerTests {
             let collector = HandlerCollector(echoes: true)
             var configuration = SocketServerConfiguration(host: "localhost", port: 0)
             configuration.eventLoopCount = 1
-            let server = SocketServer(configuration: configuration) { collector.make($0) }
+            let server = TCPServer(configuration: configuration) { collector.make($0) }
             let addresses = try server.start()
             defer { server.stop() }
             #expect(!addresses.isEmpty)

@@ -146,11 +146,11 @@ func onLoop<T: Sendable>(_ connection: Connection, _ body: @escaping @Sendable (
 
 /// Starts a server on loopback with port 0.
 func startServer(host: String = "127.0.0.1", collector: HandlerCollector,
-                 configure: (inout SocketServerConfiguration) -> Void = { _ in }) throws -> (SocketServer, Int) {
+                 configure: (inout SocketServerConfiguration) -> Void = { _ in }) throws -> (TCPServer, Int) {
     var configuration = SocketServerConfiguration(host: host, port: 0)
     configuration.eventLoopCount = 2
     configure(&configuration)
-    let server = SocketServer(configuration: configuration) { collector.make($0) }
+    let server = TCPServer(configuration: configuration) { collector.make($0) }
     let addresses = try server.start()
     return (server, addresses[0].port)
 }

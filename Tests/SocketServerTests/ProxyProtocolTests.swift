@@ -14,7 +14,7 @@ extension SocketServerTests {
                                                        destination: IPAddress("198.51.100.1")!, destinationPort: 443)
 
         func startProxiedServer(_ collector: HandlerCollector, trusting trusted: TrustedProxies = loopback,
-                                configure: (inout SocketServerConfiguration) -> Void = { _ in }) throws -> (SocketServer, Int) {
+                                configure: (inout SocketServerConfiguration) -> Void = { _ in }) throws -> (TCPServer, Int) {
             try startServer(collector: collector) {
                 $0.proxyProtocol = trusted
                 $0.tickMilliseconds = 50

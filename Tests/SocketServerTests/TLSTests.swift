@@ -29,7 +29,7 @@ struct TestCertificate {
 extension SocketServerTests {
     @Suite struct TLSTests {
         func startTLSServer(_ certificate: TestCertificate, collector: HandlerCollector,
-                            configure: (inout SocketServerConfiguration) -> Void = { _ in }) throws -> (SocketServer, Int) {
+                            configure: (inout SocketServerConfiguration) -> Void = { _ in }) throws -> (TCPServer, Int) {
             try startServer(collector: collector) {
                 $0.tls = TLSConfiguration(certificatePath: certificate.certificatePath, keyPath: certificate.keyPath)
                 configure(&$0)

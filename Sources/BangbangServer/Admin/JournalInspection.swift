@@ -21,7 +21,7 @@ enum JournalInspection {
         var counts: [String: Int] = [:]
         var warnings: [String] = []
         if !isLocked {
-            let (journal, recovery) = try Journal.open(directory: directory,
+            let (journal, recovery) = try WriteAheadLog.open(directory: directory,
                                                        configuration: JournalConfiguration(syncPolicy: .never))
             defer { try? journal.close() }
             lastSequence = recovery.report.lastSequence

@@ -15,7 +15,7 @@ enum OfflineAdmin {
     static func run(_ command: AdminCommand, configuration: ServerConfiguration,
                     logger: Logger) throws -> Result<JSONValue, AdminReplyError> {
         let app = try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
-                                  clock: BangbangServer.wallClock, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: false))
+                                  clock: Server.wallClock, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: false))
         defer {
             do { try app.journal.close() } catch { logger.error("journal_close_failed", ["error": "\(error)"]) }
         }

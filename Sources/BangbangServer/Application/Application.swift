@@ -1,5 +1,5 @@
 // The application: every piece of domain state, its owner, the journal, and the publisher that
-// tells people about committed changes. Built by `BangbangServer` at start-up; shared by every
+// tells people about committed changes. Built by `Server` at start-up; shared by every
 // connection. It holds no connection: the loops' registries belong to the server.
 //
 // Start-up is recovery: open the journal (which takes the data directory's lock), load the
@@ -22,7 +22,7 @@ final class Application: @unchecked Sendable {
     let logger: Logger
     let metrics: ServerMetrics
     let clock: @Sendable () -> Timestamp
-    let journal: Journal
+    let journal: WriteAheadLog
     let log: CommitLog
     let publisher: Publisher
     let accounts: AccountsOwner
@@ -92,7 +92,7 @@ final class Application: @unchecked Sendable {
             journalConfiguration.simulateFullDisk(when: { access(flagFile, F_OK) == 0 })
         }
         if let configure = journalTestHook { configure(&journalConfiguration) }
-        let (journal, recovery) = try Journal.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
+        let (journal, recovery) = try WriteAheadLog.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
         self.journal = journal
         let publisher = Publisher(queue: publishingQueue, metrics: metrics)
         self.publisher = publisher

@@ -8,7 +8,7 @@ import Journal
 import Synchronization
 
 final class CommitLog: Sendable {
-    let journal: Journal
+    let journal: WriteAheadLog
     let publisher: Publisher
     /// Commits between append and completion, and whether memory is ahead of the disk.
     let tracker = Mutex(CommitTracker())
@@ -16,7 +16,7 @@ final class CommitLog: Sendable {
     /// rebuild from disk; see Durability.swift). Set once, before the first commit.
     private let storageFailureHandler = Mutex<(@Sendable (JournalError) -> Void)?>(nil)
 
-    init(journal: Journal, publisher: Publisher) {
+    init(journal: WriteAheadLog, publisher: Publisher) {
         self.journal = journal
         self.publisher = publisher
     }

@@ -24,7 +24,7 @@
 //      so its change is in the owners' values and was published; no record > S exists yet.
 //   5. Copy the owners' values, the streams and the board numbering (copy-on-write: O(1) each),
 //      then resume the owners. The pause is one journal batch at most.
-// Encoding and writing (temp file, fsync, rename, directory fsync, in `Journal.writeSnapshot`)
+// Encoding and writing (temp file, fsync, rename, directory fsync, in `WriteAheadLog.writeSnapshot`)
 // happen on `snapshotQueue` while the server goes on; the first change to each copied collection
 // pays for one copy of it on its owner's queue.
 //
@@ -34,7 +34,7 @@
 // on it. The journal is opened with `holdsAfterFailure`, so after a failed batch every later
 // append fails too, unwritten, until we say so. The failed requests get `storage_unavailable`;
 // then, on `maintenanceQueue`: suspend the owners, wait for the in-flight commits (all of them
-// fail while the journal holds), read back what is on disk (`Journal.readBack`: snapshot plus
+// fail while the journal holds), read back what is on disk (`WriteAheadLog.readBack`: snapshot plus
 // records), rebuild the owners' values from it, install them, release the journal, resume the
 // owners. The personal streams and board numbering are kept as they are: they only ever received
 // changes whose records were durable, which is exactly what the rebuild restores. Queries work

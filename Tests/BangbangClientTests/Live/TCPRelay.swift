@@ -8,7 +8,7 @@ import SocketServer
 final class TCPRelay: @unchecked Sendable {
     // Confinement: `pairs` and `isFrozen` are touched only on the server's single loop; `lock`
     // guards `accepted`, read by tests.
-    private var server: SocketServer!
+    private var server: TCPServer!
     private let loop: EventLoop
     private var pairs: [RelaySide] = []
     private var isFrozen = false
@@ -23,7 +23,7 @@ final class TCPRelay: @unchecked Sendable {
         configuration.eventLoopCount = 1
         let group = EventLoopGroup(count: 1)
         loop = group.loops[0]
-        server = SocketServer(configuration: configuration, group: group) { [unowned self] connection in
+        server = TCPServer(configuration: configuration, group: group) { [unowned self] connection in
             self.accept(connection)
         }
         port = try server.start()[0].port

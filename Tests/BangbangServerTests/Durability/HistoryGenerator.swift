@@ -23,7 +23,7 @@ import Testing
         configuration.snapshotIntervalSeconds = 86_400
         let logger = Logger(level: .warning)
         let app = try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
-                                  clock: BangbangServer.wallClock, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true))
+                                  clock: Server.wallClock, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true))
 
         // A couple hundred publishers, registered through the login path.
         let users: [UserID] = await withCheckedContinuation { continuation in

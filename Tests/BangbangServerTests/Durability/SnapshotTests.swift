@@ -49,7 +49,7 @@ import Synchronization
         let configuration = harness.configuration
         let policy = harness.app.accounts.store.policy
         try harness.app.journal.close()
-        let (journal, recovery) = try Journal.open(directory: configuration.dataDirectory)
+        let (journal, recovery) = try WriteAheadLog.open(directory: configuration.dataDirectory)
         defer { try? journal.close() }
         #expect(recovery.report.snapshotSequence == 0)
         for cut in taken {

@@ -81,7 +81,7 @@ import Synchronization
         var configuration = JournalConfiguration(syncPolicy: .always)
         configuration.holdsAfterFailure = true
         configuration.simulateFullDisk(when: { isDiskFull.withLock { $0 } })
-        let (journal, _) = try Journal.open(directory: directory, configuration: configuration)
+        let (journal, _) = try WriteAheadLog.open(directory: directory, configuration: configuration)
 
         let outcomes = Mutex<[Bool]>([])
         let done = DispatchGroup()

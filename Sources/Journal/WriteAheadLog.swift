@@ -1,4 +1,4 @@
-// Journal: a write-ahead log of opaque byte records, group commit, snapshots, crash recovery.
+// WriteAheadLog: a write-ahead log of opaque byte records, group commit, snapshots, crash recovery.
 //
 // THEORY OF OPERATION
 //
@@ -42,7 +42,7 @@
 // boundary to the end of a file is where the records end (no record is all zeros: its sequence
 // is not), and the next batch overwrites it.
 //
-// Snapshots (Journal+Snapshot.swift): the caller builds the bytes from a consistent cut and names
+// Snapshots (WriteAheadLog+Snapshot.swift): the caller builds the bytes from a consistent cut and names
 // the last sequence they include. They are written to a temp file, fsynced, renamed into place and
 // the directory fsynced. The two newest snapshots are kept, and the segments needed to replay after
 // the *older* of the two, so a damaged newest snapshot can fall back to the previous one. Segments
@@ -65,7 +65,7 @@ import Synchronization
 import Glibc
 #endif
 
-public final class Journal: Sendable {
+public final class WriteAheadLog: Sendable {
     /// The directory holding segments, snapshots and the lock.
     public let directory: String
     public let configuration: JournalConfiguration
@@ -125,7 +125,7 @@ public final class Journal: Sendable {
     /// Call the server's replay with `recovery.snapshot` and then `recovery.records`, log
     /// `recovery.report.warnings`, and only then start appending.
     public static func open(directory: String, configuration: JournalConfiguration = JournalConfiguration())
-        throws(JournalError) -> (journal: Journal, recovery: Recovery)
+        throws(JournalError) -> (journal: WriteAheadLog, recovery: Recovery)
     {
         let dataDirectory = DataDirectory(path: directory, syscalls: configuration.syscalls)
         try dataDirectory.prepare()
@@ -147,7 +147,7 @@ public final class Journal: Sendable {
                 segments = [SegmentFile(base: outcome.nextSequence, name: DataDirectory.segmentName(base: outcome.nextSequence))]
                 offset = SegmentHeader.size
             }
-            let journal = Journal(dataDirectory: dataDirectory, configuration: configuration, lockDescriptor: lockDescriptor,
+            let journal = WriteAheadLog(dataDirectory: dataDirectory, configuration: configuration, lockDescriptor: lockDescriptor,
                                   writer: WriterState(descriptor: descriptor, segments: segments, offset: offset),
                                   nextSequence: outcome.nextSequence, snapshots: outcome.snapshots)
             return (journal, outcome.recovery)

@@ -21,7 +21,7 @@ public struct SnapshotReport: Sendable {
     public var deletedSnapshots: [String]
 }
 
-extension Journal {
+extension WriteAheadLog {
     /// Stores `contents` as the state after every record up to and including `sequence`, then
     /// deletes what is no longer needed for recovery (the two newest snapshots are kept, and the
     /// segments after the older one). Blocks the calling thread for the file I/O; call it from a

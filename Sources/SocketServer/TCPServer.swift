@@ -1,4 +1,4 @@
-// SocketServer: listeners plus a group of event loops. Bytes only: it knows nothing about
+// TCPServer: listeners plus a group of event loops. Bytes only: it knows nothing about
 // WebSocket or the application.
 //
 // Accepting runs on its own serial queue, one DispatchSourceRead per listening socket. Each
@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// Confinement: `@unchecked Sendable`; listener state is confined to `acceptQueue`, the
 /// connection count is guarded by a mutex, and `start`/`stop` may be called from any thread.
-public final class SocketServer: @unchecked Sendable {
+public final class TCPServer: @unchecked Sendable {
     public typealias HandlerFactory = @Sendable (Connection) -> ConnectionHandler
 
     public let configuration: SocketServerConfiguration

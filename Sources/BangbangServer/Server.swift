@@ -1,4 +1,4 @@
-// BangbangServer: the composition root. It is the only module that sees both the domain and the
+// BangbangServer (`Server`): the composition root. It is the only module that sees both the domain and the
 // transport: it recovers the application from the data directory, wires the HTTP routes
 // (`/ws`, `/echo`, `/healthz`, `/readyz`, `/metrics`, and the web app for every other path)
 // onto the socket server, and owns start-up and shutdown.
@@ -10,7 +10,7 @@ import SocketServer
 import WebSocketProtocol
 import Synchronization
 
-public final class BangbangServer: @unchecked Sendable {
+public final class Server: @unchecked Sendable {
     public let configuration: ServerConfiguration
     let logger: Logger
     let metrics = ServerMetrics()
@@ -18,7 +18,7 @@ public final class BangbangServer: @unchecked Sendable {
     private let group: EventLoopGroup
     /// Who is connected on each loop, and its outbox (indexed by loop).
     private let registries: [LoopRegistry]
-    private var socketServer: SocketServer?
+    private var socketServer: TCPServer?
     /// The limits a configuration reload (SIGHUP) can change while serving.
     private let addressLimiter: AddressLimiter
     private let userLimiter: KeyedRateLimiter<UserID>
@@ -29,7 +29,7 @@ public final class BangbangServer: @unchecked Sendable {
     /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
     /// server holds or that cannot be written). Does not listen yet.
     public init(configuration: ServerConfiguration, logger: Logger,
-                clock: @escaping @Sendable () -> Timestamp = BangbangServer.wallClock) throws {
+                clock: @escaping @Sendable () -> Timestamp = Server.wallClock) throws {
         self.configuration = configuration
         self.logger = logger
         let sms: SMSProvider = configuration.smsCommand.map { CommandSMSProvider(command: $0, logger: logger) }
@@ -106,7 +106,7 @@ public final class BangbangServer: @unchecked Sendable {
             forwarding: ForwardingPolicy(trusted: trustedProxies),
             logger: logger)
         let metrics = metrics
-        let server = SocketServer(configuration: socketConfiguration, group: group) { connection in
+        let server = TCPServer(configuration: socketConfiguration, group: group) { connection in
             ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)
         }
         let addresses = try server.start()
@@ -218,7 +218,7 @@ public final class BangbangServer: @unchecked Sendable {
     }
 }
 
-extension BangbangServer {
+extension Server {
     /// What `bangbang check-config` checks beyond syntax: the TLS files load, administrator
     /// phones parse. (The data directory is checked by starting: it must also be lockable.)
     public static func check(_ configuration: ServerConfiguration) throws {
