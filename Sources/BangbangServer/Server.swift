@@ -85,12 +85,37 @@ public final class Server: @unchecked Sendable {
         return Timestamp(rawValue: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000)
     }
 
+    // MARK: Settings derived from the configuration
+
+    /// Room in the socket layer's output limit above `--max-output-bytes`. A slow consumer is
+    /// detected at `--max-output-bytes` by the WebSocket layer, which then queues its 1008 close
+    /// frame (and whatever was already framed) behind the backlog; the socket layer, which drops a
+    /// connection outright at its own limit, must still accept those bytes, or the client would
+    /// lose the close code that tells it why. 1 MiB holds a close frame with any backlog of
+    /// in-flight frames up to the largest message (`--max-message-bytes` is at most 16 MiB, but
+    /// server messages are far smaller).
+    static let closingHeadroomBytes = 1024 * 1024
+
+    /// How long a pinged client has to answer before it is closed: half the ping interval (so a
+    /// dead peer is noticed within one and a half intervals), but never under 5 s, so a phone
+    /// on a slow network with short intervals is not cut off while its pong is on the way.
+    static func pongTimeout(pingIntervalSeconds: Int) -> Int64 {
+        max(minimumPongTimeoutMilliseconds, Int64(pingIntervalSeconds) * 1000 / 2)
+    }
+
+    static let minimumPongTimeoutMilliseconds: Int64 = 5_000
+
+    /// Frames one `/ws` message may arrive in. Clients send small JSON messages, usually in one
+    /// frame; 256 allows any sane fragmentation while bounding the per-frame work a client can
+    /// make the server do for one message (each frame costs a header parse and a buffer append).
+    static let maxFragmentsPerMessage = 256
+
     /// Starts listening; returns the bound addresses (the real port when configured with 0).
     public func start() throws -> [SocketAddress] {
         var socketConfiguration = SocketServerConfiguration(host: configuration.host, port: configuration.port)
         socketConfiguration.eventLoopCount = group.loops.count
         socketConfiguration.maxConnections = configuration.maxConnections
-        socketConfiguration.connection.outputLimit = configuration.maxOutputBytes + 1024 * 1024
+        socketConfiguration.connection.outputLimit = configuration.maxOutputBytes + Self.closingHeadroomBytes
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             socketConfiguration.tls = TLSConfiguration(certificatePath: certificate, keyPath: key)
         }
@@ -100,7 +125,7 @@ public final class Server: @unchecked Sendable {
         let limits = ConnectionLimits(
             handshakeTimeoutMilliseconds: Int64(configuration.handshakeTimeoutSeconds) * 1000,
             pingIntervalMilliseconds: Int64(configuration.pingIntervalSeconds) * 1000,
-            pongTimeoutMilliseconds: max(5_000, Int64(configuration.pingIntervalSeconds) * 500),
+            pongTimeoutMilliseconds: Self.pongTimeout(pingIntervalSeconds: configuration.pingIntervalSeconds),
             maxOutputBytes: configuration.maxOutputBytes,
             addressLimiter: addressLimiter,
             forwarding: ForwardingPolicy(trusted: trustedProxies),
@@ -129,7 +154,7 @@ public final class Server: @unchecked Sendable {
             "/ws": WebSocketRoute(
                 configuration: WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes,
                                                       maxMessageSize: configuration.maxMessageBytes,
-                                                      maxFragmentsPerMessage: 256),
+                                                      maxFragmentsPerMessage: Self.maxFragmentsPerMessage),
                 makeEndpoint: { loop in ClientSession(app: application, registry: registries[loop.index], userLimiter: userLimiter) }),
         ]
         if configuration.enablesEcho {

@@ -132,3 +132,12 @@ import Testing
         #expect(help.contains("(default: 8080)"))
     }
 }
+
+@Suite struct DerivedSettingsTests {
+    @Test func pongTimeoutIsHalfThePingIntervalButNeverUnderFiveSeconds() {
+        #expect(Server.pongTimeout(pingIntervalSeconds: 30) == 15_000)
+        #expect(Server.pongTimeout(pingIntervalSeconds: 10) == 5_000)
+        #expect(Server.pongTimeout(pingIntervalSeconds: 2) == 5_000)
+        #expect(Server.pongTimeout(pingIntervalSeconds: 0) == Server.minimumPongTimeoutMilliseconds)
+    }
+}
