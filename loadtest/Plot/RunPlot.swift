@@ -23,7 +23,8 @@ enum RunPlot {
 
     static func svg(for result: RunResult) -> String {
         let names = primaryNames(for: result.scenario)
-        let series = result.histograms.filter { $0.value.count > 0 }
+        // Connect times are set-up, not the run, unless the run is about connecting.
+        let series = result.histograms.filter { $0.value.count > 0 && ($0.key != "connect" || $0.key == names.histogram) }
             .sorted { ($0.key == names.histogram ? 0 : 1, $1.value.count, $0.key) < ($1.key == names.histogram ? 0 : 1, $0.value.count, $1.key) }
             .prefix(maximumSeries).map { (name: $0.key, histogram: $0.value) }
         let timelineName = result.timelines[names.timeline] != nil ? names.timeline : (result.timelines.keys.sorted().first ?? "")
@@ -41,8 +42,8 @@ enum RunPlot {
                     timelineName: String, timeline: Timeline?, durationSeconds: Double) -> String {
         var document = SVGDocument(width: 1000, height: 700)
         document.text(title, 24, 30, size: 18, isBold: true)
-        document.text(subtitle, 24, 50, size: 11, color: "#555")
-        drawLatency(latencies, into: &document, frame: Frame(left: 80, top: 80, right: 700, bottom: 370))
+        document.text(subtitle, 24, 52, size: 11, color: "#555")
+        drawLatency(latencies, into: &document, frame: Frame(left: 80, top: 95, right: 700, bottom: 375))
         drawTimeline(timelineName, timeline, durationSeconds: durationSeconds, into: &document,
                      frame: Frame(left: 80, top: 450, right: 960, bottom: 650))
         return document.rendered
@@ -157,7 +158,8 @@ enum RunPlot {
         document.text("Throughput over time" + (name.isEmpty ? "" : ": \(name) per second"), frame.left, frame.top - 12, size: 14, isBold: true)
         document.rectangle(frame.left, frame.top, frame.width, frame.height, fill: "none", stroke: "#bbb")
         let slotSeconds = Double(Timeline.slotNanoseconds) / 1e9
-        let slotsInRun = durationSeconds > 0 ? Int((durationSeconds / slotSeconds).rounded(.up)) : (timeline?.counts.count ?? 0)
+        // Whole slots only: a last partial slot would read as a collapse at the end.
+        let slotsInRun = durationSeconds > 0 ? Swift.max(1, Int((durationSeconds / slotSeconds).rounded(.down))) : (timeline?.counts.count ?? 0)
         let counts = Array((timeline?.counts ?? []).prefix(slotsInRun))
         guard counts.contains(where: { $0 > 0 }) else {
             document.text("no completions recorded", (frame.left + frame.right) / 2, (frame.top + frame.bottom) / 2,
@@ -189,7 +191,7 @@ enum RunPlot {
             points.append((x(Double(slot + 1) * slotSeconds), y(rate)))
         }
         document.polyline(points, color: colors[0], width: 1.5)
-        let mean = Double(counts.reduce(0, +)) / (durationSeconds > 0 ? durationSeconds : span)
+        let mean = Double(counts.reduce(0, +)) / span
         document.line(frame.left, y(mean), frame.right, y(mean), color: colors[1], width: 1.5, dashed: true)
         document.text("mean \(formatRate(mean))/s", frame.right - 6, y(mean) - 6, size: 12, anchor: .end, color: colors[1], isBold: true)
     }
