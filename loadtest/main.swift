@@ -101,6 +101,11 @@ case .run(let options):
     if let path = options.jsonPath {
         do { try ResultFile.save(result, to: path) } catch { fail("cannot write \(path): \(error)", status: 1) }
     }
+    if let path = options.plotPath, options.processCount == 1 {
+        do { try Data(RunPlot.svg(for: result).utf8).write(to: URL(fileURLWithPath: path)) } catch {
+            fail("cannot write \(path): \(error)", status: 1)
+        }
+    }
     if options.processCount == 1 { print(Report.summary(of: result)) }
     exit(result.violations.isEmpty ? 0 : 1)
 }

@@ -46,6 +46,7 @@ enum ArgumentParser {
         Flag(name: "--connect-concurrency", valueName: "N", help: "handshakes in flight while connecting (default 256)"),
         Flag(name: "--verify-tls", help: "check the server's certificate against the system trust store"),
         Flag(name: "--json", valueName: "FILE", help: "write the results as JSON (for compare)"),
+        Flag(name: "--plot", valueName: "FILE", help: "draw the latency distribution and throughput over time as SVG"),
         Flag(name: "--quiet", help: "no progress line"),
         Flag(name: "--process-index", valueName: "I", help: "", isInternal: true),
         Flag(name: "--process-count", valueName: "N", help: "", isInternal: true),
@@ -135,6 +136,9 @@ enum ArgumentParser {
             case "--json":
                 guard !value.isEmpty else { throw ArgumentError(message: "--json: expected a file name") }
                 options.jsonPath = value
+            case "--plot":
+                guard !value.isEmpty else { throw ArgumentError(message: "--plot: expected a file name") }
+                options.plotPath = value
             case "--quiet": options.quiet = true
             case "--process-index": options.processIndex = try integer(value, flag: name, minimum: 0)
             case "--process-count": options.processCount = try integer(value, flag: name, minimum: 1)

@@ -42,6 +42,8 @@ struct Options: Equatable, Sendable {
     /// Server process to read RSS from (/proc/PID/status).
     var serverPID: Int32?
     var jsonPath: String?
+    /// An SVG picture of the run: latency distribution and throughput over time.
+    var plotPath: String?
     /// No progress line (children of a multi-process run).
     var quiet = false
     /// Handshakes in flight at once while connecting. 256 stays far below the accept backlog,

@@ -17,6 +17,8 @@ struct RunResult: Equatable, Sendable {
     /// Non-additive readings (server RSS); merging keeps the larger.
     var gauges: [String: Double] = [:]
     var histograms: [String: LatencyHistogram] = [:]
+    /// Completions over time (what `--plot` draws as throughput).
+    var timelines: [String: Timeline] = [:]
     /// Counters that are also reported per second of `durationSeconds`.
     var rates: Set<String> = []
     /// Counters that must be zero for the run to pass (violations, missing events).
@@ -38,6 +40,7 @@ struct RunResult: Equatable, Sendable {
         for (name, value) in other.counters { counters[name, default: 0] += value }
         for (name, value) in other.gauges { gauges[name] = max(gauges[name] ?? value, value) }
         for (name, histogram) in other.histograms { histograms[name, default: LatencyHistogram()].merge(histogram) }
+        for (name, timeline) in other.timelines { timelines[name, default: Timeline(origin: timeline.origin)].merge(timeline) }
         rates.formUnion(other.rates)
         checks.formUnion(other.checks)
     }
@@ -113,6 +116,10 @@ extension RunResult {
             "counters": .object(counters.mapValues { .integer($0) }),
             "gauges": .object(gauges.mapValues { .double($0) }),
             "histograms": .object(histogramObjects),
+            "timelines": .object(timelines.mapValues { timeline in
+                .object(["slot_milliseconds": .integer(Int64(Timeline.slotNanoseconds / 1_000_000)),
+                         "counts": .array(timeline.counts.map { .integer($0) })])
+            }),
             "rates": .array(rates.sorted().map { .string($0) }),
             "checks": .array(checks.sorted().map { .string($0) }),
             "metrics": .object(metricObject),
@@ -152,6 +159,17 @@ extension RunResult {
                                                        max: UInt64(truncatingIfNeeded: max))
                 else { throw .malformed("histogram \(key) is inconsistent") }
                 histograms[key] = histogram
+            }
+        }
+        if case .object(let members)? = json["timelines"] {
+            for (key, value) in members {
+                guard case .array(let items)? = value["counts"] else { throw .malformed("timeline \(key)") }
+                var counts: [Int64] = []
+                for item in items {
+                    guard case .integer(let count) = item else { throw .malformed("timeline \(key) count") }
+                    counts.append(count)
+                }
+                timelines[key] = Timeline(origin: 0, counts: counts)
             }
         }
         if case .array(let names)? = json["rates"] {

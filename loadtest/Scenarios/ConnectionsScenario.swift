@@ -13,6 +13,7 @@ final class ConnectionsWorker: ProtocolWorker, @unchecked Sendable {
     override init(loop: EventLoop, index: Int, workerCount: Int, options: Options, settings: ClientSettings) {
         super.init(loop: loop, index: index, workerCount: workerCount, options: options, settings: settings)
         result.rates = []
+        timelineName = "connections_opened"
     }
 
 }

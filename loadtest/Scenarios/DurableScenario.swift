@@ -16,6 +16,7 @@ final class DurableWorker: ProtocolWorker, @unchecked Sendable {
     override init(loop: EventLoop, index: Int, workerCount: Int, options: Options, settings: ClientSettings) {
         super.init(loop: loop, index: index, workerCount: workerCount, options: options, settings: settings)
         result.rates = ["acknowledged_publishes"]
+        timelineName = "acknowledged_publishes"
         result.checks.insert("refused_publishes")
     }
 
@@ -37,6 +38,7 @@ final class DurableWorker: ProtocolWorker, @unchecked Sendable {
             guard self.isPublishing else { return }
             if reply.isSuccess {
                 self.acknowledged += 1
+                self.timeline.record(at: reply.receivedAt)
                 self.acknowledgement.record(nanoseconds: reply.receivedAt &- sentAt)
             } else {
                 self.refused += 1

@@ -29,6 +29,7 @@ final class EchoWorker: Worker, @unchecked Sendable {
         payload = (0..<options.messageSize).map { UInt8(ascii: "a") + UInt8($0 % 26) }
         super.init(loop: loop, index: index, workerCount: workerCount, options: options, settings: settings)
         result.rates = ["messages"]
+        timelineName = "messages"
     }
 
     private func localIndex(_ client: WebSocketClient) -> Int { client.tag / workerCount }
@@ -103,6 +104,7 @@ final class EchoWorker: Worker, @unchecked Sendable {
         if isSending {
             messages += 1
             roundTrips.record(nanoseconds: now &- sentAt)
+            timeline.record(at: now)
             owed[local] += 1
         }
     }

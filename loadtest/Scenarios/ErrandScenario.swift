@@ -44,6 +44,7 @@ final class ErrandWorker: ProtocolWorker, @unchecked Sendable {
         types = options.types.isEmpty ? OrderDrafts.types : options.types
         super.init(loop: loop, index: index, workerCount: workerCount, options: options, settings: settings)
         result.rates = ["errands_completed", "errands_started"]
+        timelineName = "errands_finished"
         result.checks.insert("errands_failed")
     }
 
@@ -192,7 +193,9 @@ final class ErrandWorker: ProtocolWorker, @unchecked Sendable {
 
     private func finish(_ errand: Errand, isCancelled: Bool) {
         if isCancelled { cancelled += 1 } else { completed += 1 }
-        errandTime.record(nanoseconds: MonotonicClock.nanoseconds() &- errand.startedAt)
+        let now = MonotonicClock.nanoseconds()
+        errandTime.record(nanoseconds: now &- errand.startedAt)
+        timeline.record(at: now)
         release(errand)
     }
 

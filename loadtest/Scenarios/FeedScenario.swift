@@ -48,6 +48,7 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
         typeBytes = types.map { Array($0.utf8) }
         super.init(loop: loop, index: index, workerCount: workerCount, options: options, settings: settings)
         result.rates = ["deliveries", "publishes"]
+        timelineName = "deliveries"
         result.checks.formUnion(["missing_deliveries", "duplicate_deliveries", "feed_sequence_gaps",
                                  "feed_sequence_repeats", "refused_publishes",
                                  "unacknowledged_publishes"])
@@ -159,6 +160,7 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
         }
         guard event.kind == .enter, isMeasuring else { return }
         deliveries += 1
+        timeline.record(at: now)
         if let publishedAt = event.publishedAt, publishedAt <= now {
             delivery.record(nanoseconds: now - publishedAt)
         }

@@ -36,7 +36,14 @@ final class Harness<W: Worker> {
     /// Starts the measured phase: CPU use (the driver's and, given its pid, the server's) is
     /// reported from here on.
     func markMeasurementStart() {
-        for worker in workers { worker.loop.queue.sync { worker.beginMeasurement() } }
+        let now = MonotonicClock.nanoseconds()
+        for worker in workers {
+            worker.loop.queue.sync {
+                // The connections scenario's timeline is its connect phase, which came before.
+                if options.scenario != .connections { worker.timeline = Timeline(origin: now) }
+                worker.beginMeasurement()
+            }
+        }
         cpuAtStart = ProcessResources.cpuTime()
         measurementStartedAt = MonotonicClock.nanoseconds()
         driverWaitAtStart = ProcessResources.runQueueWaitMicroseconds(of: getpid())

@@ -20,6 +20,7 @@ final class RaceWorker: ProtocolWorker, @unchecked Sendable {
 
     override init(loop: EventLoop, index: Int, workerCount: Int, options: Options, settings: ClientSettings) {
         super.init(loop: loop, index: index, workerCount: workerCount, options: options, settings: settings)
+        timelineName = "accept_replies"
         result.checks.formUnion(["winner_violations", "wrong_winner", "unexpected_accept_errors", "refused_publishes"])
     }
 
@@ -47,6 +48,7 @@ final class RaceWorker: ProtocolWorker, @unchecked Sendable {
             request(client, "order.accept", data) { reply in
                 self.replies += 1
                 self.accept.record(nanoseconds: reply.receivedAt &- sentAt)
+                self.timeline.record(at: reply.receivedAt)
                 if reply.isSuccess {
                     self.wins[orderID, default: 0] += 1
                     let runner = reply.data["order"]?["runner"]

@@ -34,6 +34,9 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
     var compressed = 0
     /// True once the scenario has started closing on purpose.
     var isStopping = false
+    /// Completions of the measured phase over time, under `timelineName` in the result.
+    var timeline = Timeline(origin: MonotonicClock.nanoseconds())
+    var timelineName: String?
     /// First few failure messages, for the report.
     var failureSamples: [String] = []
 
@@ -109,6 +112,7 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
         part.add(Int64(connectFailures), to: "connect_failures")
         part.add(Int64(unexpectedCloses), to: "unexpected_closes")
         if options.compress { part.add(Int64(compressed), to: "connections_compressed") }
+        if let timelineName { part.timelines[timelineName] = timeline }
         return part
     }
 
@@ -118,6 +122,7 @@ class Worker: WebSocketClientDelegate, @unchecked Sendable {
         handshakesInFlight -= 1
         opened += 1
         if client.isCompressed { compressed += 1 }
+        if options.scenario == .connections { timeline.record(at: client.openedAt) }
         result.histograms["connect", default: LatencyHistogram()]
             .record(nanoseconds: client.openedAt &- client.startedAt)
         didOpen(client)
