@@ -256,7 +256,7 @@ public final class Connection: @unchecked Sendable {
     func startConnecting(to address: SocketAddress) {
         loop.register(self)
         do {
-            if try Syscalls.connect(descriptor, to: address) {
+            if try Syscalls.connect(descriptor, to: address, faults: loop.faults) {
                 connectionEstablished()
             } else {
                 waitForWritable()
@@ -321,7 +321,7 @@ public final class Connection: @unchecked Sendable {
         while total < options.maxBytesReadPerEvent, state != .closed {
             let count: Int
             do {
-                guard let read = try Syscalls.read(descriptor, into: buffer) else { return }
+                guard let read = try Syscalls.read(descriptor, into: buffer, faults: loop.faults) else { return }
                 count = read
             } catch {
                 tearDown(isCloseRequested ? .localClose : .ioError(error))
@@ -495,7 +495,7 @@ public final class Connection: @unchecked Sendable {
             let vectorCount = output.fillVectors(loop.vectors, capacity: EventLoop.maxVectors,
                                                  byteLimit: options.maxBytesWrittenPerEvent - written)
             do {
-                guard let count = try Syscalls.writev(descriptor, loop.vectors, count: vectorCount) else {
+                guard let count = try Syscalls.writev(descriptor, loop.vectors, count: vectorCount, faults: loop.faults) else {
                     waitForWritable()
                     return
                 }

@@ -18,6 +18,8 @@ public final class EventLoop: @unchecked Sendable {
     public let queue: DispatchQueue
     /// Position of this loop in its group.
     public let index: Int
+    /// The faults a test injects into this loop's sockets (nil: none).
+    let faults: FaultInjector?
 
     /// Read buffer shared by every connection on the loop; valid for one delivery at a time.
     let readBuffer: UnsafeMutableRawBufferPointer
@@ -40,10 +42,12 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Creates a loop. `readBufferSize` is paid once per loop; `tickMilliseconds` is the period
     /// of the deadline sweep.
-    public init(index: Int = 0, loopCount: Int = 1, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250) {
+    public init(index: Int = 0, loopCount: Int = 1, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250,
+                faults: FaultInjector? = nil) {
         precondition(readBufferSize >= 16 * 1024, "the read buffer must hold a full TLS record")
         precondition(tickMilliseconds > 0, "the tick period must be positive")
         self.index = index
+        self.faults = faults
         self.idStride = UInt64(max(1, loopCount))
         queue = DispatchQueue(label: "bangbang.loop.\(index)")
         queue.setSpecific(key: queueKey, value: index)
@@ -187,10 +191,11 @@ public final class EventLoopGroup: Sendable {
     private let cursor = Mutex(0)
 
     /// Creates `count` loops (one per core by default).
-    public init(count: Int, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250) {
+    public init(count: Int, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250, faults: FaultInjector? = nil) {
         precondition(count > 0, "an event loop group needs at least one loop")
         loops = (0..<count).map {
-            EventLoop(index: $0, loopCount: count, readBufferSize: readBufferSize, tickMilliseconds: tickMilliseconds)
+            EventLoop(index: $0, loopCount: count, readBufferSize: readBufferSize, tickMilliseconds: tickMilliseconds,
+                      faults: faults)
         }
     }
 

@@ -65,6 +65,8 @@ public struct SocketServerConfiguration: Sendable {
     /// Period of each loop's deadline sweep. 250 ms is precise enough for handshake, idle and
     /// ping deadlines measured in seconds, and costs one pass over the loop's connections.
     public var tickMilliseconds = 250
+    /// Faults a test injects into this server's sockets only (nil: none; checked in debug builds).
+    public var faults: FaultInjector?
     /// Limits applied to every accepted connection.
     public var connection = ConnectionOptions()
     /// Serve TLS with this certificate and key; nil serves plain TCP.

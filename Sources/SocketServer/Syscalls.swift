@@ -6,6 +6,7 @@
 import CLinux
 import Glibc
 import Foundation
+import Synchronization
 
 /// A C `errno` value as a type, so failures are matched by name rather than by integer.
 public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
@@ -45,37 +46,29 @@ public enum InjectedFault: Sendable, Equatable {
 
 /// Test hook: decides, per call and descriptor, whether to inject a fault.
 ///
-/// Consulted only in debug builds (where the tests run): release builds compile the check out,
-/// so the hot path takes no lock shared between loops.
-public enum FaultInjection {
+/// One injector belongs to the servers and loops it is handed to (`SocketServerConfiguration.faults`,
+/// `EventLoop(faults:)`), so a test that breaks its own server's sockets never touches the
+/// sockets of another server or client in the same process. Consulted only in debug builds
+/// (where the tests run): release builds compile the check out.
+public final class FaultInjector: Sendable {
     public typealias Rule = @Sendable (SyscallName, Int32) -> InjectedFault?
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var rule: Rule?
-    nonisolated(unsafe) private static var isArmed = false
+    private let rule = Mutex<Rule?>(nil)
 
-    /// Installs `rule` (or removes the current one with nil). Affects every loop in the process.
-    public static func install(_ newRule: Rule?) {
-        lock.lock()
-        rule = newRule
-        isArmed = newRule != nil
-        lock.unlock()
+    public init() {}
+
+    /// Installs `newRule` (or removes the current one with nil) for every socket of this injector.
+    public func install(_ newRule: Rule?) {
+        rule.withLock { $0 = newRule }
     }
 
     @inline(__always)
-    static func fault(for call: SyscallName, descriptor: Int32) -> InjectedFault? {
+    func fault(for call: SyscallName, descriptor: Int32) -> InjectedFault? {
         #if DEBUG
-        return armedFault(for: call, descriptor: descriptor)
+        return rule.withLock { $0 }?(call, descriptor)
         #else
         return nil
         #endif
-    }
-
-    private static func armedFault(for call: SyscallName, descriptor: Int32) -> InjectedFault? {
-        lock.lock()
-        let current = isArmed ? rule : nil
-        lock.unlock()
-        return current?(call, descriptor)
     }
 }
 
@@ -116,8 +109,8 @@ enum Syscalls {
     }
 
     /// Starts a non-blocking connect; `EINPROGRESS` is reported as `false` (not yet connected).
-    static func connect(_ fd: Int32, to address: SocketAddress) throws(Errno) -> Bool {
-        if case .fail(let injected)? = FaultInjection.fault(for: .connect, descriptor: fd) { throw injected }
+    static func connect(_ fd: Int32, to address: SocketAddress, faults: FaultInjector?) throws(Errno) -> Bool {
+        if case .fail(let injected)? = faults?.fault(for: .connect, descriptor: fd) { throw injected }
         while true {
             let rc = address.withSockaddr { pointer, length in Glibc.connect(fd, pointer, length) }
             if rc == 0 { return true }
@@ -129,8 +122,8 @@ enum Syscalls {
     }
 
     /// Accepts one connection as non-blocking; nil when the backlog is empty.
-    static func accept(_ fd: Int32) throws(Errno) -> (Int32, SocketAddress)? {
-        if case .fail(let injected)? = FaultInjection.fault(for: .accept, descriptor: fd) {
+    static func accept(_ fd: Int32, faults: FaultInjector?) throws(Errno) -> (Int32, SocketAddress)? {
+        if case .fail(let injected)? = faults?.fault(for: .accept, descriptor: fd) {
             if injected == .wouldBlock { return nil }
             throw injected
         }
@@ -157,9 +150,9 @@ enum Syscalls {
     }
 
     /// Reads into `buffer`; 0 means end of stream, nil means no data right now.
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int? {
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, faults: FaultInjector?) throws(Errno) -> Int? {
         var capacity = buffer.count
-        switch FaultInjection.fault(for: .read, descriptor: fd) {
+        switch faults?.fault(for: .read, descriptor: fd) {
         case .fail(let injected)?:
             if injected == .wouldBlock { return nil }
             throw injected
@@ -177,10 +170,10 @@ enum Syscalls {
     }
 
     /// Writes the gathered vectors; nil means the socket buffer is full.
-    static func writev(_ fd: Int32, _ vectors: UnsafeMutablePointer<iovec>, count: Int) throws(Errno) -> Int? {
+    static func writev(_ fd: Int32, _ vectors: UnsafeMutablePointer<iovec>, count: Int, faults: FaultInjector?) throws(Errno) -> Int? {
         var vectorCount = count
         var savedLength: Int?
-        switch FaultInjection.fault(for: .writev, descriptor: fd) {
+        switch faults?.fault(for: .writev, descriptor: fd) {
         case .fail(let injected)?:
             if injected == .wouldBlock { return nil }
             throw injected

@@ -37,7 +37,8 @@ public final class TCPServer: @unchecked Sendable {
         self.configuration = configuration
         self.group = group ?? EventLoopGroup(count: max(1, configuration.eventLoopCount),
                                              readBufferSize: configuration.readBufferSize,
-                                             tickMilliseconds: configuration.tickMilliseconds)
+                                             tickMilliseconds: configuration.tickMilliseconds,
+                                             faults: configuration.faults)
         self.makeHandler = makeHandler
     }
 
@@ -121,7 +122,7 @@ public final class TCPServer: @unchecked Sendable {
         for _ in 0..<configuration.acceptBatchSize {
             let accepted: (Int32, SocketAddress)?
             do {
-                accepted = try Syscalls.accept(listener.descriptor)
+                accepted = try Syscalls.accept(listener.descriptor, faults: configuration.faults)
             } catch {
                 switch error {
                 case .tooManyOpenFiles, .tooManyOpenFilesInSystem, Errno(ENOBUFS), Errno(ENOMEM):

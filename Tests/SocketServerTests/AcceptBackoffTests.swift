@@ -7,14 +7,14 @@ extension SocketServerTests {
         @Test func descriptorExhaustionPausesAcceptingWithoutHurtingOpenConnections() async throws {
             let exhausted = Counter()
             let attempts = Counter()
-            FaultInjection.install { call, _ in
+            let faults = FaultInjector()
+            faults.install { call, _ in
                 guard call == .accept, exhausted.isSet else { return nil }
                 _ = attempts.increment()
                 return .fail(.tooManyOpenFiles)
             }
-            defer { FaultInjection.install(nil) }
             let collector = HandlerCollector(echoes: true)
-            let (server, port) = try startServer(collector: collector) { $0.acceptBackoffMilliseconds = 100 }
+            let (server, port) = try startServer(collector: collector) { $0.acceptBackoffMilliseconds = 100; $0.faults = faults }
             defer { server.stop() }
             let loop = EventLoop()
             let first = RecordingHandler()

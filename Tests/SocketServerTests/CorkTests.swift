@@ -8,14 +8,14 @@ extension SocketServerTests {
             let writes = Counter()
             let writesWhileCorked = Counter()
             let corked = CorkFlag()
-            FaultInjection.install { call, _ in
+            let faults = FaultInjector()
+            faults.install { call, _ in
                 if call == .writev {
                     _ = writes.increment()
                     if corked.isSet { _ = writesWhileCorked.increment() }
                 }
                 return nil
             }
-            defer { FaultInjection.install(nil) }
             let pieces = (0..<5).map { pattern(count: 100 + $0, seed: $0) }
             let collector = HandlerCollector(echoes: false) { connection in
                 connection.cork()
@@ -26,7 +26,7 @@ extension SocketServerTests {
                 connection.uncork()
                 #expect(writes.count == before + 1, "uncork writes the queued pieces in one writev")
             }
-            let (server, port) = try startServer(collector: collector)
+            let (server, port) = try startServer(collector: collector) { $0.faults = faults }
             defer { server.stop() }
             let loop = EventLoop()
             let client = RecordingHandler()
