@@ -59,6 +59,7 @@ extension WriteAheadLog {
                 return .failure(JournalError(error))
             }
             if catalog.last != sequence { catalog.append(sequence) }
+            writer.withLock { $0.rollsBeforeNextBatch = true }
 
             // Keep the two newest snapshots, and the segments needed to replay after the older one.
             var deletedSnapshots: [String] = []

@@ -117,6 +117,10 @@ public final class WriteAheadLog: Sendable {
         /// Under `holdsAfterFailure`, the failure every batch gets until `resumeAfterFailure()`.
         var heldError: JournalError?
         var isClosed = false
+        /// Set by a snapshot cut: the next batch starts a new segment, so the segments before the
+        /// cut become deletable once a later snapshot makes this one the fallback. Without it a
+        /// segment smaller than `segmentSize` would outlive every snapshot.
+        var rollsBeforeNextBatch = false
     }
 
     // MARK: Opening
@@ -284,12 +288,13 @@ public final class WriteAheadLog: Sendable {
             if let failure = state.stuckError { return .failure(failure) }
             if state.isClosed { return .failure(.closed) }
             if let failure = state.heldError { return .failure(failure) }
-            if state.offset >= configuration.segmentSize && state.offset > SegmentHeader.size {
+            if (state.offset >= configuration.segmentSize || state.rollsBeforeNextBatch) && state.offset > SegmentHeader.size {
                 if case .failure(let error) = roll(&state, base: firstSequence) {
                     if configuration.holdsAfterFailure { state.heldError = error }
                     return .failure(error)
                 }
             }
+            state.rollsBeforeNextBatch = false
             let start = state.offset
             preallocate(&state, through: start + bytes.count)
             do throws(SystemCallError) {

@@ -89,6 +89,32 @@ import Testing
         #expect(recovery.report.warnings.first?.contains("shorter than the snapshot header") == true)
     }
 
+    @Test func segmentsSmallerThanTheSegmentSizeAreStillDeletedAfterTwoSnapshots() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let (journal, _) = try openJournal(directory, configuration(segmentSize: 1 << 30))
+        _ = try await appendRecords(journal, count: 5)
+        #expect(directory.segmentNames().count == 1)
+
+        // Each cut starts a new segment at the next batch, however small the current one is.
+        let first = try journal.writeSnapshot(contents: stateAt5, coveringThrough: 5)
+        #expect(first.deletedSegments.isEmpty)
+        _ = try await appendRecords(journal, count: 5)
+        #expect(directory.segmentNames().count == 2)
+        let second = try journal.writeSnapshot(contents: stateAt10, coveringThrough: 10)
+        #expect(second.deletedSegments == [DataDirectory.segmentName(base: 1)])
+        _ = try await appendRecords(journal, count: 5)
+        let third = try journal.writeSnapshot(contents: [3], coveringThrough: 15)
+        #expect(third.deletedSegments == [DataDirectory.segmentName(base: 6)])
+        // On disk: the segment after the older of the two kept snapshots, nothing before.
+        #expect(directory.segmentNames() == [DataDirectory.segmentName(base: 11)])
+        try journal.close()
+
+        let (_, recovery) = try openJournal(directory)
+        #expect(recovery.report.snapshotSequence == 15 && recovery.snapshot == [3])
+        #expect(recovery.records.isEmpty)
+    }
+
     @Test func snapshotDeletesSegmentsCoveredByThePreviousSnapshot() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
