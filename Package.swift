@@ -12,6 +12,8 @@
 //   uses it, never the other way round.
 //   NATSClient (JetStream, KV, object store; not yet used by the server)
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
+//   Cluster (partitions of a multi-node deployment and their preferred owners; not yet used by
+//   the server) imports nothing.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -58,6 +60,8 @@ let package = Package(
         .target(name: "NATSProtocol", swiftSettings: strict),
         .target(name: "NATSClient", dependencies: ["NATSProtocol", "SocketServer", "JSON", "Crypto"],
                 swiftSettings: strict),
+        // Where partitions live when several nodes share the work: pure arithmetic, no I/O.
+        .target(name: "Cluster", swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
                           path: "loadtest", swiftSettings: strict),
@@ -72,6 +76,7 @@ let package = Package(
         .testTarget(name: "NATSProtocolTests", dependencies: ["NATSProtocol"], swiftSettings: strict),
         .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON"],
                     swiftSettings: strict),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
