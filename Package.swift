@@ -31,6 +31,8 @@ let package = Package(
                        providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CZlib"], swiftSettings: strict),
         .target(name: "WebSocketProtocol", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
