@@ -12,6 +12,8 @@
 //   uses it, never the other way round.
 //   NATSClient (JetStream, KV, object store; not yet used by the server)
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
+//   OrderArchive (closed orders in SQLite; not yet used by the server) → CSQLite only: it
+//   stores encoded orders as opaque bytes, like Journal.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -58,6 +60,9 @@ let package = Package(
                                "Crypto", "CLinux", "CZlib", "BangbangClient"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
+        // Closed orders in SQLite; stores each order's encoded bytes opaquely, so it imports no
+        // Bangbang module.
+        .target(name: "OrderArchive", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "NATSClient", dependencies: ["NATSProtocol", "SocketServer", "JSON", "Crypto"],
                 swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
@@ -75,6 +80,7 @@ let package = Package(
         .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON"],
                     swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
+        .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
