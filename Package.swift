@@ -14,6 +14,8 @@
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
 //   Cluster (partitions of a multi-node deployment and their preferred owners; not yet used by
 //   the server) imports nothing.
+//   OrderArchive (closed orders in SQLite; not yet used by the server) → CSQLite only: it
+//   stores encoded orders as opaque bytes, like Journal.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -33,6 +35,8 @@ let package = Package(
                        providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CZlib"], swiftSettings: strict),
         .target(name: "WebSocketProtocol", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
@@ -58,6 +62,9 @@ let package = Package(
                                "Crypto", "CLinux", "CZlib", "BangbangClient"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
+        // Closed orders in SQLite; stores each order's encoded bytes opaquely, so it imports no
+        // Bangbang module.
+        .target(name: "OrderArchive", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "NATSClient", dependencies: ["NATSProtocol", "SocketServer", "JSON", "Crypto"],
                 swiftSettings: strict),
         // Where partitions live when several nodes share the work: pure arithmetic, no I/O.
@@ -78,6 +85,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
+        .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",

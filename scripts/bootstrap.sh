@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing Bangbang needs, and nothing that is already there:
-# the C libraries (OpenSSL, zlib) and the reverse proxies the end-to-end tests put in front of
+# the C libraries (OpenSSL, zlib, SQLite) and the reverse proxies the end-to-end tests put in front of
 # the server (nginx, HAProxy) from Debian; Debian's nats-server (the NATS client's integration
 # tests start a 3-node JetStream cluster of it); headless Chromium, its WebDriver and a CJK font
 # (so Chinese renders in screenshots) from Debian for the browser tests; and a private Python
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=()
-pkg-config --exists openssl zlib 2>/dev/null || packages+=(libssl-dev zlib1g-dev pkg-config)
+pkg-config --exists openssl zlib sqlite3 2>/dev/null || packages+=(libssl-dev zlib1g-dev libsqlite3-dev pkg-config)
 for tool in nginx haproxy nats-server; do
     # /usr/sbin is not on every user's PATH.
     command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || packages+=("$tool")

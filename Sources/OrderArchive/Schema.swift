@@ -1,0 +1,81 @@
+/// The archive file's identity and tables. `application_id` marks the file as ours ("BBAR"), so
+/// open refuses any other SQLite database instead of adding tables to it; `user_version` is the
+/// schema version, so an older build refuses a file a newer one wrote.
+enum Schema {
+    static let applicationID: Int32 = 0x4242_4152
+    static let version: Int32 = 1
+
+    static let create = """
+        CREATE TABLE orders(
+            id TEXT PRIMARY KEY,
+            type TEXT NOT NULL,
+            campus TEXT NOT NULL,
+            publisher TEXT NOT NULL,
+            runner TEXT,
+            status TEXT NOT NULL,
+            tip INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            closed_at INTEGER NOT NULL,
+            revision INTEGER NOT NULL,
+            publisher_rating INTEGER,
+            runner_rating INTEGER,
+            runner_earning INTEGER NOT NULL,
+            encoded BLOB NOT NULL
+        );
+        CREATE INDEX orders_by_publisher ON orders(publisher, closed_at DESC, id);
+        CREATE INDEX orders_by_runner ON orders(runner, closed_at DESC, id);
+        CREATE TABLE watermark(id INTEGER PRIMARY KEY CHECK(id = 1), sequence INTEGER NOT NULL);
+        PRAGMA application_id = \(applicationID);
+        PRAGMA user_version = \(version);
+        """
+
+    static let columns = """
+        id, type, campus, publisher, runner, status, tip, created_at, closed_at, revision,
+        publisher_rating, runner_rating, runner_earning, encoded
+        """
+
+    /// Inserts an order, or replaces the stored one only when this revision is newer, so
+    /// archiving the same batch twice changes nothing and an old revision never wins.
+    static let upsert = """
+        INSERT INTO orders(\(columns)) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+        ON CONFLICT(id) DO UPDATE SET
+            type = excluded.type, campus = excluded.campus, publisher = excluded.publisher,
+            runner = excluded.runner, status = excluded.status, tip = excluded.tip,
+            created_at = excluded.created_at, closed_at = excluded.closed_at,
+            revision = excluded.revision, publisher_rating = excluded.publisher_rating,
+            runner_rating = excluded.runner_rating, runner_earning = excluded.runner_earning,
+            encoded = excluded.encoded
+        WHERE excluded.revision > orders.revision
+        """
+
+    static let advanceWatermark = """
+        INSERT INTO watermark(id, sequence) VALUES(1, ?1)
+        ON CONFLICT(id) DO UPDATE SET sequence = max(sequence, excluded.sequence)
+        """
+
+    static let order = "SELECT \(columns) FROM orders WHERE id = ?1"
+
+    /// Newest first, ties by id; each branch walks one index, and the runner branch skips orders
+    /// the user also published so none appears twice.
+    static let history = """
+        SELECT * FROM (SELECT \(columns) FROM orders WHERE publisher = ?1
+                       ORDER BY closed_at DESC, id LIMIT ?4)
+        UNION ALL
+        SELECT * FROM (SELECT \(columns) FROM orders WHERE runner = ?1 AND publisher <> ?1
+                       ORDER BY closed_at DESC, id LIMIT ?4)
+        ORDER BY closed_at DESC, id LIMIT ?4
+        """
+
+    static let historyAfterCursor = """
+        SELECT * FROM (SELECT \(columns) FROM orders WHERE publisher = ?1
+                           AND (closed_at < ?2 OR (closed_at = ?2 AND id > ?3))
+                       ORDER BY closed_at DESC, id LIMIT ?4)
+        UNION ALL
+        SELECT * FROM (SELECT \(columns) FROM orders WHERE runner = ?1 AND publisher <> ?1
+                           AND (closed_at < ?2 OR (closed_at = ?2 AND id > ?3))
+                       ORDER BY closed_at DESC, id LIMIT ?4)
+        ORDER BY closed_at DESC, id LIMIT ?4
+        """
+
+    static let earnings = "SELECT count(*), coalesce(sum(runner_earning), 0) FROM orders WHERE runner = ?1"
+}
