@@ -140,6 +140,33 @@ final class NATSCluster: @unchecked Sendable {
             }
             await connection.close()
         }
+        try await waitForPlacement(deadline: deadline)
+    }
+
+    /// Every node answering `$JS.API.INFO` is not yet enough: until the meta leader has heard from
+    /// every peer, a stream with one replica per node is refused with 10005 ("no suitable peers
+    /// for placement"). A probe stream is created (and deleted) until it is placed.
+    private func waitForPlacement(deadline: Date) async throws {
+        var configuration = NATSConfiguration(servers: addresses, name: "cluster-placement-probe")
+        configuration.reconnectWaitMilliseconds = 20
+        configuration.maxReconnectWaitMilliseconds = 100
+        let connection = NATSConnection(configuration: configuration)
+        defer { Task { await connection.close() } }
+        let create = Array(#"{"name":"HARNESS_PROBE","subjects":["harness.probe"],"storage":"memory","num_replicas":\#(nodes.count)}"#.utf8)
+        while true {
+            guard Date() < deadline else { throw HarnessError("JetStream could not place a stream on every node; logs in \(directory)") }
+            do {
+                try await connection.connect()
+                let reply = try await connection.request("$JS.API.STREAM.CREATE.HARNESS_PROBE", payload: create,
+                                                         timeoutMilliseconds: 2_000)
+                if !String(decoding: reply.payload, as: UTF8.self).contains("\"error\"") {
+                    _ = try? await connection.request("$JS.API.STREAM.DELETE.HARNESS_PROBE", payload: [], timeoutMilliseconds: 2_000)
+                    break
+                }
+            } catch {}
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        await connection.close()
     }
 
     private static func serverBinary() throws -> String {
