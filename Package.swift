@@ -91,6 +91,7 @@ let package = Package(
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["BangbangServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol", "SocketServer",
                                    "Forwarding", "CZlib"],
+                    exclude: ["Fixtures"],
                     swiftSettings: strict),
     ]
 )
