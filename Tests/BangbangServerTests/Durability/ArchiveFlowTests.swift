@@ -55,19 +55,27 @@ import Testing
         #expect(try stored(harness, id)?.publisherRating == 5)
 
         let boardBefore = harness.app.boardSequence(of: .express)
+        let streamsBefore = harness.app.publisher.streams.snapshot().mapValues(\.lastSequence)
         harness.clock.advance(milliseconds: Self.day)
         #expect(try await harness.sweepArchive() == 1)
+        #expect(harness.app.publisher.streams.snapshot().mapValues(\.lastSequence) == streamsBefore)
         #expect(await harness.order(id) == nil)
         #expect(await harness.order(live) != nil)
         #expect(harness.app.boardSequence(of: .express) == boardBefore)
         let late = await #expect(throws: DomainError.self) { try await harness.run(.rate(stars: 1, comment: ""), on: id, by: runner) }
         #expect(late?.code == .notFound)
+        // What order.rate answers instead, once it finds the order in the archive.
+        let refusal = OrderOperations.rateRefusal(archived: try stored(harness, id), by: runner)
+        #expect(refusal.code == .invalidTransition && refusal.message == "the rating window has closed")
+        #expect(OrderOperations.rateRefusal(archived: try stored(harness, id), by: UserID(999)).code == .notYourOrder)
+        #expect(OrderOperations.rateRefusal(archived: try stored(harness, live), by: runner).code == .notFound)
 
         // The move is journaled: neither replay nor a snapshot brings the order back.
         try harness.restart()
         #expect(await harness.order(id) == nil)
         #expect(await harness.order(live) != nil)
         #expect(harness.app.boardSequence(of: .express) == boardBefore)
+        #expect(harness.app.publisher.streams.snapshot().mapValues(\.lastSequence) == streamsBefore)
         harness.snapshot()
         try harness.restart(gracefully: true)
         #expect(await harness.order(id) == nil)
