@@ -220,7 +220,7 @@ final class Application: @unchecked Sendable {
     // MARK: Archive
 
     /// How often each shard looks for archived orders past their rating window.
-    static let archiveSweepInterval: DispatchTimeInterval = .seconds(5)
+    static let archiveSweepInterval: DispatchTimeInterval = .seconds(2)
 
     /// Hands each shard's owner the part of a committed archive batch that is its own.
     private func tellShards(archived stored: [(id: OrderID, revision: Int)]) {
