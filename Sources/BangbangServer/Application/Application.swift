@@ -7,6 +7,9 @@
 // (so the personal streams are rebuilt with the same numbering), then apply what came due while
 // the server was down. Only then does the server accept connections. Snapshots, the final
 // snapshot at shutdown and the rebuild after a failed journal write are in Durability.swift.
+// The order archive is opened next to the journal (ArchiveFile.swift); once memory is
+// recovered, every closed order in it is handed to the archiver, which stores whatever the
+// archive lacks (Archiver.swift).
 import BangbangCore
 import BangbangStorage
 import BangbangProtocol
@@ -108,7 +111,7 @@ final class Application: @unchecked Sendable {
         }
         let publisher = Publisher(queue: publishingQueue, metrics: metrics)
         self.publisher = publisher
-        let archiver = Archiver(archive: archive, logger: logger)
+        let archiver = Archiver(archive: archive, logger: logger, metrics: metrics)
         self.archiver = archiver
         let log = CommitLog(journal: journal, publisher: publisher, archiver: archiver)
         self.log = log
@@ -176,7 +179,8 @@ final class Application: @unchecked Sendable {
             owner.perform { $0.applyDueTransitions() }
         }
         accounts.startSessionPurge()
-        for owner in shards { owner.startArchiveSweeps(every: Self.archiveSweepInterval, rules: orderRules) }
+        for owner in shards { owner.startArchiveSweeps(every: Self.archiveSweepInterval, rules: orderRules,
+                                                     counting: metrics.ordersMovedToArchive) }
         scheduleSnapshots()
     }
 

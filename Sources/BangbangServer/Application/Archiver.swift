@@ -72,11 +72,13 @@ final class Archiver: Sendable {
     let queue = DispatchQueue(label: "bangbang.archiver", qos: .utility)
     private let state = Mutex(State())
     private let logger: Logger
+    private let metrics: ServerMetrics
     private let archivedHandler = Mutex<(@Sendable ([(id: OrderID, revision: Int)]) -> Void)?>(nil)
 
-    init(archive: OrderArchive, logger: Logger) {
+    init(archive: OrderArchive, logger: Logger, metrics: ServerMetrics) {
         self.archive = archive
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// Told, on `queue`, of every (id, revision) a committed batch stored. Set once, at start.
@@ -91,6 +93,7 @@ final class Archiver: Sendable {
             state.noted = max(state.noted, sequence)
             guard let order else { return false }
             state.pending.append(Closed(order: order, sequence: sequence))
+            metrics.archivePending.set(state.pending.count)
             return scheduleIfNeeded(&state)
         }
         if schedules { schedule(after: Self.batchDelay) }
@@ -102,6 +105,7 @@ final class Archiver: Sendable {
         let schedules = state.withLock { state -> Bool in
             state.noted = max(state.noted, sequence)
             state.pending.append(contentsOf: orders.map { Closed(order: $0, sequence: 0) })
+            metrics.archivePending.set(state.pending.count)
             return !orders.isEmpty && scheduleIfNeeded(&state)
         }
         if schedules { schedule(after: .never) }
@@ -145,6 +149,7 @@ final class Archiver: Sendable {
         do {
             try archive.archive(records, throughSequence: taken.through)
         } catch {
+            metrics.archiveFailures.increment()
             let (delay, failures) = state.withLock { state -> (Int, Int) in
                 state.isWriting = false
                 state.failures += 1
@@ -161,8 +166,10 @@ final class Archiver: Sendable {
             }
             return
         }
+        metrics.archivedOrders.add(records.count)
         let (more, recovered) = state.withLock { state -> (Bool, Bool) in
             state.pending.removeFirst(taken.batch.count)
+            metrics.archivePending.set(state.pending.count)
             state.isWriting = false
             let recovered = state.retryDelay != 0
             state.retryDelay = 0

@@ -169,12 +169,15 @@ final class ShardOwner: @unchecked Sendable {
         return moved
     }
 
-    /// Sweeps every `interval` (sooner while a backlog remains), for the life of the owner.
-    func startArchiveSweeps(every interval: DispatchTimeInterval, rules: OrderRules) {
+    /// Sweeps every `interval` (sooner while a backlog remains), for the life of the owner,
+    /// adding the orders moved to `counter`.
+    func startArchiveSweeps(every interval: DispatchTimeInterval, rules: OrderRules, counting counter: Counter) {
         queue.asyncAfter(deadline: .now() + interval) { [weak self] in
             guard let self else { return }
             let moved = moveArchivedOrders(rules: rules)
-            startArchiveSweeps(every: moved >= Self.movesPerSweep ? .milliseconds(10) : interval, rules: rules)
+            counter.add(moved)
+            startArchiveSweeps(every: moved >= Self.movesPerSweep ? .milliseconds(10) : interval, rules: rules,
+                               counting: counter)
         }
     }
 

@@ -131,6 +131,8 @@ import Testing
         #expect(try await harness.sweepArchive() == cancelled.count)
         #expect(harness.app.archiver.backlog.pending == 0)
         #expect(!harness.logged("archive_write_recovered").isEmpty)
+        #expect(harness.app.metrics.archiveFailures.current > 0 && harness.app.metrics.archivePending.current == 0)
+        #expect(harness.app.metrics.archivedOrders.current >= cancelled.count)
     }
 
     /// A data directory from a server without the archive: its snapshot holds every closed
