@@ -9,7 +9,7 @@
 //      on the publishing queue, so in sequence order. Every other durable record is noted too
 //      (its sequence only), which is what lets the watermark move while nothing closes.
 //   2. On `queue`, pending orders are written in batches (up to `batchLimit` orders, gathered
-//      for `batchDelay`) by one `OrderArchive.archive(_:throughSequence:)` transaction: the
+//      for `batchDelay`, 100 ms) by one `OrderArchive.archive(_:throughSequence:)` transaction: the
 //      orders, idempotent by (id, revision), and the watermark. After the commit, the shards'
 //      owners are told which (id, revision) the archive now holds (`onArchived`).
 //   3. Each shard owner sweeps now and then (`ShardOwner.moveArchivedOrders`) and journals a
@@ -45,8 +45,10 @@ import Synchronization
 final class Archiver: Sendable {
     /// Orders in one transaction, at most.
     static let batchLimit = 512
-    /// How long the first pending order waits for others to share its transaction.
-    static let batchDelay: DispatchTimeInterval = .milliseconds(5)
+    /// How long the first pending order waits for others to share its transaction. Nothing
+    /// waits for the archive, and each transaction ends in an fsync that shares the disk with
+    /// the journal's, so few large batches beat many small ones.
+    static let batchDelay: DispatchTimeInterval = .milliseconds(100)
     /// Delays between retries of a failed batch: 50 ms, doubling, at most 30 s.
     static let retryDelays = (first: 50, maximum: 30_000)
 
