@@ -150,8 +150,9 @@ extension Application {
             let bytes = try cut.contents.encoded()
             let encodedAt = clock.now
             // Segments go only once the archive covers them too (Archiver.swift, COVERAGE).
+            let archived = archiver.coveredSequence
             let report = try journal.writeSnapshot(contents: bytes, coveringThrough: cut.sequence,
-                                                   keepingRecordsAfter: archiver.coveredSequence)
+                                                   keepingRecordsAfter: archived)
             let elapsed = clock.now - started
             metrics.snapshotDuration.observe(elapsed.seconds)
             metrics.snapshotBytes.set(report.fileBytes)
@@ -161,7 +162,7 @@ extension Application {
                 "content_bytes": report.contentBytes, "file_bytes": report.fileBytes,
                 "encode_ms": Int((encodedAt - started).seconds * 1000), "total_ms": Int(elapsed.seconds * 1000),
                 "orders": cut.contents.shards.reduce(0) { $0 + $1.orders.count },
-                "deleted_segments": report.deletedSegments.count,
+                "deleted_segments": report.deletedSegments.count, "archive_covers": archived,
             ])
             return true
         } catch {
