@@ -147,8 +147,18 @@ final class Archiver: Sendable {
             return (batch, through)
         }
         guard let taken else { return }
-        let records = taken.batch.map { ArchivedOrder($0.order) }
+        let records: [ArchivedOrder]
         do {
+            // Orders found in memory at recovery are mostly stored already, at the same revision.
+            var stored: [String: Int64] = [:]
+            if taken.batch.contains(where: { $0.sequence == 0 }) {
+                stored = try archive.revisions(of: taken.batch.map { String($0.order.id.rawValue) })
+            }
+            records = taken.batch.compactMap { closed in
+                let order = closed.order
+                if let revision = stored[String(order.id.rawValue)], revision >= Int64(order.revision) { return nil }
+                return ArchivedOrder(order)
+            }
             try archive.archive(records, throughSequence: taken.through)
         } catch {
             metrics.archiveFailures.increment()
@@ -159,7 +169,7 @@ final class Archiver: Sendable {
                     ? Self.retryDelays.first : min(state.retryDelay * 2, Self.retryDelays.maximum)
                 return (state.retryDelay, state.failures)
             }
-            logger.error("archive_write_failed", ["error": "\(error)", "orders": records.count,
+            logger.error("archive_write_failed", ["error": "\(error)", "orders": taken.batch.count,
                                                   "retry_ms": delay, "failures": failures,
                                                   "detail": "the orders stay in memory and are written when the archive accepts them"])
             queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self] in
@@ -177,7 +187,7 @@ final class Archiver: Sendable {
             state.retryDelay = 0
             return (!state.pending.isEmpty && scheduleIfNeeded(&state), recovered)
         }
-        if recovered { logger.info("archive_write_recovered", ["orders": records.count]) }
+        if recovered { logger.info("archive_write_recovered", ["orders": taken.batch.count]) }
         archivedHandler.withLock { $0 }?(taken.batch.map { ($0.order.id, $0.order.revision) })
         if more { schedule(after: .never) }
     }

@@ -108,6 +108,25 @@ import Testing
         #expect(try stored(harness, id)?.status == "completed")
     }
 
+    @Test func aRestartDoesNotRewriteWhatTheArchiveHolds() async throws {
+        let harness = try ApplicationHarness()
+        let publisher = try await harness.logIn("+8613900000151")
+        let runner = try await harness.logIn("+8613900000152")
+        let first = try await completedOrder(harness, publisher: publisher, runner: runner)
+        let second = try await completedOrder(harness, publisher: publisher, runner: runner)
+        try await waitUntilArchived(harness, first)
+        try await waitUntilArchived(harness, second)
+        try await harness.run(.rate(stars: 4, comment: ""), on: second, by: runner)
+        try await waitUntilArchived(harness, second)
+        let watermark = try harness.app.archive.watermark()
+        try harness.restart()
+        try await waitUntilArchived(harness, first)
+        try await waitUntilArchived(harness, second)
+        #expect(harness.app.metrics.archivedOrders.current == 0)
+        #expect(try harness.app.archive.watermark() >= watermark)
+        #expect(try harness.app.archive.revisions(of: [String(first.rawValue), String(second.rawValue), "0"]).count == 2)
+    }
+
     @Test func aFullArchiveDiskDoesNotStopLiveRequests() async throws {
         let harness = try ApplicationHarness()
         let publisher = try await harness.logIn("+8613900000121")
