@@ -58,7 +58,7 @@ let package = Package(
                 exclude: ["README.md"], swiftSettings: strict),
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
-                               "BangbangStorage",
+                               "BangbangStorage", "OrderArchive", "CSQLite",
                                "Crypto", "CLinux", "CZlib", "BangbangClient"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
@@ -89,7 +89,8 @@ let package = Package(
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["BangbangServer", "BangbangStorage", "WebSocketProtocol", "SocketServer", "Forwarding", "CZlib"],
+                    dependencies: ["BangbangServer", "BangbangStorage", "OrderArchive", "CSQLite", "WebSocketProtocol", "SocketServer",
+                                   "Forwarding", "CZlib"],
                     swiftSettings: strict),
     ]
 )

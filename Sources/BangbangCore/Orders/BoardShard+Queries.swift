@@ -13,7 +13,7 @@ public enum OrderRole: String, CaseIterable, Codable, Hashable, Sendable {
 public enum OrderScope: String, CaseIterable, Codable, Hashable, Sendable {
     case active, history, all
 
-    func includes(_ status: OrderStatus) -> Bool {
+    public func includes(_ status: OrderStatus) -> Bool {
         switch self {
         case .active: !status.isTerminal
         case .history: status.isTerminal
@@ -80,6 +80,12 @@ extension BoardShard {
         }
         result.sort { MyOrdersPage.isNewer(($0.createdAt.milliseconds, $0.id), than: ($1.createdAt.milliseconds, $1.id)) }
         return result.prefix(limit).map { OrderView($0, viewer: user) }
+    }
+
+    /// The closed orders `runner` ran that this shard still holds: the ones an archive may hold
+    /// too, so that totals over both count each once.
+    public func closedOrderIDs(ranBy runner: UserID) -> Set<OrderID> {
+        (runningBy[runner] ?? []).filter { orders[$0]?.status.isTerminal == true }
     }
 
     /// What `runner` earned on this shard's orders.

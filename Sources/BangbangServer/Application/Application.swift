@@ -14,6 +14,7 @@ import Crypto
 import Dispatch
 import Foundation
 import Journal
+import OrderArchive
 import SocketServer
 import Synchronization
 
@@ -32,6 +33,11 @@ final class Application: @unchecked Sendable {
     let tokenSecret: [UInt8]
     let passwordHasher: PasswordHasher
     let sms: SMSProvider
+    /// Closed orders, in `archive.sqlite` in the data directory (History.swift reads it).
+    let archive: OrderArchive
+    /// Concurrent: history queries read the archive here, each on a pooled reader connection,
+    /// so no owner's queue ever waits for the disk.
+    let historyQueue = DispatchQueue(label: "bangbang.history", qos: .userInitiated, attributes: .concurrent)
     /// Password hashing is slow on purpose (and takes ~16 MiB each); it runs here, never on an
     /// owner's queue. Serial: a burst of logins waits its turn instead of taking every core and
     /// gigabytes of memory, and the accounts store keeps serving everyone else meanwhile.
@@ -99,6 +105,11 @@ final class Application: @unchecked Sendable {
         let log = CommitLog(journal: journal, publisher: publisher)
         self.log = log
         self.tokenSecret = try SecretFile.loadOrCreate(in: configuration.dataDirectory)
+        do {
+            self.archive = try OrderArchive(path: configuration.dataDirectory + "/archive.sqlite")
+        } catch {
+            throw ConfigurationError("cannot open the order archive \(configuration.dataDirectory)/archive.sqlite: \(error)")
+        }
         let layout = BoardLayout(shardsPerType: configuration.shardsPerType)
         self.layout = layout
 

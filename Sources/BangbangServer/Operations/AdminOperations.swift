@@ -7,6 +7,7 @@
 // is logged with the connection and request ids.
 import BangbangCore
 import BangbangProtocol
+import OrderArchive
 
 enum AdminOperations {
     static let all: [Operation] = [pendingVerifications, decideVerification, listFeedback, grantAdmin, revokeAdmin, user,
@@ -140,7 +141,8 @@ enum AdminOperations {
         }
     }
 
-    /// Any order in full (as its publisher sees it: addresses, cancel code, runner), for support.
+    /// Any order in full (as its publisher sees it: addresses, cancel code, runner), for support;
+    /// from the archive once its shard no longer holds it.
     static let order = Operation("admin.order") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
         let id = try OrderOperations.orderID(arguments)
@@ -158,11 +160,17 @@ enum AdminOperations {
                 return
             }
             owner.perform { owner in
-                guard let order = owner.shard.orders[id] else {
-                    context.fail(DomainError(.notFound, "no such order"))
-                    return
+                if let order = owner.shard.order(id) {
+                    return context.succeed(["order": OrderWire.encode(OrderView(order, viewer: order.publisher))])
                 }
-                context.succeed(["order": OrderWire.encode(OrderView(order, viewer: order.publisher))])
+                app.readArchive({ archive throws(ArchiveError) in try archive.order(id: History.archiveID(id)) }) { result in
+                    do throws(DomainError) {
+                        let view = try History.view(of: try result.get(), viewer: { $0.publisher })
+                        context.succeed(["order": OrderWire.encode(view)])
+                    } catch {
+                        context.fail(error)
+                    }
+                }
             }
         }
     }

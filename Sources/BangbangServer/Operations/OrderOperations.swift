@@ -4,6 +4,7 @@
 import BangbangCore
 import BangbangProtocol
 import Crypto
+import OrderArchive
 import Synchronization
 
 enum OrderOperations {
@@ -35,15 +36,23 @@ enum OrderOperations {
         }
     }
 
+    /// From the order's shard, or from the archive once the shard no longer holds it.
     static let get = Operation("order.get") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
-        let (owner, id) = try shard(for: arguments, in: context.app)
+        let app = context.app
+        let (owner, id) = try shard(for: arguments, in: app)
         let viewer = context.user
         owner.perform { owner in
-            do throws(DomainError) {
-                context.succeed(encoded: OrderWire.orderData(try owner.shard.detail(id, viewer: viewer)))
-            } catch {
-                context.fail(error)
+            if let order = owner.shard.order(id) {
+                return context.succeed(encoded: OrderWire.orderData(OrderView(order, viewer: viewer)))
+            }
+            app.readArchive({ archive throws(ArchiveError) in try archive.order(id: History.archiveID(id)) }) { result in
+                do throws(DomainError) {
+                    let view = try History.view(of: try result.get(), viewer: { _ in viewer })
+                    context.succeed(encoded: OrderWire.orderData(view))
+                } catch {
+                    context.fail(error)
+                }
             }
         }
     }
