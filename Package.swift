@@ -2,7 +2,7 @@
 // Bangbang: a real-time dispatch server for campus errand apps.
 // Imports point one way, downward:
 //   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal,
-//                                BangbangStorage → BangbangCore}
+//                                BangbangStorage → BangbangCore, OrderArchive}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
 //   BangbangProtocol → JSON (the strict parser and writer, re-exported); JSON imports nothing.
 //   Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR
@@ -14,7 +14,7 @@
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
 //   Cluster (partitions of a multi-node deployment and their preferred owners; not yet used by
 //   the server) imports nothing.
-//   OrderArchive (closed orders in SQLite; not yet used by the server) → CSQLite only: it
+//   BangbangServer → OrderArchive (closed orders in SQLite) → CSQLite only: it
 //   stores encoded orders as opaque bytes, like Journal.
 import PackageDescription
 
@@ -58,7 +58,7 @@ let package = Package(
                 exclude: ["README.md"], swiftSettings: strict),
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
-                               "BangbangStorage", "OrderArchive", "CSQLite",
+                               "BangbangStorage", "OrderArchive",
                                "Crypto", "CLinux", "CZlib", "BangbangClient"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
@@ -89,8 +89,9 @@ let package = Package(
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["BangbangServer", "BangbangStorage", "OrderArchive", "CSQLite", "WebSocketProtocol", "SocketServer",
+                    dependencies: ["BangbangServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol", "SocketServer",
                                    "Forwarding", "CZlib"],
+                    exclude: ["Fixtures"],
                     swiftSettings: strict),
     ]
 )

@@ -133,6 +133,8 @@ extension KeyedBinaryWriter {
             enumCase("groupCompleted") { $0.member("automatic", automatic) }
         case .rated(let byPublisher, let rating):
             enumCase("rated") { $0.member("byPublisher", byPublisher); $0.key("_1"); $0.write(rating) }
+        case .movedToArchive:
+            enumCase("movedToArchive") { _ in }
         }
         endKeyed()
     }

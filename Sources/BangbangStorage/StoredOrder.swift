@@ -1,25 +1,21 @@
-// One order on its own in the keyed binary form, for stores that keep orders opaquely (the
-// order archive): the format tag, then exactly the bytes the journal and snapshots write for an
-// order, so every store of orders reads and writes them one way.
+// One order on its own, in the keyed binary form (tag 0x02, as journal records): the bytes the
+// order archive keeps opaque in its `encoded` column. Written by the direct writer, read back
+// with the Codable decoder, like every other stored order.
 import BangbangCore
 
-extension Order {
-    /// The order's stored form: the keyed binary tag (0x02), then the order.
-    public func storageEncoded() -> [UInt8] {
-        do {
-            return try KeyedBinaryEncoder.encode(self, after: JournalEntry.keyedBinaryFormatTag)
-        } catch {
-            fatalError("internal inconsistency in Order.storageEncoded: an order failed to encode: \(error)")
-        }
+public enum StoredOrder {
+    public static let keyedBinaryFormatTag: UInt8 = 0x02
+
+    public static func encoded(_ order: Order) -> [UInt8] {
+        var writer = KeyedBinaryWriter(header: keyedBinaryFormatTag)
+        writer.write(order)
+        return writer.bytes
     }
 
-    /// Reads what `storageEncoded()` wrote; a `DecodingError` or `JournalEntryError` for
-    /// anything else, never a trap.
-    public init(storageEncoded bytes: [UInt8]) throws {
-        guard bytes.first == JournalEntry.keyedBinaryFormatTag else {
+    public static func decode(_ bytes: [UInt8]) throws -> Order {
+        guard bytes.first == keyedBinaryFormatTag else {
             throw JournalEntryError(message: "unknown stored order format \(bytes.first.map(String.init) ?? "empty")")
         }
-        self = try KeyedBinaryDecoder.decode(Order.self, from: bytes.dropFirst())
-        refreshSearchText()
+        return try KeyedBinaryDecoder.decode(Order.self, from: bytes.dropFirst())
     }
 }

@@ -24,12 +24,16 @@ public struct SnapshotReport: Sendable {
 extension WriteAheadLog {
     /// Stores `contents` as the state after every record up to and including `sequence`, then
     /// deletes what is no longer needed for recovery (the two newest snapshots are kept, and the
-    /// segments after the older one). Blocks the calling thread for the file I/O; call it from a
+    /// segments after the older one, or after `keepingRecordsAfter` when that is older). Blocks the calling thread for the file I/O; call it from a
     /// background context, not the journal's queue. The caller builds `contents` from a consistent
     /// cut: everything through `sequence`, nothing after. Snapshots are serialized with each other.
     /// On failure nothing changes on disk except a removed temp file, and the error is returned.
+    /// `keepingRecordsAfter`: a sequence through which another store (the order archive) also
+    /// covers the journal; no segment holding a record after it is deleted, whatever the
+    /// snapshots cover.
     @discardableResult
-    public func writeSnapshot(contents: [UInt8], coveringThrough sequence: UInt64) throws(JournalError) -> SnapshotReport {
+    public func writeSnapshot(contents: [UInt8], coveringThrough sequence: UInt64,
+                              keepingRecordsAfter bound: UInt64 = .max) throws(JournalError) -> SnapshotReport {
         dispatchPrecondition(condition: .notOnQueue(queue))
         precondition(sequence < nextSequence, "snapshot covers sequence \(sequence), which has not been assigned yet")
         let clock = ContinuousClock()
@@ -69,7 +73,7 @@ extension WriteAheadLog {
             }
             var deletedSegments: [String] = []
             if catalog.count == 2 {
-                deletedSegments = deleteSegments(coveredThrough: catalog[0])
+                deletedSegments = deleteSegments(coveredThrough: min(catalog[0], bound))
             }
             if !deletedSnapshots.isEmpty || !deletedSegments.isEmpty {
                 // Removals need not be durable for correctness (recovery skips covered records),

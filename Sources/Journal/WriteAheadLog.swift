@@ -46,7 +46,8 @@
 // the last sequence they include. They are written to a temp file, fsynced, renamed into place and
 // the directory fsynced. The two newest snapshots are kept, and the segments needed to replay after
 // the *older* of the two, so a damaged newest snapshot can fall back to the previous one. Segments
-// wholly covered by the previous snapshot are deleted; the active segment never is.
+// wholly covered by the previous snapshot (and by the caller's `keepingRecordsAfter` bound: the
+// server's order archive) are deleted; the active segment never is.
 //
 // Recovery (Recovery.swift) runs in `open`: newest usable snapshot (damaged ones are renamed
 // `.corrupt` with a warning), then the records after it. Damage at the very end of the last

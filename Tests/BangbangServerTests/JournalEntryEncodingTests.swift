@@ -63,6 +63,7 @@ private enum Events {
             .cancelled(Cancellation(cause: .publisher, reason: "不要了", fee: 150, runner: runner)),
             .expired, .tipRaised(to: Int64.max), .joined(UserID(UInt64.max)), .left(UserID(0)), .closedForJoining,
             .groupCompleted(automatic: false), .rated(byPublisher: true, Rating(stars: 5, comment: "", at: later)),
+            .movedToArchive,
         ]
         for change in changes {
             events.append(OrderEvent(orderID: id, at: later, actor: change == .expired ? nil : runner, change: change,
@@ -133,7 +134,7 @@ private enum Events {
     @Test func everyOrderChangeRoundTrips() throws {
         let events = try Events.orderEvents()
         let kinds = Set(events.map { Events.kind(of: $0.change) })
-        #expect(kinds.count == 14, "every OrderChange case should be covered: \(kinds.sorted())")
+        #expect(kinds.count == 15, "every OrderChange case should be covered: \(kinds.sorted())")
         for event in events {
             guard case .order(let shard, let decoded) = try roundTrip(.order(shard: 5, event)) else {
                 Issue.record("an order entry decoded as another kind")

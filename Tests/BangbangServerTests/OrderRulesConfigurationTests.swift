@@ -29,6 +29,10 @@ import Testing
         #expect(rules.campuses == ["North"])
         configuration.autoConfirmHours = 720
         #expect(Application.orderRules(from: configuration).autoConfirmAfter == 30 * 24 * 3_600_000)
+        #expect(rules.ratingWindow == 7 * 86_400_000)
+        configuration.ratingWindowDays = 0
+        #expect(Application.orderRules(from: configuration).ratingWindow == 0)
+        #expect(try load(["--rating-window-days", "30"]).ratingWindowDays == 30)
     }
 
     @Test(arguments: [
@@ -41,6 +45,8 @@ import Testing
         ["--auto-confirm-hours", "0"],
         ["--auto-confirm-hours", "721"],
         ["--auto-confirm-hours", ""],
+        ["--rating-window-days", "-1"],
+        ["--rating-window-days", "367"],
     ])
     func nonsenseIsRefusedNamingTheFlagAndTheRange(arguments: [String]) {
         do {
@@ -55,7 +61,7 @@ import Testing
     @Test func helpListsThemWithTheirDefaults() {
         let lines = ConfigurationLoader.helpText().split(separator: "\n")
         for (flag, placeholder, value) in [("cancel-grace-seconds", "SECONDS", "120"), ("cancel-fee", "FEN", "200"),
-                                           ("auto-confirm-hours", "HOURS", "24")] {
+                                           ("auto-confirm-hours", "HOURS", "24"), ("rating-window-days", "DAYS", "7")] {
             let line = lines.first { $0.contains("--\(flag) \(placeholder)") }
             #expect(line?.contains("(default: \(value))") == true, "\(flag): \(line ?? "missing")")
         }

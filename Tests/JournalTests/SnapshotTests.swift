@@ -115,6 +115,28 @@ import Testing
         #expect(recovery.records.isEmpty)
     }
 
+    @Test func segmentsAfterTheCallersBoundAreKeptUntilItMoves() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let (journal, _) = try openJournal(directory, configuration(segmentSize: 1 << 30))
+        _ = try await appendRecords(journal, count: 5)
+        try journal.writeSnapshot(contents: stateAt5, coveringThrough: 5, keepingRecordsAfter: 0)
+        _ = try await appendRecords(journal, count: 5)
+        // Both snapshots cover segment 1, but the other store covers only through record 4.
+        let held = try journal.writeSnapshot(contents: stateAt10, coveringThrough: 10, keepingRecordsAfter: 4)
+        #expect(held.deletedSegments.isEmpty)
+        _ = try await appendRecords(journal, count: 5)
+        // Now it covers through 7: segment 1 (records 1–5) goes; segment 6 (6–10), which the
+        // older kept snapshot alone would let go, stays for record 8 onwards.
+        let moved = try journal.writeSnapshot(contents: [3], coveringThrough: 15, keepingRecordsAfter: 7)
+        #expect(moved.deletedSegments == [DataDirectory.segmentName(base: 1)])
+        #expect(directory.segmentNames() == [DataDirectory.segmentName(base: 6), DataDirectory.segmentName(base: 11)])
+        try journal.close()
+
+        let (_, recovery) = try openJournal(directory)
+        #expect(recovery.report.snapshotSequence == 15 && recovery.snapshot == [3])
+    }
+
     @Test func snapshotDeletesSegmentsCoveredByThePreviousSnapshot() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -178,6 +178,9 @@ extension BoardShard {
             guard (byPublisher ? order.ratingByPublisher : order.ratingByRunner) == nil else {
                 throw DomainError(.alreadyRated, "you already rated this order")
             }
+            guard let closedAt = order.closedAt, now < closedAt.adding(milliseconds: rules.ratingWindow) else {
+                throw DomainError(.invalidTransition, "the rating window has closed")
+            }
             guard (1...5).contains(stars) else { throw .invalid("stars", "give 1 to 5 stars") }
             try OrderDraft.optionalText(comment, "comment", max: rules.maximumCommentLength)
             return .rated(byPublisher: byPublisher, Rating(stars: stars, comment: comment, at: now))

@@ -51,3 +51,15 @@ extension BoardShard {
         }
     }
 }
+
+extension BoardShard {
+    /// The event that takes order `id` out of memory, or nil while it must stay: it is not
+    /// closed, its rating window (counted from `closedAt`) is still open, or the archive holds
+    /// an older revision than memory (a rating came in after it was stored).
+    public func decideMoveToArchive(_ id: OrderID, archivedRevision: Int, now: Timestamp,
+                                    rules: OrderRules) -> OrderEvent? {
+        guard let order = orders[id], order.revision == archivedRevision, let closedAt = order.closedAt,
+              now >= closedAt.adding(milliseconds: rules.ratingWindow) else { return nil }
+        return OrderEvent(orderID: id, at: now, actor: nil, change: .movedToArchive, notify: [])
+    }
+}

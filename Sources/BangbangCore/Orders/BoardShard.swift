@@ -3,7 +3,8 @@
 // Theory of operation. The server splits each order type's board into `shardsPerType` shards
 // (see `BoardLayout`) and confines each shard to its own serial queue; a shard is a plain value
 // and is never shared between queues. A shard owns every order whose `OrderID.shard` is its
-// index, open and historical, so any command naming an order is routed by the id alone, and
+// index while it is live or recently closed (closed orders move to the archive once their rating
+// window has passed: `decideMoveToArchive`), so any command naming one is routed by the id alone, and
 // the "exactly one winner" rule of accept needs no lock: accepts on one order are decided one
 // after another on the shard's queue, and the first `apply` makes the order non-open, so every
 // later decide sees it taken.
@@ -39,7 +40,7 @@ public struct BoardShard: Equatable, Sendable {
     public let index: Int
     /// The serial the next published order gets. Serials are never reused.
     public private(set) var nextSerial: UInt64 = 1
-    /// Every order of the shard, open and historical.
+    /// Every order of the shard: live ones, and closed ones until they move to the archive.
     public private(set) var orders: [OrderID: Order] = [:]
 
     var openIDs: Set<OrderID> = []
@@ -83,6 +84,10 @@ public struct BoardShard: Equatable, Sendable {
         guard let before = orders[event.orderID] else {
             fatalError("internal inconsistency in BoardShard.apply: unknown order \(event.orderID)")
         }
+        if case .movedToArchive = event.change {
+            remove(before)
+            return AppliedOrderChange(event: event, before: before, after: before)
+        }
         var after = before
         after.applying(event)
         after.revision += 1
@@ -113,6 +118,21 @@ public struct BoardShard: Equatable, Sendable {
             for user in before?.participants ?? [] { Self.remove(id, of: user, from: &joinedBy) }
             for user in after.participants { joinedBy[user, default: []].insert(id) }
         }
+    }
+
+    /// Takes a closed order and its index entries out of the shard (a closed order is neither
+    /// listed nor timed, so only the per-user indexes hold it).
+    private mutating func remove(_ order: Order) {
+        guard order.status.isTerminal else {
+            fatalError("internal inconsistency in BoardShard.apply: order \(order.id) moved to the archive while \(order.status.rawValue)")
+        }
+        let id = order.id
+        orders[id] = nil
+        openIDs.remove(id)
+        timedIDs.remove(id)
+        Self.remove(id, of: order.publisher, from: &publishedBy)
+        if let runner = order.runner { Self.remove(id, of: runner, from: &runningBy) }
+        for user in order.participants { Self.remove(id, of: user, from: &joinedBy) }
     }
 
     /// Drops emptied entries, so an index built by replay equals one rebuilt from a snapshot.
@@ -222,6 +242,8 @@ extension Order {
                                           note: automatic ? "closed at the deadline" : nil))
         case .rated(let byPublisher, let rating):
             if byPublisher { ratingByPublisher = rating } else { ratingByRunner = rating }
+        case .movedToArchive:
+            fatalError("internal inconsistency in Order.applying: a move to the archive changes no order")
         }
     }
 }

@@ -92,6 +92,13 @@ public struct Order: Codable, Hashable, Sendable {
         return result
     }
 
+    /// When the order reached its terminal status (its last timeline entry: ratings add none);
+    /// nil while it can still move.
+    public var closedAt: Timestamp? {
+        guard status.isTerminal else { return nil }
+        return timeline.last(where: { $0.status.isTerminal })?.at
+    }
+
     /// Recomputes `searchText` from the details (see there).
     public mutating func refreshSearchText() {
         searchText = details.searchText

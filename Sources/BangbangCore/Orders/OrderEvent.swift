@@ -27,6 +27,9 @@ public enum OrderChange: Codable, Hashable, Sendable {
     case groupCompleted(automatic: Bool)
     /// `byPublisher`: the publisher rated the runner; else the runner rated the publisher.
     case rated(byPublisher: Bool, Rating)
+    /// The order is closed, past its rating window and stored in the archive at its current
+    /// revision: it leaves the shard's memory. Internal: nobody is told, the board does not move.
+    case movedToArchive
 }
 
 /// One journaled change of one order.

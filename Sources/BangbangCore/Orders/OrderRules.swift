@@ -3,8 +3,8 @@
 /// Configuration of the orders part. The server loads it once and passes it to every decide
 /// call; results that depend on it (a fee, an auto-confirm time) are written into the events,
 /// so replaying a journal under a changed configuration still yields the recorded state. The
-/// server's `--cancel-grace-seconds`, `--cancel-fee` and `--auto-confirm-hours` set the three
-/// timing and money knobs below (their defaults are these), and `--campus` the campuses.
+/// server's `--cancel-grace-seconds`, `--cancel-fee`, `--auto-confirm-hours` and `--rating-window-days` set the
+/// four timing and money knobs below (their defaults are these), and `--campus` the campuses.
 public struct OrderRules: Codable, Hashable, Sendable {
     /// Highest tip (and price per share) accepted: ¥500. Guards against typos of a few extra
     /// zeros, which would otherwise sit at the top of every "sort by tip" list.
@@ -21,6 +21,10 @@ public struct OrderRules: Codable, Hashable, Sendable {
     /// A delivered order auto-confirms after 24 hours, so a runner is never kept waiting by a
     /// publisher who forgot to tap "confirm".
     public var autoConfirmAfter: Int64 = 24 * 3600 * 1000
+    /// A completed order can be rated for 7 days after it closed; then it is history, and the
+    /// server moves it from the board shards to the archive. Long enough for a weekly look at
+    /// one's orders, short enough that memory holds a week of closed orders, not all of them.
+    public var ratingWindow: Int64 = 7 * 24 * 3600 * 1000
     /// Longest short text (names, places, titles, stations): 60 characters, one line on a phone.
     public var maximumShortText: Int = 60
     /// Longest free text (descriptions, notes, cancel reasons): 1000 characters.

@@ -7,6 +7,9 @@
 // (so the personal streams are rebuilt with the same numbering), then apply what came due while
 // the server was down. Only then does the server accept connections. Snapshots, the final
 // snapshot at shutdown and the rebuild after a failed journal write are in Durability.swift.
+// The order archive is opened next to the journal (ArchiveFile.swift); once memory is
+// recovered, every closed order in it is handed to the archiver, which stores whatever the
+// archive lacks (Archiver.swift).
 import BangbangCore
 import BangbangStorage
 import BangbangProtocol
@@ -24,6 +27,10 @@ final class Application: @unchecked Sendable {
     let metrics: ServerMetrics
     let clock: @Sendable () -> Timestamp
     let journal: WriteAheadLog
+    /// Closed orders, in `archive.sqlite` in the data directory (ArchiveFile.swift).
+    let archive: OrderArchive
+    /// Writes closed orders into `archive` and tells the shards what it holds (Archiver.swift).
+    let archiver: Archiver
     let log: CommitLog
     let publisher: Publisher
     let accounts: AccountsOwner
@@ -33,8 +40,6 @@ final class Application: @unchecked Sendable {
     let tokenSecret: [UInt8]
     let passwordHasher: PasswordHasher
     let sms: SMSProvider
-    /// Closed orders, in `archive.sqlite` in the data directory (History.swift reads it).
-    let archive: OrderArchive
     /// Concurrent: history queries read the archive here, each on a pooled reader connection,
     /// so no owner's queue ever waits for the disk.
     let historyQueue = DispatchQueue(label: "bangbang.history", qos: .userInitiated, attributes: .concurrent)
@@ -57,12 +62,14 @@ final class Application: @unchecked Sendable {
     /// event loop passes the loop's queue, so a request goes loop → owner → journal → loop without
     /// ever changing thread (each queue still runs its blocks in order, never two at once); nil
     /// gives every owner its own thread, for servers with several loops and cores.
-    /// `journalTestHook` lets tests adjust the journal's configuration (fault injection).
+    /// `journalTestHook` lets tests adjust the journal's configuration (fault injection), and
+    /// `archiveFaultInjection` make archive writes fail.
     init(configuration: ServerConfiguration, logger: Logger, metrics: ServerMetrics,
          clock: @escaping @Sendable () -> Timestamp, sms: SMSProvider,
          passwordHasher: PasswordHasher = PasswordHasher(),
          ownersTarget: DispatchQueue? = nil,
-         journalTestHook: ((inout JournalConfiguration) -> Void)? = nil) throws {
+         journalTestHook: ((inout JournalConfiguration) -> Void)? = nil,
+         archiveFaultInjection: OrderArchive.FaultInjection? = nil) throws {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
@@ -100,16 +107,18 @@ final class Application: @unchecked Sendable {
         if let configure = journalTestHook { configure(&journalConfiguration) }
         let (journal, recovery) = try WriteAheadLog.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
         self.journal = journal
+        do { archive = try Self.openArchive(in: configuration.dataDirectory, faultInjection: archiveFaultInjection) } catch {
+            // Give the data directory's lock back: the caller may fix the file and try again.
+            try? journal.close()
+            throw error
+        }
         let publisher = Publisher(queue: publishingQueue, metrics: metrics)
         self.publisher = publisher
-        let log = CommitLog(journal: journal, publisher: publisher)
+        let archiver = Archiver(archive: archive, logger: logger, metrics: metrics)
+        self.archiver = archiver
+        let log = CommitLog(journal: journal, publisher: publisher, archiver: archiver)
         self.log = log
         self.tokenSecret = try SecretFile.loadOrCreate(in: configuration.dataDirectory)
-        do {
-            self.archive = try OrderArchive(path: configuration.dataDirectory + "/archive.sqlite")
-        } catch {
-            throw ConfigurationError("cannot open the order archive \(configuration.dataDirectory)/archive.sqlite: \(error)")
-        }
         let layout = BoardLayout(shardsPerType: configuration.shardsPerType)
         self.layout = layout
 
@@ -136,6 +145,11 @@ final class Application: @unchecked Sendable {
         refreshApprovedRunners()
         snapshotSchedule.withLock { $0.lastSequence = recovery.report.snapshotSequence }
         log.onStorageFailure { [weak self] error in self?.noteStorageFailure(error) }
+        archiver.onArchived { [weak self] stored in self?.tellShards(archived: stored) }
+        // Whatever closed but was not archived before the last stop (or was archived by a server
+        // from before the archive, which kept all history in its snapshots) is archived now.
+        let closed = shards.flatMap { $0.shard.orders.values.filter(\.status.isTerminal) }
+        archiver.noteRecovered(closed, through: journal.nextSequence - 1)
         logger.info("recovered", ["snapshot_sequence": recovery.report.snapshotSequence,
                                   "records": recovery.records.count, "users": accounts.store.state.accounts.count,
                                   "orders": shards.reduce(0) { $0 + $1.shard.orders.count }])
@@ -147,6 +161,7 @@ final class Application: @unchecked Sendable {
         rules.cancellationGrace = Int64(configuration.cancelGraceSeconds) * 1000
         rules.cancellationFee = Cents(configuration.cancelFee)
         rules.autoConfirmAfter = Int64(configuration.autoConfirmHours) * 3_600_000
+        rules.ratingWindow = Int64(configuration.ratingWindowDays) * 86_400_000
         rules.campuses = configuration.campuses
         return rules
     }
@@ -167,6 +182,8 @@ final class Application: @unchecked Sendable {
             owner.perform { $0.applyDueTransitions() }
         }
         accounts.startSessionPurge()
+        for owner in shards { owner.startArchiveSweeps(every: Self.archiveSweepInterval, rules: orderRules,
+                                                     counting: metrics.ordersMovedToArchive) }
         scheduleSnapshots()
     }
 
@@ -206,6 +223,20 @@ final class Application: @unchecked Sendable {
     }
 
     func boardSequence(of type: OrderType) -> UInt64 { publisher.boardSequence(of: type) }
+
+    // MARK: Archive
+
+    /// How often each shard looks for archived orders past their rating window.
+    static let archiveSweepInterval: DispatchTimeInterval = .seconds(2)
+
+    /// Hands each shard's owner the part of a committed archive batch that is its own.
+    private func tellShards(archived stored: [(id: OrderID, revision: Int)]) {
+        var byShard: [Int: [(id: OrderID, revision: Int)]] = [:]
+        for entry in stored { byShard[entry.id.shard, default: []].append(entry) }
+        for (index, entries) in byShard where shards.indices.contains(index) {
+            shards[index].perform { $0.noteArchived(entries) }
+        }
+    }
 
     // MARK: Runners
 

@@ -1,7 +1,8 @@
 // Where every owner's commit ends: the journal append, and what happens once the record is
 // durable. Completions run on the publishing queue (the journal's completion queue) in sequence
 // order, so the reply goes out first, then the change is announced, then whatever must follow
-// the announcement. Nobody hears of a change before its record is durable.
+// the announcement. Nobody hears of a change before its record is durable. Every durable record
+// is noted to the archiver, with the order it closed if any (Archiver.swift), in the same order.
 import BangbangCore
 import BangbangStorage
 import Journal
@@ -10,15 +11,17 @@ import Synchronization
 final class CommitLog: Sendable {
     let journal: WriteAheadLog
     let publisher: Publisher
+    let archiver: Archiver
     /// Commits between append and completion, and whether memory is ahead of the disk.
     let tracker = Mutex(CommitTracker())
     /// Told of every failed append, before the request that made it hears of it (schedules the
     /// rebuild from disk; see Durability.swift). Set once, before the first commit.
     private let storageFailureHandler = Mutex<(@Sendable (JournalError) -> Void)?>(nil)
 
-    init(journal: WriteAheadLog, publisher: Publisher) {
+    init(journal: WriteAheadLog, publisher: Publisher, archiver: Archiver) {
         self.journal = journal
         self.publisher = publisher
+        self.archiver = archiver
     }
 
     func onStorageFailure(_ handler: @escaping @Sendable (JournalError) -> Void) {
@@ -28,14 +31,16 @@ final class CommitLog: Sendable {
     /// Journals `entry` (already applied by its owner). Call on the owner's queue. If the record
     /// cannot be stored, `onDurable` gets `storage_unavailable`, nothing is announced, and the
     /// owners' memory is rebuilt from disk, because the change is already applied there.
-    func append(_ entry: JournalEntry, announcing announcement: Announcement,
+    /// `closing`: the order as the change left it, when the change left it closed.
+    func append(_ entry: JournalEntry, closing: Order? = nil, announcing announcement: Announcement,
                 onDurable: @escaping @Sendable (Result<Void, DomainError>) -> Void,
                 afterPublish: (@Sendable () -> Void)? = nil) {
         let bytes = entry.encoded()
         tracker.withLock { $0.inFlight += 1 }
         journal.append(bytes) { [self] result in
             switch result {
-            case .success:
+            case .success(let sequence):
+                archiver.noteDurable(sequence: sequence, closing: closing)
                 onDurable(.success(()))
                 publisher.publish(announcement)
                 afterPublish?()

@@ -149,7 +149,9 @@ extension Application {
         do {
             let bytes = try cut.contents.encoded()
             let encodedAt = clock.now
-            let report = try journal.writeSnapshot(contents: bytes, coveringThrough: cut.sequence)
+            // Segments go only once the archive covers them too (Archiver.swift, COVERAGE).
+            let report = try journal.writeSnapshot(contents: bytes, coveringThrough: cut.sequence,
+                                                   keepingRecordsAfter: archiver.coveredSequence)
             let elapsed = clock.now - started
             metrics.snapshotDuration.observe(elapsed.seconds)
             metrics.snapshotBytes.set(report.fileBytes)

@@ -19,6 +19,7 @@ enum OrderNotifications {
         case .closedForJoining: "closed_for_joining"
         case .groupCompleted: "completed"
         case .rated: "rated"
+        case .movedToArchive: "moved_to_archive"
         }
     }
 }

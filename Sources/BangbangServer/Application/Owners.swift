@@ -72,9 +72,12 @@ final class AccountsOwner: @unchecked Sendable {
     }
 }
 
-/// Owns one `BoardShard` and its due-transition timer. Confined to `queue`: `shard` and the
-/// timer may be touched only there.
+/// Owns one `BoardShard`, its due-transition timer and what it knows the archive holds.
+/// Confined to `queue`: `shard`, the timer and `archivedRevisions` may be touched only there.
 final class ShardOwner: @unchecked Sendable {
+    /// Orders moved to the archive per sweep, at most; a sweep that reaches it goes on shortly,
+    /// so a large backlog (a data directory from before the archive) never holds the queue long.
+    static let movesPerSweep = 1_000
     let queue: DispatchQueue
     let type: OrderType
     var shard: BoardShard
@@ -83,6 +86,8 @@ final class ShardOwner: @unchecked Sendable {
     /// The due-transition timer currently armed, and for when.
     private var timer: DispatchSourceTimer?
     private var timerDueAt: Timestamp?
+    /// The revision the archive holds of each closed order still in memory (Archiver.swift).
+    private(set) var archivedRevisions: [OrderID: Int] = [:]
 
     /// `target`: see `Application.init`'s `ownersTarget`.
     init(shard: BoardShard, type: OrderType, log: CommitLog, clock: @escaping @Sendable () -> Timestamp,
@@ -116,7 +121,9 @@ final class ShardOwner: @unchecked Sendable {
         armTimer()
         let actorView = actor.map { EncodedOrderView(viewer: $0, json: OrderWire.encoded(OrderView(applied.after, viewer: $0))) }
         let announcement = Announcement(applied, actorView: actorView, includingFeed: !log.publisher.feedWatchers.isZero)
-        log.append(.order(shard: shard.index, event), announcing: announcement, onDurable: { result in
+        var closing: Order?
+        if applied.after.status.isTerminal, event.change != .movedToArchive { closing = applied.after }
+        log.append(.order(shard: shard.index, event), closing: closing, announcing: announcement, onDurable: { result in
             onDurable(result.map { Committed(change: applied, actorView: actorView?.json) })
         })
         return applied
@@ -126,6 +133,52 @@ final class ShardOwner: @unchecked Sendable {
     func applyDueTransitions() {
         for event in shard.dueTransitions(now: clock()) { commit(event) }
         armTimer()
+    }
+
+    // MARK: Leaving for the archive
+
+    /// The archive now holds these orders at these revisions. Runs on `queue`.
+    func noteArchived(_ stored: [(id: OrderID, revision: Int)]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for (id, revision) in stored where shard.order(id) != nil {
+            archivedRevisions[id] = max(archivedRevisions[id] ?? 0, revision)
+        }
+    }
+
+    /// Journals a move to the archive for each order the archive holds at its current revision
+    /// whose rating window has passed, up to `movesPerSweep`; returns how many. An entry whose
+    /// order has left (or whose move failed to be stored and was rolled back: it stays) is
+    /// dropped at the next sweep. Runs on `queue`.
+    @discardableResult
+    func moveArchivedOrders(rules: OrderRules) -> Int {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = clock()
+        var moved = 0
+        var gone: [OrderID] = []
+        for (id, revision) in archivedRevisions {
+            guard moved < Self.movesPerSweep else { break }
+            guard shard.order(id) != nil else {
+                gone.append(id)
+                continue
+            }
+            guard let event = shard.decideMoveToArchive(id, archivedRevision: revision, now: now, rules: rules) else { continue }
+            commit(event)
+            moved += 1
+        }
+        for id in gone { archivedRevisions[id] = nil }
+        return moved
+    }
+
+    /// Sweeps every `interval` (sooner while a backlog remains), for the life of the owner,
+    /// adding the orders moved to `counter`.
+    func startArchiveSweeps(every interval: DispatchTimeInterval, rules: OrderRules, counting counter: Counter) {
+        queue.asyncAfter(deadline: .now() + interval) { [weak self] in
+            guard let self else { return }
+            let moved = moveArchivedOrders(rules: rules)
+            counter.add(moved)
+            startArchiveSweeps(every: moved >= Self.movesPerSweep ? .milliseconds(10) : interval, rules: rules,
+                               counting: counter)
+        }
     }
 
     /// Makes sure the timer fires at the shard's next due time. Runs on `queue`.

@@ -52,8 +52,11 @@ struct Announcement: Sendable {
     }
 
     /// `actorView`, when given, is reused for its viewer's own event.
+    /// A move to the archive tells nobody and leaves the board's numbering as it was (it is
+    /// replayed through here too, so live and recovered numbering agree).
     init(_ applied: AppliedOrderChange, actorView: EncodedOrderView?, includingFeed: Bool) {
         at = applied.event.at
+        if case .movedToArchive = applied.event.change { return }
         let order = applied.after
         let change = OrderNotifications.changeName(applied.event.change)
         personal = applied.event.notify.map { user in

@@ -88,6 +88,9 @@ public struct ServerConfiguration: Sendable {
     public var cancelFee = Int(OrderRules().cancellationFee)
     /// Hours after delivery before an unconfirmed order completes by itself.
     public var autoConfirmHours = Int(OrderRules().autoConfirmAfter / 3_600_000)
+    /// Days after an order closed during which it can still be rated; after that it leaves the
+    /// board shards for the archive.
+    public var ratingWindowDays = Int(OrderRules().ratingWindow / 86_400_000)
     /// Proxies whose word about the client's address is taken (`--trusted-proxy`): the PROXY
     /// protocol header and `Forwarded` / `X-Forwarded-For` count only from them. None by
     /// default: a server that was not told about its proxies believes no one.

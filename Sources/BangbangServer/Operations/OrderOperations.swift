@@ -4,6 +4,7 @@
 import BangbangCore
 import BangbangProtocol
 import Crypto
+import Dispatch
 import OrderArchive
 import Synchronization
 
@@ -118,7 +119,35 @@ enum OrderOperations {
         let stars = Int(try arguments.integer("stars", in: 1...5))
         let comment = try arguments.optionalString("comment", maxLength: context.app.orderRules.maximumCommentLength) ?? ""
         let owner = try existingOwner(of: id, in: context.app)
-        run(.rate(stars: stars, comment: comment), on: id, owner: owner, context: context)
+        let app = context.app
+        let actor = context.user
+        owner.perform { owner in
+            guard owner.shard.order(id) == nil else {
+                do throws(DomainError) {
+                    let event = try owner.shard.decide(.rate(stars: stars, comment: comment), on: id, by: actor,
+                                                       now: app.clock(), rules: app.orderRules)
+                    commit(event, on: owner, context: context)
+                } catch {
+                    context.fail(error)
+                }
+                return
+            }
+            // Not in memory: an order that moved to the archive did so after its rating window.
+            // The archive is read off the owner's queue.
+            DispatchQueue.global(qos: .userInitiated).async {
+                context.fail(rateRefusal(archived: (try? app.archive.order(id: String(id.rawValue))) ?? nil, by: actor))
+            }
+        }
+    }
+
+    /// Why `order.rate` of an order no longer in memory fails: the archive has it (so its rating
+    /// window has passed), or no order has this id.
+    static func rateRefusal(archived: ArchivedOrder?, by actor: UserID) -> DomainError {
+        guard let archived else { return DomainError(.notFound, "no such order") }
+        guard [archived.publisher, archived.runner].contains(String(actor.rawValue)) else {
+            return DomainError(.notYourOrder, "only the publisher and the runner rate an order")
+        }
+        return DomainError(.invalidTransition, "the rating window has closed")
     }
 
     // MARK: Helpers shared by the order operations

@@ -97,5 +97,11 @@ final class ServerMetrics: Sendable {
     let journalBatchRecords = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096])
     let snapshotDuration = Histogram(bounds: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60])
     let snapshotBytes = Gauge()
+    /// Order revisions written to the archive, failed archive batches, orders waiting for one,
+    /// and orders moved out of memory (Archiver.swift).
+    let archivedOrders = Counter()
+    let archiveFailures = Counter()
+    let archivePending = Gauge()
+    let ordersMovedToArchive = Counter()
     let openOrders = Mutex<[String: Int]>([:])
 }

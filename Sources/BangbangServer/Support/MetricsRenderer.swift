@@ -74,6 +74,11 @@ enum MetricsRenderer {
         histogram("bangbang_journal_batch_records", "Records per journal batch.", metrics.journalBatchRecords)
         histogram("bangbang_snapshot_duration_seconds", "Snapshot write time.", metrics.snapshotDuration)
         gauge("bangbang_snapshot_bytes", "Size of the newest snapshot.", metrics.snapshotBytes.current)
+        counter("bangbang_archived_orders_total", "Closed order revisions written to the order archive.", metrics.archivedOrders.current)
+        counter("bangbang_archive_failures_total", "Archive batches that failed and will be retried.", metrics.archiveFailures.current)
+        gauge("bangbang_archive_pending_orders", "Closed orders waiting to be written to the archive.", metrics.archivePending.current)
+        counter("bangbang_orders_moved_to_archive_total", "Closed orders moved out of memory after their rating window.",
+                metrics.ordersMovedToArchive.current)
         gauge("bangbang_process_resident_bytes", "Resident memory of the process.", residentBytes)
         return out
     }

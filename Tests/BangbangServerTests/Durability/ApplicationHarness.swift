@@ -4,6 +4,7 @@
 import BangbangCore
 import Foundation
 import Journal
+import OrderArchive
 import Testing
 @testable import BangbangServer
 @testable import BangbangStorage
@@ -55,6 +56,8 @@ func makeTemporaryDirectory(_ prefix: String) throws -> String {
 final class HarnessState: Sendable {
     /// While true, every journal write and sync fails with ENOSPC.
     let isDiskFull = Mutex(false)
+    /// Where every archive write fails, while set (the archive's fault points).
+    let archiveFault = Mutex<ArchiveFaultPoint?>(nil)
     let logLines = Mutex<[String]>([])
 }
 
@@ -91,12 +94,16 @@ final class ApplicationHarness: @unchecked Sendable {
         let clock = clock
         return try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
                                clock: { clock.now }, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true),
-                               journalTestHook: { $0.simulateFullDisk(when: { state.isDiskFull.withLock { $0 } }) })
+                               journalTestHook: { $0.simulateFullDisk(when: { state.isDiskFull.withLock { $0 } }) },
+                               archiveFaultInjection: { point throws(ArchiveError) in
+                                   if state.archiveFault.withLock({ $0 }) == point { throw .storageUnavailable("injected at \(point)") }
+                               })
     }
 
     /// Stops the application the way a crash leaves the disk (every completed record is there,
     /// no final snapshot) or a graceful shutdown does, and recovers a new one from the directory.
-    func restart(gracefully: Bool = false) throws {
+    /// `whileStopped` runs between the two, on the data directory with no server on it.
+    func restart(gracefully: Bool = false, whileStopped: () throws -> Void = {}) throws {
         if gracefully {
             app.writeFinalSnapshot()
         } else {
@@ -105,6 +112,7 @@ final class ApplicationHarness: @unchecked Sendable {
         try app.journal.close()
         state.logLines.withLock { $0.removeAll() }
         app = nil
+        try whileStopped()
         app = try open()
     }
 
@@ -231,6 +239,38 @@ final class ApplicationHarness: @unchecked Sendable {
         await withCheckedContinuation { continuation in
             app.shards[id.shard].perform { continuation.resume(returning: $0.shard.order(id)) }
         }
+    }
+
+    /// Waits (bounded) until `condition` holds, polling.
+    func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+        for _ in 0..<2_000 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("timed out waiting until \(what)")
+    }
+
+    /// The revision the shard's owner knows the archive holds of `id`.
+    func archivedRevision(_ id: OrderID) async -> Int? {
+        await withCheckedContinuation { continuation in
+            app.shards[id.shard].perform { continuation.resume(returning: $0.archivedRevisions[id]) }
+        }
+    }
+
+    /// One archive sweep of every shard, as the timer runs it; returns the orders moved, once
+    /// their moves are durable.
+    @discardableResult
+    func sweepArchive() async throws -> Int {
+        var moved = 0
+        for owner in app.shards {
+            let rules = app.orderRules
+            moved += await withCheckedContinuation { continuation in
+                owner.perform { continuation.resume(returning: $0.moveArchivedOrders(rules: rules)) }
+            }
+        }
+        // Each move was appended (counted in flight) inside the block that decided it.
+        try await eventually("the moves are durable") { app.log.tracker.withLock { $0.inFlight } == 0 }
+        return moved
     }
 
     /// Waits (bounded) until memory has been rebuilt after a storage failure.
