@@ -7,7 +7,6 @@
 // is logged with the connection and request ids.
 import BangbangCore
 import BangbangProtocol
-import OrderArchive
 
 enum AdminOperations {
     static let all: [Operation] = [pendingVerifications, decideVerification, listFeedback, grantAdmin, revokeAdmin, user,
@@ -159,18 +158,8 @@ enum AdminOperations {
                 context.fail(DomainError(.notFound, "no such order"))
                 return
             }
-            owner.perform { owner in
-                if let order = owner.shard.order(id) {
-                    return context.succeed(["order": OrderWire.encode(OrderView(order, viewer: order.publisher))])
-                }
-                app.readArchive({ archive throws(ArchiveError) in try archive.order(id: History.archiveID(id)) }) { result in
-                    do throws(DomainError) {
-                        let view = try History.view(of: try result.get(), viewer: { $0.publisher })
-                        context.succeed(["order": OrderWire.encode(view)])
-                    } catch {
-                        context.fail(error)
-                    }
-                }
+            app.orderView(id, on: owner, viewer: { $0.publisher }) { result in
+                context.reply(result.map { ["order": OrderWire.encode($0)] })
             }
         }
     }

@@ -3,7 +3,6 @@
 // History.swift merges the two).
 import BangbangCore
 import BangbangProtocol
-import OrderArchive
 
 enum MyOrdersOperations {
     static let all: [Operation] = [mine, earnings]
@@ -16,48 +15,15 @@ enum MyOrdersOperations {
         let scope = try arguments.optionalChoice("scope", as: OrderScope.self) ?? .all
         let limit = Int(try arguments.optionalInteger("limit", in: 1...200) ?? 50)
         let cursor = try BoardWire.decodeCursor(arguments)
-        let app = context.app
-        let user = context.user
-        // Only group shards hold shares; every role else may be on any shard.
-        let indices = role == .joined ? Array(app.layout.shards(of: .group)) : Array(0..<app.shards.count)
-        OrderOperations.gather(over: indices, app: app, {
-            $0.orders(of: user, role: role, scope: scope, after: cursor, limit: limit + 1)
-        }) { parts in
-            guard History.reachesArchive(scope) else {
-                return context.succeed(BoardWire.encode(MyOrdersPage.merge(parts, limit: limit)))
-            }
-            app.readArchive({ archive throws(ArchiveError) in
-                try archive.orders(of: History.archiveID(user), as: History.archiveRole(role),
-                                   before: History.archiveCursor(cursor), limit: limit + 1)
-            }) { result in
-                do throws(DomainError) {
-                    let page = try History.page(live: parts, archived: try result.get(), viewer: user, scope: scope, limit: limit)
-                    context.succeed(BoardWire.encode(page))
-                } catch {
-                    context.fail(error)
-                }
-            }
+        context.app.myOrders(of: context.user, role: role, scope: scope, after: cursor, limit: limit) { result in
+            context.reply(result.map(BoardWire.encode))
         }
     }
 
     static let earnings = Operation("runner.earnings") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
-        let app = context.app
-        let runner = context.user
-        OrderOperations.gather(over: Array(0..<app.shards.count), app: app, {
-            ($0.earnings(of: runner), $0.closedOrderIDs(ranBy: runner))
-        }) { parts in
-            let live = Set(parts.flatMap { $0.1 }.map(History.archiveID))
-            app.readArchive({ archive throws(ArchiveError) in
-                try archive.runnerTotals(of: History.archiveID(runner), excluding: live)
-            }) { result in
-                switch result {
-                case .success(let archived):
-                    context.succeed(BoardWire.encode(History.earnings(live: parts.map { $0.0 }, archived: archived)))
-                case .failure(let error):
-                    context.fail(error)
-                }
-            }
+        context.app.runnerEarnings(of: context.user) { result in
+            context.reply(result.map(BoardWire.encode))
         }
     }
 }

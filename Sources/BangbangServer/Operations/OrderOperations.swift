@@ -43,17 +43,10 @@ enum OrderOperations {
         let app = context.app
         let (owner, id) = try shard(for: arguments, in: app)
         let viewer = context.user
-        owner.perform { owner in
-            if let order = owner.shard.order(id) {
-                return context.succeed(encoded: OrderWire.orderData(OrderView(order, viewer: viewer)))
-            }
-            app.readArchive({ archive throws(ArchiveError) in try archive.order(id: History.archiveID(id)) }) { result in
-                do throws(DomainError) {
-                    let view = try History.view(of: try result.get(), viewer: { _ in viewer })
-                    context.succeed(encoded: OrderWire.orderData(view))
-                } catch {
-                    context.fail(error)
-                }
+        app.orderView(id, on: owner, viewer: { _ in viewer }) { result in
+            switch result {
+            case .success(let view): context.succeed(encoded: OrderWire.orderData(view))
+            case .failure(let error): context.fail(error)
             }
         }
     }
