@@ -14,6 +14,13 @@ enum HistorySchema {
         CREATE INDEX participants_by_order ON participants(order_id);
         """
 
+    /// Version 1 (before the history reads) lacked these: adds them. Group orders a version 1
+    /// build archived get no participant rows, so they are missing from "orders I joined".
+    static let migrationFromVersion1 = """
+        \(create)
+        PRAGMA user_version = 2;
+        """
+
     static let clearParticipants = "DELETE FROM participants WHERE order_id = ?1"
     static let insertParticipant = "INSERT INTO participants(user_id, order_id, order_created_at) VALUES(?1, ?2, ?3)"
 

@@ -33,7 +33,11 @@ public final class OrderArchive: Sendable {
         } else {
             guard applicationID == Schema.applicationID else { throw .foreignDatabase(applicationID: applicationID) }
             guard version <= Schema.version else { throw .newerSchema(version: version) }
-            guard version == Schema.version else { throw .corrupt("schema version \(version)") }
+            if version == 1 {
+                try connection.execute("BEGIN IMMEDIATE; \(HistorySchema.migrationFromVersion1) COMMIT;")
+            } else if version != Schema.version {
+                throw .corrupt("schema version \(version)")
+            }
         }
         try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
         self.path = path

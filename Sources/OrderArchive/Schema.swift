@@ -3,7 +3,7 @@
 /// schema version, so an older build refuses a file a newer one wrote.
 enum Schema {
     static let applicationID: Int32 = 0x4242_4152
-    static let version: Int32 = 1
+    static let version: Int32 = 2
 
     static let create = """
         CREATE TABLE orders(

@@ -1,6 +1,7 @@
 // The history reads: a user's orders per role, newest created first with ties broken by the
 // id's integer value (as the boards order them), paged by cursor; group participants kept in
 // step with the stored revision; a runner's totals per status leaving chosen orders out.
+import CSQLite
 import Foundation
 import Testing
 @testable import OrderArchive
@@ -85,5 +86,46 @@ private func order(_ id: UInt64, createdAt: Int64, publisher: String = "1", runn
             "expired": ArchivedRunnerTotals(count: 1, earned: 0),
         ])
         #expect(try archive.runnerTotals(of: "nobody").isEmpty)
+    }
+}
+
+@Suite struct SchemaMigrationTests {
+    /// The version 1 schema, as the first archive build created it.
+    static let version1 = """
+        CREATE TABLE orders(id TEXT PRIMARY KEY, type TEXT NOT NULL, campus TEXT NOT NULL, publisher TEXT NOT NULL,
+            runner TEXT, status TEXT NOT NULL, tip INTEGER NOT NULL, created_at INTEGER NOT NULL,
+            closed_at INTEGER NOT NULL, revision INTEGER NOT NULL, publisher_rating INTEGER, runner_rating INTEGER,
+            runner_earning INTEGER NOT NULL, encoded BLOB NOT NULL);
+        CREATE INDEX orders_by_publisher ON orders(publisher, closed_at DESC, id);
+        CREATE INDEX orders_by_runner ON orders(runner, closed_at DESC, id);
+        CREATE TABLE watermark(id INTEGER PRIMARY KEY CHECK(id = 1), sequence INTEGER NOT NULL);
+        INSERT INTO orders VALUES('5', 'express', 'north', '1', '2', 'completed', 300, 1000, 2000, 4, 5, NULL, 300, x'0205');
+        INSERT INTO watermark VALUES(1, 77);
+        PRAGMA application_id = 1111638354;
+        PRAGMA user_version = 1;
+        """
+
+    @Test func aVersion1ArchiveGainsTheHistoryTablesAndKeepsItsOrders() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("archive.sqlite")
+        executeRaw(Self.version1, at: path)
+        let archive = try OrderArchive(path: path)
+        #expect(try archive.watermark() == 77)
+        #expect(try archive.order(id: "5")?.encoded == [2, 5])
+        #expect(try archive.orders(of: "1", as: .publisher, limit: 5).map(\.id) == ["5"])
+        #expect(try archive.runnerTotals(of: "2")["completed"] == ArchivedRunnerTotals(count: 1, earned: 300, ratingCount: 1, ratingStars: 5))
+        try archive.archive([order(6, createdAt: 3_000, runner: nil, participants: ["8"])], throughSequence: 78)
+        #expect(try archive.orders(of: "8", as: .participant, limit: 5).map(\.id) == ["6"])
+        #expect(try archive.writerPageCount() > 0)
+        let reopened = try OrderArchive(path: path)
+        #expect(try reopened.orders(of: "8", as: .participant, limit: 5).map(\.id) == ["6"])
+        var handle: OpaquePointer?
+        _ = sqlite3_open(path, &handle)
+        defer { sqlite3_close(handle) }
+        var statement: OpaquePointer?
+        _ = sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        #expect(sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_int(statement, 0) == Schema.version)
     }
 }
