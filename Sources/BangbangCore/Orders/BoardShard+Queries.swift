@@ -130,7 +130,7 @@ public struct MyOrdersPage: Hashable, Sendable {
         return MyOrdersPage(items: items, nextCursor: cursor)
     }
 
-    static func isNewer(_ a: (Int64, OrderID), than b: (Int64, OrderID)) -> Bool {
+    public static func isNewer(_ a: (Int64, OrderID), than b: (Int64, OrderID)) -> Bool {
         a.0 != b.0 ? a.0 > b.0 : a.1 > b.1
     }
 }

@@ -29,21 +29,33 @@ enum History {
 
     /// One page of `orders.mine`: `live` are the shards' parts (each its first `limit + 1`
     /// after the cursor), `archived` the archive's first `limit + 1` after it. Together they
-    /// hold the first `limit + 1` of the union, so the page and its cursor are exact.
+    /// hold the first `limit + 1` of the union, so the page and its cursor are exact. Rows are
+    /// chosen by their columns (creation time, id, revision, status) and only the archived
+    /// orders that make the page are decoded.
     static func page(live: [[OrderView]], archived: [ArchivedOrder], viewer: UserID, scope: OrderScope,
                      limit: Int) throws(DomainError) -> MyOrdersPage {
-        var views = live.flatMap { $0 }
-        var position: [OrderID: Int] = [:]
-        for (index, view) in views.enumerated() { position[view.id] = index }
+        enum Source { case live(OrderView), archived(ArchivedOrder) }
+        var candidates: [OrderID: (key: Int64, revision: Int, source: Source)] = [:]
+        for view in live.joined() {
+            candidates[view.id] = (view.createdAt.milliseconds, view.revision, .live(view))
+        }
         for record in archived {
-            let order = try Order(archived: record)
-            guard scope.includes(order.status) else { continue }
-            let view = OrderView(order, viewer: viewer)
-            if let index = position[order.id] {
-                if view.revision > views[index].revision { views[index] = view }
-            } else {
-                position[order.id] = views.count
-                views.append(view)
+            guard let raw = UInt64(record.id), let status = OrderStatus(rawValue: record.status) else {
+                throw DomainError(.internalError, "archived order \(record.id) cannot be read")
+            }
+            let id = OrderID(rawValue: raw)
+            guard scope.includes(status) else { continue }
+            if let existing = candidates[id], existing.revision >= Int(record.revision) { continue }
+            candidates[id] = (record.createdAt, Int(record.revision), .archived(record))
+        }
+        let chosen = candidates.sorted { MyOrdersPage.isNewer(($0.value.key, $0.key), than: ($1.value.key, $1.key)) }
+            .prefix(limit + 1)
+        var views: [OrderView] = []
+        views.reserveCapacity(chosen.count)
+        for (_, candidate) in chosen {
+            switch candidate.source {
+            case .live(let view): views.append(view)
+            case .archived(let record): views.append(OrderView(try Order(archived: record), viewer: viewer))
             }
         }
         return MyOrdersPage.merge([views], limit: limit)
