@@ -17,12 +17,14 @@ public struct ArchivedOrder: Sendable, Equatable {
     public var publisherRating: Int?
     public var runnerRating: Int?
     public var runnerEarning: Int
+    /// Group orders: who holds a share, each once (read back in ascending order).
+    public var participants: [String]
     public var encoded: [UInt8]
 
     public init(id: String, type: String, campus: String, publisher: String, runner: String?,
                 status: String, tip: Int, createdAt: Int64, closedAt: Int64, revision: Int64,
                 publisherRating: Int? = nil, runnerRating: Int? = nil, runnerEarning: Int,
-                encoded: [UInt8]) {
+                participants: [String] = [], encoded: [UInt8]) {
         self.id = id
         self.type = type
         self.campus = campus
@@ -36,6 +38,7 @@ public struct ArchivedOrder: Sendable, Equatable {
         self.publisherRating = publisherRating
         self.runnerRating = runnerRating
         self.runnerEarning = runnerEarning
+        self.participants = participants
         self.encoded = encoded
     }
 }

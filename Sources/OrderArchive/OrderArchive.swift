@@ -33,7 +33,11 @@ public final class OrderArchive: Sendable {
         } else {
             guard applicationID == Schema.applicationID else { throw .foreignDatabase(applicationID: applicationID) }
             guard version <= Schema.version else { throw .newerSchema(version: version) }
-            guard version == Schema.version else { throw .corrupt("schema version \(version)") }
+            if version == 1 {
+                try connection.execute("BEGIN IMMEDIATE; \(HistorySchema.migrationFromVersion1) COMMIT;")
+            } else if version != Schema.version {
+                throw .corrupt("schema version \(version)")
+            }
         }
         try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
         self.path = path
@@ -53,6 +57,7 @@ public final class OrderArchive: Sendable {
                 for order in batch {
                     bind(order, to: upsert)
                     try upsert.run()
+                    if sqlite3_changes(connection.handle) > 0 { try storeParticipants(of: order, on: connection) }
                     try faultInjection?(.afterInsert)
                 }
                 let watermark = try connection.statement(Schema.advanceWatermark)
@@ -83,7 +88,7 @@ public final class OrderArchive: Sendable {
             let statement = try connection.statement(Schema.order)
             defer { sqlite3_reset(statement.handle) }
             statement.bind(1, id)
-            return try statement.step() ? record(from: statement) : nil
+            return try statement.step() ? archivedOrder(from: statement) : nil
         }
     }
 
@@ -102,7 +107,7 @@ public final class OrderArchive: Sendable {
             statement.bind(4, max(0, limit))
             var orders: [ArchivedOrder] = []
             orders.reserveCapacity(max(0, limit))
-            while try statement.step() { orders.append(record(from: statement)) }
+            while try statement.step() { orders.append(archivedOrder(from: statement)) }
             return orders
         }
     }
@@ -162,11 +167,18 @@ private func bind(_ order: ArchivedOrder, to statement: Statement) {
     statement.bind(14, order.encoded)
 }
 
-private func record(from statement: Statement) -> ArchivedOrder {
+/// An order row as `Schema.selectColumns` lists it.
+func archivedOrder(from statement: Statement) -> ArchivedOrder {
     ArchivedOrder(id: statement.string(0), type: statement.string(1), campus: statement.string(2),
                   publisher: statement.string(3), runner: statement.optionalString(4),
                   status: statement.string(5), tip: statement.int(6), createdAt: statement.int64(7),
                   closedAt: statement.int64(8), revision: statement.int64(9),
                   publisherRating: statement.optionalInt(10), runnerRating: statement.optionalInt(11),
-                  runnerEarning: statement.int(12), encoded: statement.bytes(13))
+                  runnerEarning: statement.int(12), participants: participantList(statement.optionalString(14)),
+                  encoded: statement.bytes(13))
+}
+
+private func participantList(_ joined: String?) -> [String] {
+    guard let joined else { return [] }
+    return joined.split(separator: Schema.participantSeparator, omittingEmptySubsequences: true).map(String.init).sorted()
 }

@@ -3,7 +3,7 @@
 /// schema version, so an older build refuses a file a newer one wrote.
 enum Schema {
     static let applicationID: Int32 = 0x4242_4152
-    static let version: Int32 = 1
+    static let version: Int32 = 2
 
     static let create = """
         CREATE TABLE orders(
@@ -25,6 +25,7 @@ enum Schema {
         CREATE INDEX orders_by_publisher ON orders(publisher, closed_at DESC, id);
         CREATE INDEX orders_by_runner ON orders(runner, closed_at DESC, id);
         CREATE TABLE watermark(id INTEGER PRIMARY KEY CHECK(id = 1), sequence INTEGER NOT NULL);
+        \(HistorySchema.create)
         PRAGMA application_id = \(applicationID);
         PRAGMA user_version = \(version);
         """
@@ -53,25 +54,31 @@ enum Schema {
         ON CONFLICT(id) DO UPDATE SET sequence = max(sequence, excluded.sequence)
         """
 
-    static let order = "SELECT \(columns) FROM orders WHERE id = ?1"
+    /// `columns`, then the order's participants joined by `participantSeparator`.
+    static let selectColumns = """
+        \(columns), (SELECT group_concat(p.user_id, char(31)) FROM participants AS p WHERE p.order_id = orders.id)
+        """
+    static let participantSeparator: Character = "\u{1F}"
+
+    static let order = "SELECT \(selectColumns) FROM orders WHERE id = ?1"
 
     /// Newest first, ties by id; each branch walks one index, and the runner branch skips orders
     /// the user also published so none appears twice.
     static let history = """
-        SELECT * FROM (SELECT \(columns) FROM orders WHERE publisher = ?1
+        SELECT * FROM (SELECT \(selectColumns) FROM orders WHERE publisher = ?1
                        ORDER BY closed_at DESC, id LIMIT ?4)
         UNION ALL
-        SELECT * FROM (SELECT \(columns) FROM orders WHERE runner = ?1 AND publisher <> ?1
+        SELECT * FROM (SELECT \(selectColumns) FROM orders WHERE runner = ?1 AND publisher <> ?1
                        ORDER BY closed_at DESC, id LIMIT ?4)
         ORDER BY closed_at DESC, id LIMIT ?4
         """
 
     static let historyAfterCursor = """
-        SELECT * FROM (SELECT \(columns) FROM orders WHERE publisher = ?1
+        SELECT * FROM (SELECT \(selectColumns) FROM orders WHERE publisher = ?1
                            AND (closed_at < ?2 OR (closed_at = ?2 AND id > ?3))
                        ORDER BY closed_at DESC, id LIMIT ?4)
         UNION ALL
-        SELECT * FROM (SELECT \(columns) FROM orders WHERE runner = ?1 AND publisher <> ?1
+        SELECT * FROM (SELECT \(selectColumns) FROM orders WHERE runner = ?1 AND publisher <> ?1
                            AND (closed_at < ?2 OR (closed_at = ?2 AND id > ?3))
                        ORDER BY closed_at DESC, id LIMIT ?4)
         ORDER BY closed_at DESC, id LIMIT ?4

@@ -106,8 +106,8 @@ import Testing
         defer { directory.remove() }
         let path = directory.file("archive.sqlite")
         do { _ = try OrderArchive(path: path) }
-        executeRaw("PRAGMA user_version = 2", at: path)
-        #expect(throws: ArchiveError.newerSchema(version: 2)) { try OrderArchive(path: path) }
+        executeRaw("PRAGMA user_version = \(Schema.version + 1)", at: path)
+        #expect(throws: ArchiveError.newerSchema(version: Schema.version + 1)) { try OrderArchive(path: path) }
     }
 
     @Test(arguments: [ArchiveFaultPoint.beforeBegin, .afterInsert, .beforeCommit, .afterCommit])

@@ -13,7 +13,7 @@ public enum OrderRole: String, CaseIterable, Codable, Hashable, Sendable {
 public enum OrderScope: String, CaseIterable, Codable, Hashable, Sendable {
     case active, history, all
 
-    func includes(_ status: OrderStatus) -> Bool {
+    public func includes(_ status: OrderStatus) -> Bool {
         switch self {
         case .active: !status.isTerminal
         case .history: status.isTerminal
@@ -82,6 +82,12 @@ extension BoardShard {
         return result.prefix(limit).map { OrderView($0, viewer: user) }
     }
 
+    /// The closed orders `runner` ran that this shard still holds: the ones an archive may hold
+    /// too, so that totals over both count each once.
+    public func closedOrderIDs(ranBy runner: UserID) -> Set<OrderID> {
+        (runningBy[runner] ?? []).filter { orders[$0]?.status.isTerminal == true }
+    }
+
     /// What `runner` earned on this shard's orders.
     public func earnings(of runner: UserID) -> RunnerEarnings {
         var summary = RunnerEarnings()
@@ -124,7 +130,7 @@ public struct MyOrdersPage: Hashable, Sendable {
         return MyOrdersPage(items: items, nextCursor: cursor)
     }
 
-    static func isNewer(_ a: (Int64, OrderID), than b: (Int64, OrderID)) -> Bool {
+    public static func isNewer(_ a: (Int64, OrderID), than b: (Int64, OrderID)) -> Bool {
         a.0 != b.0 ? a.0 > b.0 : a.1 > b.1
     }
 }

@@ -100,7 +100,7 @@ public struct Order: Codable, Hashable, Sendable {
     }
 
     /// Recomputes `searchText` from the details (see there).
-    mutating func refreshSearchText() {
+    public mutating func refreshSearchText() {
         searchText = details.searchText
     }
 

@@ -40,6 +40,9 @@ final class Application: @unchecked Sendable {
     let tokenSecret: [UInt8]
     let passwordHasher: PasswordHasher
     let sms: SMSProvider
+    /// Concurrent: history queries read the archive here, each on a pooled reader connection,
+    /// so no owner's queue ever waits for the disk.
+    let historyQueue = DispatchQueue(label: "bangbang.history", qos: .userInitiated, attributes: .concurrent)
     /// Password hashing is slow on purpose (and takes ~16 MiB each); it runs here, never on an
     /// owner's queue. Serial: a burst of logins waits its turn instead of taking every core and
     /// gigabytes of memory, and the accounts store keeps serving everyone else meanwhile.

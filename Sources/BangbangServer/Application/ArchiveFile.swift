@@ -50,6 +50,7 @@ extension ArchivedOrder {
                   status: order.status.rawValue, tip: Int(order.tip), createdAt: order.createdAt.milliseconds,
                   closedAt: (order.closedAt ?? order.createdAt).milliseconds, revision: Int64(order.revision),
                   publisherRating: order.ratingByPublisher?.stars, runnerRating: order.ratingByRunner?.stars,
-                  runnerEarning: earning, encoded: StoredOrder.encoded(order))
+                  runnerEarning: earning, participants: order.participants.map { String($0.rawValue) },
+                  encoded: StoredOrder.encoded(order))
     }
 }

@@ -140,7 +140,8 @@ enum AdminOperations {
         }
     }
 
-    /// Any order in full (as its publisher sees it: addresses, cancel code, runner), for support.
+    /// Any order in full (as its publisher sees it: addresses, cancel code, runner), for support;
+    /// from the archive once its shard no longer holds it.
     static let order = Operation("admin.order") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
         let id = try OrderOperations.orderID(arguments)
@@ -157,12 +158,8 @@ enum AdminOperations {
                 context.fail(DomainError(.notFound, "no such order"))
                 return
             }
-            owner.perform { owner in
-                guard let order = owner.shard.orders[id] else {
-                    context.fail(DomainError(.notFound, "no such order"))
-                    return
-                }
-                context.succeed(["order": OrderWire.encode(OrderView(order, viewer: order.publisher))])
+            app.orderView(id, on: owner, viewer: { $0.publisher }) { result in
+                context.reply(result.map { ["order": OrderWire.encode($0)] })
             }
         }
     }

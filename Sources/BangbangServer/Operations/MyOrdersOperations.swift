@@ -1,5 +1,6 @@
 // orders.mine and runner.earnings: a user's own orders and a runner's takings, gathered from
-// every shard (protocol/operations-orders.md, "My orders").
+// every shard and then from the order archive (protocol/operations-orders.md, "My orders";
+// History.swift merges the two).
 import BangbangCore
 import BangbangProtocol
 
@@ -14,23 +15,15 @@ enum MyOrdersOperations {
         let scope = try arguments.optionalChoice("scope", as: OrderScope.self) ?? .all
         let limit = Int(try arguments.optionalInteger("limit", in: 1...200) ?? 50)
         let cursor = try BoardWire.decodeCursor(arguments)
-        let app = context.app
-        let user = context.user
-        // Only group shards hold shares; every role else may be on any shard.
-        let indices = role == .joined ? Array(app.layout.shards(of: .group)) : Array(0..<app.shards.count)
-        OrderOperations.gather(over: indices, app: app, {
-            $0.orders(of: user, role: role, scope: scope, after: cursor, limit: limit + 1)
-        }) { parts in
-            context.succeed(BoardWire.encode(MyOrdersPage.merge(parts, limit: limit)))
+        context.app.myOrders(of: context.user, role: role, scope: scope, after: cursor, limit: limit) { result in
+            context.reply(result.map(BoardWire.encode))
         }
     }
 
     static let earnings = Operation("runner.earnings") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
-        let app = context.app
-        let runner = context.user
-        OrderOperations.gather(over: Array(0..<app.shards.count), app: app, { $0.earnings(of: runner) }) { parts in
-            context.succeed(BoardWire.encode(parts.reduce(RunnerEarnings(), +)))
+        context.app.runnerEarnings(of: context.user) { result in
+            context.reply(result.map(BoardWire.encode))
         }
     }
 }

@@ -37,15 +37,16 @@ enum OrderOperations {
         }
     }
 
+    /// From the order's shard, or from the archive once the shard no longer holds it.
     static let get = Operation("order.get") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
-        let (owner, id) = try shard(for: arguments, in: context.app)
+        let app = context.app
+        let (owner, id) = try shard(for: arguments, in: app)
         let viewer = context.user
-        owner.perform { owner in
-            do throws(DomainError) {
-                context.succeed(encoded: OrderWire.orderData(try owner.shard.detail(id, viewer: viewer)))
-            } catch {
-                context.fail(error)
+        app.orderView(id, on: owner, viewer: { _ in viewer }) { result in
+            switch result {
+            case .success(let view): context.succeed(encoded: OrderWire.orderData(view))
+            case .failure(let error): context.fail(error)
             }
         }
     }
