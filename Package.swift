@@ -81,9 +81,11 @@ let package = Package(
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "NATSProtocolTests", dependencies: ["NATSProtocol"], swiftSettings: strict),
-        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON"],
+        // Real nats-server processes (one, or a 3-node cluster) for the integration tests.
+        .target(name: "NATSTestSupport", dependencies: ["NATSClient"], path: "Tests/NATSTestSupport", swiftSettings: strict),
+        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster"], swiftSettings: strict),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "NATSClient", "NATSTestSupport"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],
