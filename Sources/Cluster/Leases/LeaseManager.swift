@@ -23,6 +23,7 @@ public actor LeaseManager {
     private var liveness: NodeLiveness
     private var watches: [KeyWatch] = []
     private var tasks: [Task<Void, Never>] = []
+    private var rounds: Task<Void, Never>?
     private var lastHeartbeat: ContinuousClock.Instant?
     private var isRunning = false
 
@@ -84,19 +85,22 @@ public actor LeaseManager {
             }
         }
         let tick = configuration.tickInterval
-        tasks.append(Task { [weak self] in
+        rounds = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self, await self.round() else { return }
                 try? await Task.sleep(for: tick)
             }
-        })
+        }
     }
 
     /// Hands back every held lease, removes the heartbeat and stops: a clean leave, so others
     /// take the partitions at once instead of after L.
     public func stop() async {
         guard isRunning else { return }
+        let inFlight = rounds
         halt()
+        // A write of the round under way finishes first, so its outcome is in the table.
+        await inFlight?.value
         for holding in table.holdings.values.sorted(by: { $0.partition < $1.partition }) {
             emit(table.release(holding.partition, reason: .handedBack))
             try? await lease(of: holding.partition).release(holding)
@@ -111,6 +115,8 @@ public actor LeaseManager {
         isRunning = false
         for task in tasks { task.cancel() }
         tasks.removeAll()
+        rounds?.cancel()
+        rounds = nil
         for watch in watches { watch.stop() }
         watches.removeAll()
     }
