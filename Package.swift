@@ -12,8 +12,8 @@
 //   uses it, never the other way round.
 //   NATSClient (JetStream, KV, object store; not yet used by the server)
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
-//   Cluster (partitions of a multi-node deployment and their preferred owners; not yet used by
-//   the server) imports nothing.
+//   Cluster (partitions of a multi-node deployment, their leases and journals on JetStream; not
+//   yet used by the server) → {NATSClient, JSON}; its decisions are pure, the NATS calls thin.
 //   BangbangServer → OrderArchive (closed orders in SQLite) → CSQLite only: it
 //   stores encoded orders as opaque bytes, like Journal.
 import PackageDescription
@@ -67,8 +67,9 @@ let package = Package(
         .target(name: "OrderArchive", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "NATSClient", dependencies: ["NATSProtocol", "SocketServer", "JSON", "Crypto"],
                 swiftSettings: strict),
-        // Where partitions live when several nodes share the work: pure arithmetic, no I/O.
-        .target(name: "Cluster", swiftSettings: strict),
+        // Where partitions live when several nodes share the work: who should own each (pure),
+        // who does (leases in a KV bucket), and each partition's journal and snapshots.
+        .target(name: "Cluster", dependencies: ["NATSClient", "JSON"], swiftSettings: strict),
         .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
                           path: "loadtest", swiftSettings: strict),
@@ -81,9 +82,11 @@ let package = Package(
         .testTarget(name: "BangbangProtocolTests", dependencies: ["BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "NATSProtocolTests", dependencies: ["NATSProtocol"], swiftSettings: strict),
-        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON"],
+        // Real nats-server processes (one, or a 3-node cluster) for the integration tests.
+        .target(name: "NATSTestSupport", dependencies: ["NATSClient"], path: "Tests/NATSTestSupport", swiftSettings: strict),
+        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster"], swiftSettings: strict),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "NATSClient", "NATSTestSupport"], swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["BangbangClient", "BangbangProtocol", "SocketServer"],

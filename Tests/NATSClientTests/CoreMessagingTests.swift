@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import NATSClient
 import NATSProtocol
+import NATSTestSupport
 import Synchronization
 import Testing
 

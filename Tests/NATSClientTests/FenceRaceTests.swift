@@ -1,4 +1,5 @@
 import NATSClient
+import NATSTestSupport
 import Testing
 
 /// The journal's fence under contention: of appends racing from the same expected last

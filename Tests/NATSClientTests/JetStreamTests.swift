@@ -1,6 +1,7 @@
 import Foundation
 import NATSClient
 import NATSProtocol
+import NATSTestSupport
 import Testing
 
 /// JetStream against a real 3-node cluster.

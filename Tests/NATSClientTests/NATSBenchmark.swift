@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NATSClient
+import NATSTestSupport
 import Synchronization
 import Testing
 

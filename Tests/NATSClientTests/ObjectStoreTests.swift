@@ -1,4 +1,5 @@
 import NATSClient
+import NATSTestSupport
 import Testing
 
 /// The object store against a real 3-node cluster: where snapshots will go.

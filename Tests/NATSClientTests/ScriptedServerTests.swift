@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import NATSClient
+import NATSTestSupport
 import Testing
 
 /// The connection against a scripted server on a loopback socket: what a real server does

@@ -80,12 +80,15 @@ public struct JetStream: Sendable {
         _ = try await call("STREAM.DELETE." + name)
     }
 
-    /// Removes a stream's messages, or only those on `subject`; returns how many went.
+    /// Removes a stream's messages, or only those on `subject`, or only those before
+    /// `beforeSequence` (a journal purged up to its snapshot); returns how many went.
     @discardableResult
-    public func purgeStream(_ name: String, subject: String? = nil, keepingLast: Int? = nil) async throws(NATSClientError) -> UInt64 {
+    public func purgeStream(_ name: String, subject: String? = nil, keepingLast: Int? = nil,
+                            beforeSequence: UInt64? = nil) async throws(NATSClientError) -> UInt64 {
         var body: [String: JSONValue] = [:]
         if let subject { body["filter"] = .string(subject) }
         if let keepingLast { body["keep"] = .integer(Int64(keepingLast)) }
+        if let beforeSequence { body["seq"] = .integer(Int64(clamping: beforeSequence)) }
         return try await call("STREAM.PURGE." + name, body.isEmpty ? nil : body).unsigned("purged")
     }
 

@@ -70,8 +70,9 @@ public struct KeyValueBucket: Sendable {
         return entry
     }
 
-    /// The last entry, deletes included.
-    func latest(_ key: String) async throws(NATSClientError) -> KeyValueEntry? {
+    /// The last entry, deletes included: a deleted key's revision is what a lease holder's
+    /// compare-and-set lost to.
+    public func latest(_ key: String) async throws(NATSClientError) -> KeyValueEntry? {
         let subject = try subject(for: key)
         do {
             let message = try await jetStream.lastMessage(in: streamName, subject: subject)

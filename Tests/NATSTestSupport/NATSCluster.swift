@@ -1,6 +1,6 @@
-// Real nats-server processes for the integration tests: one server, or a 3-node JetStream
-// cluster, on free loopback ports, each node with its own store directory in a temporary
-// directory, stopped by PID.
+// Real nats-server processes for the integration tests of NATSClient and Cluster: one server,
+// or a 3-node JetStream cluster, on free loopback ports, each node with its own store directory
+// in a temporary directory, stopped by PID.
 //
 // nats-server comes from Debian (scripts/bootstrap.sh installs it); `NATS_SERVER` names another
 // binary. Without one the tests fail with a message saying so: they are never skipped.
@@ -9,25 +9,25 @@ import Glibc
 import NATSClient
 import Testing
 
-final class NATSCluster: @unchecked Sendable {
+public final class NATSCluster: @unchecked Sendable {
     // Confinement: built once, then used by one test at a time (the suites are serialized);
     // `processes` is only changed by `kill` and `stop` from that test.
-    struct Node {
-        let name: String
-        let clientPort: Int
-        let routePort: Int
-        let configPath: String
+    public struct Node: Sendable {
+        public let name: String
+        public let clientPort: Int
+        public let routePort: Int
+        public let configPath: String
     }
 
-    let nodes: [Node]
-    let directory: String
+    public let nodes: [Node]
+    public let directory: String
     private var processes: [Int: Process] = [:]
 
-    var addresses: [NATSServerAddress] { nodes.map { NATSServerAddress(host: "127.0.0.1", port: $0.clientPort) } }
+    public var addresses: [NATSServerAddress] { nodes.map { NATSServerAddress(host: "127.0.0.1", port: $0.clientPort) } }
 
     /// Starts `size` nodes (1: a single JetStream server; 3: a cluster) and waits until
     /// JetStream answers on every node, which in a cluster means a meta leader was elected.
-    static func start(size: Int, timeoutSeconds: Double = 20) async throws -> NATSCluster {
+    public static func start(size: Int, timeoutSeconds: Double = 20) async throws -> NATSCluster {
         let binary = try serverBinary()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bangbang-nats-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -93,10 +93,10 @@ final class NATSCluster: @unchecked Sendable {
     }
 
     /// Process id of node `index`, while it runs.
-    func pid(of index: Int) -> Int32? { processes[index]?.processIdentifier }
+    public func pid(of index: Int) -> Int32? { processes[index]?.processIdentifier }
 
     /// `kill -9` of one node, by the PID this harness started.
-    func kill(_ index: Int) {
+    public func kill(_ index: Int) {
         guard let process = processes.removeValue(forKey: index) else { return }
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -104,7 +104,7 @@ final class NATSCluster: @unchecked Sendable {
 
     /// Stops every node still running (SIGTERM, then SIGKILL after two seconds) and removes
     /// the store directories.
-    func stop() {
+    public func stop() {
         for (_, process) in processes { Glibc.kill(process.processIdentifier, SIGTERM) }
         let deadline = Date().addingTimeInterval(2)
         for (_, process) in processes {
@@ -117,7 +117,7 @@ final class NATSCluster: @unchecked Sendable {
     }
 
     /// The node whose client port is `address`'s.
-    func index(of address: NATSServerAddress) -> Int? {
+    public func index(of address: NATSServerAddress) -> Int? {
         nodes.firstIndex { $0.clientPort == address.port }
     }
 
@@ -181,7 +181,7 @@ final class NATSCluster: @unchecked Sendable {
 
     /// Ports the kernel hands out for port 0 on loopback. Each socket stays open until all
     /// are chosen, so the ports differ; a race with another process is possible but rare.
-    static func freePorts(count: Int) throws -> [Int] {
+    public static func freePorts(count: Int) throws -> [Int] {
         var descriptors: [Int32] = []
         defer { for descriptor in descriptors { close(descriptor) } }
         var ports: [Int] = []
@@ -206,13 +206,13 @@ final class NATSCluster: @unchecked Sendable {
     }
 }
 
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs `body` with a fresh cluster and always stops it.
-func withCluster<Result>(size: Int = 3, _ body: (NATSCluster) async throws -> Result) async throws -> Result {
+public func withCluster<Result>(size: Int = 3, _ body: (NATSCluster) async throws -> Result) async throws -> Result {
     let cluster = try await NATSCluster.start(size: size)
     do {
         let result = try await body(cluster)
@@ -225,7 +225,7 @@ func withCluster<Result>(size: Int = 3, _ body: (NATSCluster) async throws -> Re
 }
 
 /// A connected client of `cluster`, listing all its nodes, starting with `first`.
-func connectClient(to cluster: NATSCluster, first: Int = 0, name: String = "test") async throws -> NATSConnection {
+public func connectClient(to cluster: NATSCluster, first: Int = 0, name: String = "test") async throws -> NATSConnection {
     var servers = cluster.addresses
     servers.insert(servers.remove(at: first), at: 0)
     var configuration = NATSConfiguration(servers: servers, name: name)
@@ -239,7 +239,7 @@ func connectClient(to cluster: NATSCluster, first: Int = 0, name: String = "test
 
 /// Waits (bounded) until `condition` holds, checking every 10 ms; an error thrown by
 /// `condition` counts as "not yet" and is reported if time runs out.
-func eventually(timeoutSeconds: Double = 10, _ what: String, _ condition: () async throws -> Bool) async throws {
+public func eventually(timeoutSeconds: Double = 10, _ what: String, _ condition: () async throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeoutSeconds)
     var lastError: Error?
     while Date() < deadline {
@@ -255,7 +255,7 @@ func eventually(timeoutSeconds: Double = 10, _ what: String, _ condition: () asy
 
 /// The JetStream error `body` threw; nil when it succeeded (or failed otherwise, which is
 /// recorded).
-func jetStreamError(_ body: () async throws -> Void) async -> JetStreamError? {
+public func jetStreamError(_ body: () async throws -> Void) async -> JetStreamError? {
     do {
         try await body()
         return nil

@@ -1,0 +1,218 @@
+// The I/O shell around LeaseTable and NodeLiveness: one per Bangbang node. It announces the node
+// (a heartbeat key in the nodes bucket, rewritten every L/3), watches the leases and nodes
+// buckets, and every tick (L/12) performs what LeasePlanner asks: takes, renewals, hand-backs.
+// What the node gains and loses comes out of `events`, in order; a partition is the node's to
+// serve between its `.acquired` and its `.lost` (after replaying its journal: acquiring a lease
+// does not make the node's state current, PartitionJournal does).
+//
+// Every decision is made by the table from what was read; this file only moves bytes. Writes are
+// made one at a time on the actor, so the table sees outcomes in the order they happened.
+import NATSClient
+
+public actor LeaseManager {
+    public nonisolated let node: String
+    public nonisolated let map: PartitionMap
+    public nonisolated let partitions: [PartitionID]
+    public nonisolated let configuration: LeaseConfiguration
+    /// Gains and losses, in order.
+    public nonisolated let events: AsyncStream<LeaseEvent>
+    private let continuation: AsyncStream<LeaseEvent>.Continuation
+    private let leases: KeyValueBucket
+    private let nodes: KeyValueBucket
+    private var table: LeaseTable
+    private var liveness: NodeLiveness
+    private var watches: [KeyWatch] = []
+    private var tasks: [Task<Void, Never>] = []
+    private var rounds: Task<Void, Never>?
+    private var lastHeartbeat: ContinuousClock.Instant?
+    private var isRunning = false
+
+    /// The bucket of the nodes' heartbeats.
+    public static let nodesBucketName = "bb-nodes"
+
+    /// Makes (or finds) both buckets, reads every lease once and starts the rounds.
+    public static func start(node: String, map: PartitionMap, partitions: [PartitionID]? = nil, jetStream: JetStream,
+                             configuration: LeaseConfiguration = LeaseConfiguration(),
+                             replicas: Int = 3) async throws(NATSClientError) -> LeaseManager {
+        let leases = try await PartitionLease.makeBucket(in: jetStream, replicas: replicas)
+        var nodesConfiguration = KeyValueBucket.Configuration(history: 1, replicas: replicas)
+        // A dead node's key goes by itself after a while; liveness itself is timed by watching.
+        nodesConfiguration.maxAgeNanoseconds = 600_000_000_000
+        let nodes = try await KeyValueBucket.create(nodesBucketName, in: jetStream, configuration: nodesConfiguration)
+        let manager = LeaseManager(node: node, map: map, partitions: partitions ?? map.allPartitions,
+                                   configuration: configuration, leases: leases, nodes: nodes)
+        try await manager.run()
+        return manager
+    }
+
+    private init(node: String, map: PartitionMap, partitions: [PartitionID], configuration: LeaseConfiguration,
+                 leases: KeyValueBucket, nodes: KeyValueBucket) {
+        precondition(PartitionLease.isValidNodeID(node), "a node id is letters, digits, - and _")
+        self.node = node
+        self.map = map
+        self.partitions = partitions
+        self.configuration = configuration
+        self.leases = leases
+        self.nodes = nodes
+        table = LeaseTable(node: node, configuration: configuration)
+        liveness = NodeLiveness(duration: configuration.duration)
+        (events, continuation) = AsyncStream<LeaseEvent>.makeStream()
+    }
+
+    /// The partitions this node holds now.
+    public var held: Set<PartitionID> { Set(table.holdings.keys) }
+
+    /// The nodes seen live now.
+    public var liveNodes: Set<String> { Set(liveness.liveNodes(now: .now).keys).union([node]) }
+
+    private func run() async throws(NATSClientError) {
+        isRunning = true
+        try await heartbeat()
+        for (bucket, isLeases) in [(leases, true), (nodes, false)] {
+            let watch = try bucket.watch(">")
+            watches.append(watch)
+            tasks.append(Task { [weak self] in
+                for await entry in watch.updates {
+                    guard let self else { return }
+                    await self.receive(entry, isLease: isLeases)
+                }
+            })
+        }
+        // The watch shows only keys that exist; a key never written must be read to be known absent.
+        for partition in partitions {
+            if let entry = try? await lease(of: partition).read() {
+                emit(table.observe(partition, value: entry.value, revision: entry.revision, now: .now))
+            }
+        }
+        let tick = configuration.tickInterval
+        rounds = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self, await self.round() else { return }
+                try? await Task.sleep(for: tick)
+            }
+        }
+    }
+
+    /// Hands back every held lease, removes the heartbeat and stops: a clean leave, so others
+    /// take the partitions at once instead of after L.
+    public func stop() async {
+        guard isRunning else { return }
+        let inFlight = rounds
+        halt()
+        // A write of the round under way finishes first, so its outcome is in the table.
+        await inFlight?.value
+        for holding in table.holdings.values.sorted(by: { $0.partition < $1.partition }) {
+            emit(table.release(holding.partition, reason: .handedBack))
+            try? await lease(of: holding.partition).release(holding)
+        }
+        _ = try? await nodes.delete(node)
+        continuation.finish()
+    }
+
+    /// Stops every read and write without telling anyone: to the others it looks like a crash,
+    /// and the leases expire after L.
+    public func halt() {
+        isRunning = false
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        rounds?.cancel()
+        rounds = nil
+        for watch in watches { watch.stop() }
+        watches.removeAll()
+    }
+
+    private func receive(_ entry: KeyValueEntry, isLease: Bool) {
+        let value = entry.operation == .put ? entry.value : nil
+        if isLease {
+            guard let partition = Self.partition(named: entry.key, count: map.partitionCount) else { return }
+            emit(table.observe(partition, value: value, revision: entry.revision, now: .now))
+        } else {
+            liveness.observe(entry.key, revision: entry.revision, isDeleted: value == nil, now: .now)
+        }
+    }
+
+    /// One tick; false once stopped.
+    private func round() async -> Bool {
+        guard isRunning else { return false }
+        if lastHeartbeat.map({ ContinuousClock.now - $0 >= configuration.renewInterval }) ?? true {
+            try? await heartbeat()
+        }
+        let actions = table.plan(map: map, partitions: partitions, liveNodes: liveness.liveNodes(now: .now), now: .now)
+        for action in actions {
+            guard isRunning else { return false }
+            await perform(action)
+        }
+        return isRunning
+    }
+
+    private func heartbeat() async throws(NATSClientError) {
+        let startedAt = ContinuousClock.now
+        try await nodes.put(node, Array("{\"node\":\"\(node)\"}".utf8))
+        lastHeartbeat = startedAt
+    }
+
+    private func perform(_ action: LeaseAction) async {
+        switch action {
+        case .take(let partition):
+            await take(partition) { lease async throws(LeaseError) in try await lease.take() }
+        case .takeOver(let partition, let revision):
+            await take(partition) { lease async throws(LeaseError) in try await lease.takeOver(from: revision) }
+        case .renew(let partition, _):
+            guard let holding = table.holdings[partition] else { return }
+            let partitionLease = lease(of: partition)
+            do {
+                let renewed = try await partitionLease.renew(holding)
+                table.renewed(partition, revision: renewed.revision, startedAt: renewed.renewedAt,
+                              value: partitionLease.value(term: holding.term), now: .now)
+            } catch .heldElsewhere {
+                await reread(partition)
+            } catch {
+                // Unknown outcome: the next renewal (or the watch) tells.
+            }
+        case .handBack(let partition, _):
+            guard let holding = table.holdings[partition] else { return }
+            emit(table.release(partition, reason: .handedBack))
+            try? await lease(of: partition).release(holding)
+        case .abandon(let partition):
+            emit(table.release(partition, reason: .expired))
+        }
+    }
+
+    private func take(_ partition: PartitionID, _ write: (PartitionLease) async throws(LeaseError) -> LeaseHolding) async {
+        let partitionLease = lease(of: partition)
+        do {
+            let holding = try await write(partitionLease)
+            emit(table.took(partition, revision: holding.revision, startedAt: holding.renewedAt,
+                            value: partitionLease.value(term: 0), now: .now))
+        } catch .heldElsewhere {
+            await reread(partition)
+        } catch {
+            // Unknown outcome: if it was stored, the watch shows this node's own entry, and the
+            // lease (naming this node, not held) is taken over at once.
+        }
+    }
+
+    private func reread(_ partition: PartitionID) async {
+        guard let entry = try? await lease(of: partition).read() else { return }
+        emit(table.observe(partition, value: entry.value, revision: entry.revision, now: .now))
+    }
+
+    private func lease(of partition: PartitionID) -> PartitionLease {
+        PartitionLease(partition: partition, node: node, bucket: leases, configuration: configuration)
+    }
+
+    private func emit(_ events: [LeaseEvent]) {
+        for event in events { continuation.yield(event) }
+    }
+
+    /// `p<n>` or `a<n>` within the partition count; nil for any other key.
+    static func partition(named key: String, count: Int) -> PartitionID? {
+        guard let first = key.first, let index = Int(key.dropFirst()), (0..<count).contains(index),
+              String(first) + String(index) == key else { return nil }
+        switch first {
+        case "p": return PartitionID(space: .boards, index: index)
+        case "a": return PartitionID(space: .accounts, index: index)
+        default: return nil
+        }
+    }
+}

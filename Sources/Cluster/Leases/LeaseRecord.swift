@@ -1,0 +1,88 @@
+// What one lease key holds, and how long leases last (docs/scale-out.md, section 5).
+//
+// The value of key `p<n>` in the leases bucket names the holding node and its term. A term is
+// the KV revision of the write that took the lease: unique across the bucket and increasing, so
+// two tenures of one partition never share a term, even by the same node. The taking write
+// cannot know its own revision, so it says 0 ("this entry's revision") and renewals carry the
+// number. Expiry is never read from the value: each reader times how long it has seen the same
+// revision on its own monotonic clock, so no two nodes' clocks are ever compared.
+import JSON
+
+/// The contents of a lease key.
+public struct LeaseRecord: Sendable, Equatable {
+    /// The holding node.
+    public var node: String
+    /// The revision of the write that took the lease, or 0 in that write itself.
+    public var term: UInt64
+    /// How long the holder's renewal counts for: readers expire the lease after watching its
+    /// revision unchanged this long.
+    public var durationMilliseconds: Int64
+    /// The last journal sequence the holder knew of (for operators; the fence is the stream's).
+    public var journalSequence: UInt64
+
+    public init(node: String, term: UInt64, durationMilliseconds: Int64, journalSequence: UInt64 = 0) {
+        self.node = node
+        self.term = term
+        self.durationMilliseconds = durationMilliseconds
+        self.journalSequence = journalSequence
+    }
+
+    /// The term of the entry stored at `revision`.
+    public func term(atRevision revision: UInt64) -> UInt64 { term == 0 ? revision : term }
+
+    public func encoded() -> [UInt8] {
+        JSONWriter.encode([
+            "node": .string(node),
+            "term": .integer(Int64(clamping: term)),
+            "lease_ms": .integer(durationMilliseconds),
+            "journal": .integer(Int64(clamping: journalSequence)),
+        ])
+    }
+
+    /// Nil for a value that is not a lease record (written by something else): such a key is
+    /// treated as held by nobody known, and expires like any other.
+    public init?(decoding bytes: [UInt8]) {
+        guard let value = try? JSONParser.parse(bytes),
+              case .string(let node)? = value["node"], !node.isEmpty,
+              case .integer(let term)? = value["term"], term >= 0,
+              case .integer(let duration)? = value["lease_ms"], duration > 0 else { return nil }
+        self.node = node
+        self.term = UInt64(term)
+        durationMilliseconds = duration
+        if case .integer(let journal)? = value["journal"], journal >= 0 { journalSequence = UInt64(journal) } else { journalSequence = 0 }
+    }
+}
+
+/// How leases are timed. Every node of a deployment should use the same values.
+public struct LeaseConfiguration: Sendable, Equatable {
+    /// L: a lease not renewed for this long is taken over. Six seconds: a NATS leader election
+    /// (a few seconds) does not cost a node its partitions, and a dead node's are served again
+    /// within L plus replay.
+    public var duration: Duration
+    /// A node that joins (or comes back) must have been live this long before a holder hands it
+    /// the partitions it ranks first for, so a flapping node does not make partitions bounce.
+    /// At least `duration`: a node that died just after its last heartbeat is not live that long.
+    public var handBackGrace: Duration
+    /// Partitions one node hands back per round, so a returning node is not flooded at once.
+    public var handBacksPerRound: Int
+
+    public init(duration: Duration = .seconds(6), handBackGrace: Duration? = nil, handBacksPerRound: Int = 1) {
+        precondition(duration > .zero, "a lease lasts some time")
+        self.duration = duration
+        self.handBackGrace = handBackGrace ?? duration
+        precondition(self.handBackGrace >= duration, "the hand-back grace is at least one lease time")
+        precondition(handBacksPerRound > 0, "a node hands back at least one partition per round")
+        self.handBacksPerRound = handBacksPerRound
+    }
+
+    /// L/3: a holder renews three times per lease, so two lost renewals in a row are survived.
+    public var renewInterval: Duration { duration / 3 }
+
+    /// How often a node looks at its leases: a quarter of the renewal interval.
+    public var tickInterval: Duration { duration / 12 }
+
+    var durationMilliseconds: Int64 {
+        let parts = duration.components
+        return parts.seconds * 1_000 + parts.attoseconds / 1_000_000_000_000_000
+    }
+}

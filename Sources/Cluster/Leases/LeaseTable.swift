@@ -1,0 +1,91 @@
+// One node's view of the leases and of its own holdings, kept up to date from the entries it
+// reads and the outcomes of its writes. Sans-I/O: entries and times come in, events go out;
+// LeaseManager does the reading and writing.
+//
+// Entries may arrive late and out of order (a watch and a direct read race), so an entry older
+// than the one already seen is ignored. An entry newer than the holding's revision either is this
+// node's own write whose acknowledgement was lost (same node, same term: adopted) or means the
+// lease was taken by someone else (the holding is dropped: `.lost`).
+
+/// A change in what this node holds.
+public enum LeaseEvent: Sendable, Equatable {
+    /// The node holds `partition` from now in `term`; it may serve it once its journal is
+    /// replayed.
+    case acquired(PartitionID, term: UInt64)
+    /// The node no longer holds `partition` and must stop serving it.
+    case lost(PartitionID, reason: LossReason)
+
+    public enum LossReason: Sendable, Equatable {
+        /// Another write replaced this node's (the compare-and-set failed, or a newer entry was seen).
+        case takenOver
+        /// No renewal succeeded for a whole lease time.
+        case expired
+        /// Handed back to the node that ranks first for it.
+        case handedBack
+    }
+}
+
+public struct LeaseTable: Sendable {
+    public let node: String
+    public let configuration: LeaseConfiguration
+    public private(set) var observations: [PartitionID: LeaseObservation] = [:]
+    public private(set) var holdings: [PartitionID: LeaseHolding] = [:]
+
+    public init(node: String, configuration: LeaseConfiguration) {
+        self.node = node
+        self.configuration = configuration
+    }
+
+    /// The key's entry as read: `value` nil for a delete (or a key never written, `revision` 0).
+    @discardableResult
+    public mutating func observe(_ partition: PartitionID, value: [UInt8]?, revision: UInt64,
+                                 now: ContinuousClock.Instant) -> [LeaseEvent] {
+        if let known = observations[partition], known.revision >= revision { return [] }
+        let record = value.map {
+            // A value that is not a lease record is held by nobody known, for one lease time.
+            LeaseRecord(decoding: $0) ?? LeaseRecord(node: "", term: revision,
+                                                     durationMilliseconds: configuration.durationMilliseconds)
+        }
+        observations[partition] = LeaseObservation(record: record, revision: revision, since: now)
+        guard var holding = holdings[partition], revision > holding.revision else { return [] }
+        if let record, record.node == node, record.term(atRevision: revision) == holding.term {
+            holding.revision = revision
+            holdings[partition] = holding
+            return []
+        }
+        holdings[partition] = nil
+        return [.lost(partition, reason: .takenOver)]
+    }
+
+    /// This node's take (`.take` or `.takeOver`) was stored at `revision`; the write started at
+    /// `startedAt`.
+    public mutating func took(_ partition: PartitionID, revision: UInt64, startedAt: ContinuousClock.Instant,
+                              value: [UInt8], now: ContinuousClock.Instant) -> [LeaseEvent] {
+        holdings[partition] = LeaseHolding(partition: partition, term: revision, revision: revision, renewedAt: startedAt)
+        observe(partition, value: value, revision: revision, now: now)
+        return [.acquired(partition, term: revision)]
+    }
+
+    /// A renewal begun at `startedAt` was stored at `revision`.
+    public mutating func renewed(_ partition: PartitionID, revision: UInt64, startedAt: ContinuousClock.Instant,
+                                 value: [UInt8], now: ContinuousClock.Instant) {
+        guard var holding = holdings[partition] else { return }
+        holding.revision = max(holding.revision, revision)
+        holding.renewedAt = max(holding.renewedAt, startedAt)
+        holdings[partition] = holding
+        observe(partition, value: value, revision: revision, now: now)
+    }
+
+    /// Stops holding `partition` (before its hand-back delete, or when abandoned).
+    public mutating func release(_ partition: PartitionID, reason: LeaseEvent.LossReason) -> [LeaseEvent] {
+        guard holdings.removeValue(forKey: partition) != nil else { return [] }
+        return [.lost(partition, reason: reason)]
+    }
+
+    /// What to do now, given the live nodes (see LeasePlanner).
+    public func plan(map: PartitionMap, partitions: [PartitionID], liveNodes: [String: ContinuousClock.Instant],
+                     now: ContinuousClock.Instant) -> [LeaseAction] {
+        LeasePlanner.plan(node: node, map: map, partitions: partitions, leases: observations, holdings: holdings,
+                          liveNodes: liveNodes, now: now, configuration: configuration)
+    }
+}

@@ -1,0 +1,149 @@
+// Partition journals against a real 3-node JetStream cluster: a stale owner's append is fenced,
+// an acknowledged append survives `kill -9` of a NATS node, and recovery is the latest snapshot
+// plus the records after it.
+import Foundation
+import NATSClient
+import NATSTestSupport
+import Testing
+@testable import Cluster
+
+@Suite(.serialized, .timeLimit(.minutes(2))) struct JournalIntegrationTests {
+    func record(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    func replayAll(_ journal: PartitionJournal, after sequence: UInt64 = 0) async throws -> [(UInt64, String)] {
+        var records: [(UInt64, String)] = []
+        _ = try await journal.replay(after: sequence) { records.append(($0, String(decoding: $1, as: UTF8.self))) }
+        return records
+    }
+
+    @Test func aStaleOwnersAppendIsFencedAndStoresNothing() async throws {
+        try await withCluster { cluster in
+            let oldOwner = try await connectClient(to: cluster, first: 0, name: "old-owner")
+            let newOwner = try await connectClient(to: cluster, first: 1, name: "new-owner")
+            let partition = PartitionID(space: .boards, index: 5)
+            let stale = try await PartitionJournal.create(partition, in: JetStream(connection: oldOwner))
+            #expect(stale.streamName == "BB_P5" && stale.subject == "bb.journal.p5")
+            var last: UInt64 = 0
+            for index in 1...3 { last = try await stale.append(record("old \(index)"), after: last) }
+            #expect(last == 3)
+
+            // The new owner replays to the end, then appends after what it read.
+            let current = PartitionJournal(partition: partition, jetStream: JetStream(connection: newOwner))
+            let replayed = try await replayAll(current)
+            #expect(replayed.map(\.0) == [1, 2, 3])
+            let next = try await current.append(record("new 4"), after: replayed.last!.0)
+            #expect(next == 4)
+
+            // The old owner still thinks the journal ends at 3.
+            await #expect(throws: JournalError.fenced(partition, expected: 3)) {
+                try await stale.append(self.record("old 4"), after: 3)
+            }
+            #expect(try await replayAll(current).map(\.1) == ["old 1", "old 2", "old 3", "new 4"])
+            #expect(try await current.lastSequence() == 4)
+            await oldOwner.close()
+            await newOwner.close()
+        }
+    }
+
+    @Test func anAcknowledgedAppendIsReplayableAfterTheStreamLeadersNATSNodeIsKilled() async throws {
+        try await withCluster { cluster in
+            let writer = try await connectClient(to: cluster, first: 0, name: "writer")
+            let partition = PartitionID(space: .boards, index: 9)
+            let journal = try await PartitionJournal.create(partition, in: JetStream(connection: writer, timeoutMilliseconds: 2_000))
+            var last: UInt64 = 0
+            var acknowledged: [String] = []
+            func appendUntilAcknowledged(_ text: String) async throws {
+                let deadline = Date().addingTimeInterval(30)
+                var lastError: Error?
+                while Date() < deadline {
+                    do {
+                        last = try await journal.append(record(text), after: last, messageID: "writer:\(partition):\(text)")
+                        acknowledged.append(text)
+                        return
+                    } catch {
+                        lastError = error
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                }
+                throw HarnessError("\(text) not acknowledged; last error: \(lastError.map { "\($0)" } ?? "none")")
+            }
+            for index in 1...20 { try await appendUntilAcknowledged("r\(index)") }
+
+            let leaderName = try #require(try await JetStream(connection: writer).streamInfo(journal.streamName).leader)
+            let leader = try #require(cluster.nodes.firstIndex { $0.name == leaderName })
+            cluster.kill(leader)
+            for index in 21...30 { try await appendUntilAcknowledged("r\(index)") }
+
+            let survivor = (leader + 1) % cluster.nodes.count
+            let reader = try await connectClient(to: cluster, first: survivor, name: "reader")
+            // Right after the kill a replay may time out while the stream elects a leader; a
+            // recovering owner retries, and so does this.
+            var replayed: [(UInt64, String)] = []
+            try await eventually(timeoutSeconds: 30, "a replay after the kill") {
+                replayed = try await replayAll(PartitionJournal(partition: partition, jetStream: JetStream(connection: reader)))
+                return true
+            }
+            #expect(replayed.map(\.1) == acknowledged, "the replay differs from what was acknowledged")
+            #expect(replayed.map(\.0) == Array(1...UInt64(acknowledged.count)))
+            await writer.close()
+            await reader.close()
+        }
+    }
+
+    @Test func recoveryIsTheLatestSnapshotPlusTheRecordsAfterIt() async throws {
+        try await withCluster { cluster in
+            let client = try await connectClient(to: cluster, name: "owner")
+            let jetStream = JetStream(connection: client)
+            let partition = PartitionID(space: .accounts, index: 2)
+            let journal = try await PartitionJournal.create(partition, in: jetStream)
+            #expect(journal.streamName == "BB_A2" && journal.subject == "bb.journal.a2")
+            let snapshots = try await SnapshotStore.create(in: jetStream)
+            #expect(try await snapshots.latest(of: partition) == nil)
+            var last: UInt64 = 0
+            for index in 1...5 { last = try await journal.append(record("r\(index)"), after: last) }
+            try await snapshots.save(PartitionSnapshot(partition: partition, sequence: 5, state: record("state after 5")))
+            for index in 6...8 { last = try await journal.append(record("r\(index)"), after: last) }
+
+            func recover() async throws -> (state: String?, records: [String], at: UInt64) {
+                var state: String?
+                var records: [String] = []
+                let at = try await journal.recover(from: snapshots, restore: { state = $0.map { String(decoding: $0.state, as: UTF8.self) } },
+                                                   apply: { _, bytes in records.append(String(decoding: bytes, as: UTF8.self)) })
+                return (state, records, at)
+            }
+            var recovered = try await recover()
+            #expect(recovered.state == "state after 5")
+            #expect(recovered.records == ["r6", "r7", "r8"])
+            #expect(recovered.at == 8)
+
+            // Purged up to the snapshot: the same state comes back.
+            try await journal.purge(through: 5)
+            recovered = try await recover()
+            #expect(recovered.records == ["r6", "r7", "r8"] && recovered.at == 8)
+            // But a replay from before the purge is refused, not silently short.
+            await #expect(throws: JournalError.missingRecords(partition, from: 1, through: 5)) {
+                _ = try await journal.replay(after: 0) { _, _ in }
+            }
+
+            // A snapshot that is not this partition's is refused.
+            _ = try await snapshots.objects.put(partition.description,
+                                                PartitionSnapshot(partition: PartitionID(space: .boards, index: 2),
+                                                                  sequence: 1, state: []).encoded())
+            await #expect(throws: JournalError.self) { _ = try await snapshots.latest(of: partition) }
+            _ = try await snapshots.objects.put(partition.description, record("not a snapshot"))
+            await #expect(throws: JournalError.self) { _ = try await snapshots.latest(of: partition) }
+            await client.close()
+        }
+    }
+
+    @Test func aSnapshotRoundTripsItsHeaderAndRefusesAnotherPartitionsOrFormat() throws {
+        let partition = PartitionID(space: .boards, index: 63)
+        let snapshot = PartitionSnapshot(partition: partition, sequence: 0x0102_0304_0506_0708, state: [9, 8, 7])
+        #expect(try PartitionSnapshot(decoding: snapshot.encoded(), of: partition) == snapshot)
+        #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: snapshot.encoded(), of: PartitionID(space: .boards, index: 6)) }
+        var otherVersion = snapshot.encoded()
+        otherVersion[4] = 2
+        #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: otherVersion, of: partition) }
+        #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: Array(snapshot.encoded().prefix(10)), of: partition) }
+    }
+}

@@ -1,0 +1,115 @@
+// Leases against a real 3-node JetStream cluster, with a short lease time (L = 1.5 s): one winner
+// per contested lease, takeover of a silent holder's partitions within about L, hand-back when
+// the preferred node returns, and a clean leave.
+import Foundation
+import NATSClient
+import NATSTestSupport
+import Testing
+@testable import Cluster
+
+@Suite(.serialized, .timeLimit(.minutes(2))) struct LeaseIntegrationTests {
+    let configuration = LeaseConfiguration(duration: .milliseconds(1_500))
+    let map = PartitionMap(partitionCount: 4)
+    var boards: [PartitionID] { (0..<4).map { PartitionID(space: .boards, index: $0) } }
+
+    @Test func ofTwoContendersForALeaseExactlyOneWinsAndTheLoserOfACompareAndSetHasLostIt() async throws {
+        try await withCluster { cluster in
+            let first = try await connectClient(to: cluster, first: 0, name: "node-a")
+            let second = try await connectClient(to: cluster, first: 2, name: "node-b")
+            let bucketA = try await PartitionLease.makeBucket(in: JetStream(connection: first))
+            let bucketB = try await KeyValueBucket.open(PartitionLease.bucketName, in: JetStream(connection: second))
+            for index in 0..<10 {
+                let partition = PartitionID(space: .boards, index: index)
+                let a = PartitionLease(partition: partition, node: "a", bucket: bucketA, configuration: configuration)
+                let b = PartitionLease(partition: partition, node: "b", bucket: bucketB, configuration: configuration)
+                async let takenByA = outcome { () async throws(LeaseError) in try await a.take() }
+                async let takenByB = outcome { () async throws(LeaseError) in try await b.take() }
+                let takes = await [takenByA, takenByB]
+                let winners = takes.compactMap { try? $0.get() }
+                #expect(winners.count == 1, "partition \(index): take")
+                for case .failure(let error) in takes { #expect(error == .heldElsewhere(partition)) }
+                let holding = try #require(winners.first)
+                let (holder, other) = (try? takes[0].get()) != nil ? (a, b) : (b, a)
+                let storedValue = try await holder.read().value
+                let stored = try #require(storedValue.flatMap(LeaseRecord.init(decoding:)))
+                #expect(stored.node == holder.node)
+                #expect(stored.term(atRevision: holding.revision) == holding.term)
+
+                let renewed = try await holder.renew(holding)
+                #expect(renewed.term == holding.term && renewed.revision > holding.revision)
+                // The other takes it over from the revision it saw; the holder's renewal from its
+                // own, now old, revision is refused: it has lost the lease.
+                let takenOver = try await other.takeOver(from: renewed.revision)
+                #expect(takenOver.term > holding.term)
+                await #expect(throws: LeaseError.heldElsewhere(partition)) { try await holder.renew(renewed) }
+                await #expect(throws: LeaseError.heldElsewhere(partition)) { try await holder.release(renewed) }
+                try await other.release(takenOver)
+                #expect(try await other.read().value == nil)
+            }
+            await first.close()
+            await second.close()
+        }
+    }
+
+    @Test func aSilentHoldersPartitionsAreTakenWithinALeaseAndMoveBackWhenItReturns() async throws {
+        try await withCluster { cluster in
+            let clientA = try await connectClient(to: cluster, first: 0, name: "node-a")
+            let clientB = try await connectClient(to: cluster, first: 1, name: "node-b")
+            let a = try await LeaseManager.start(node: "a", map: map, partitions: boards, jetStream: JetStream(connection: clientA),
+                                                 configuration: configuration)
+            let b = try await LeaseManager.start(node: "b", map: map, partitions: boards, jetStream: JetStream(connection: clientB),
+                                                 configuration: configuration)
+            let preferred = map.assignment(among: ["a", "b"])
+            let ofA = Set(boards.filter { preferred[$0] == "a" })
+            let ofB = Set(boards.filter { preferred[$0] == "b" })
+            #expect(!ofA.isEmpty && !ofB.isEmpty, "both nodes rank first for some of the four partitions")
+            try await eventually(timeoutSeconds: 15, "each node holding the partitions it ranks first for") {
+                let (heldByA, heldByB) = (await a.held, await b.held)
+                return heldByA == ofA && heldByB == ofB
+            }
+
+            // a goes silent (as if killed): b takes its partitions once the leases expire.
+            await a.halt()
+            let silentAt = Date()
+            try await eventually(timeoutSeconds: 15, "b holding every partition") { await b.held == Set(boards) }
+            let takeover = Date().timeIntervalSince(silentAt)
+            print("LeaseIntegrationTests: takeover of a silent node's partitions after \(String(format: "%.2f", takeover)) s (L = 1.5 s)")
+            // Its last renewal was at most L/3 plus a tick (L/12) before it went silent.
+            #expect(takeover >= 0.8, "taken before the leases could have expired")
+            #expect(takeover < 4.5, "takeover took more than three lease times")
+
+            // a comes back (a new process, same id): after the grace, b hands its partitions back.
+            let clientA2 = try await connectClient(to: cluster, first: 2, name: "node-a-again")
+            let a2 = try await LeaseManager.start(node: "a", map: map, partitions: boards, jetStream: JetStream(connection: clientA2),
+                                                  configuration: configuration)
+            try await eventually(timeoutSeconds: 15, "the partitions moving back to a") {
+                let (heldByA, heldByB) = (await a2.held, await b.held)
+                return heldByA == ofA && heldByB == ofB
+            }
+            var eventsOfB: [LeaseEvent] = []
+            // A clean leave: the other takes its partitions at once, without waiting for expiry.
+            await b.stop()
+            for await event in b.events { eventsOfB.append(event) }
+            let leftAt = Date()
+            try await eventually(timeoutSeconds: 10, "a holding every partition after b left") { await a2.held == Set(boards) }
+            #expect(Date().timeIntervalSince(leftAt) < 1.5, "a clean leave waited for the leases to expire")
+            for partition in ofA {
+                #expect(eventsOfB.contains { if case .acquired(partition, _) = $0 { true } else { false } },
+                        "b never reported acquiring \(partition)")
+                #expect(eventsOfB.contains(.lost(partition, reason: .handedBack)), "b never reported handing back \(partition)")
+            }
+            await a2.stop()
+            await clientA.close()
+            await clientA2.close()
+            await clientB.close()
+        }
+    }
+}
+
+func outcome<Value>(_ body: () async throws(LeaseError) -> Value) async -> Result<Value, LeaseError> {
+    do {
+        return .success(try await body())
+    } catch {
+        return .failure(error)
+    }
+}

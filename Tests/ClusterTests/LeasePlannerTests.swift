@@ -1,0 +1,145 @@
+// The lease decisions without NATS: what a node takes, renews, hands back and abandons, from
+// what it has seen and the time, and how its table follows entries and write outcomes.
+import Testing
+@testable import Cluster
+
+@Suite struct LeasePlannerTests {
+    let map = PartitionMap(partitionCount: 8)
+    let configuration = LeaseConfiguration(duration: .seconds(6))
+    let start = ContinuousClock.now
+    var partitions: [PartitionID] { (0..<8).map { PartitionID(space: .boards, index: $0) } }
+
+    func at(_ seconds: Double) -> ContinuousClock.Instant { start + .milliseconds(Int64(seconds * 1_000)) }
+
+    func record(_ node: String, term: UInt64 = 0) -> LeaseRecord {
+        LeaseRecord(node: node, term: term, durationMilliseconds: 6_000)
+    }
+
+    /// A partition `node` ranks first for among `nodes`, and one it does not.
+    func partitions(preferring node: String, among nodes: [String]) -> (first: PartitionID, other: PartitionID) {
+        let first = partitions.first { map.preferredOwner(of: $0, among: nodes) == node }!
+        let other = partitions.first { map.preferredOwner(of: $0, among: nodes) != node }!
+        return (first, other)
+    }
+
+    func plan(_ node: String, leases: [PartitionID: LeaseObservation], holdings: [PartitionID: LeaseHolding] = [:],
+              live: [String: ContinuousClock.Instant], now: Double) -> [LeaseAction] {
+        LeasePlanner.plan(node: node, map: map, partitions: partitions, leases: leases, holdings: holdings,
+                          liveNodes: live, now: at(now), configuration: configuration)
+    }
+
+    @Test func aFreePartitionIsTakenAtOnceOnlyByTheNodeRankedFirst() {
+        let nodes = ["a", "b", "c"]
+        let live = Dictionary(uniqueKeysWithValues: nodes.map { ($0, at(0)) })
+        let (mine, theirs) = partitions(preferring: "a", among: nodes)
+        let absent = [mine: LeaseObservation(record: nil, revision: 0, since: at(0)),
+                      theirs: LeaseObservation(record: nil, revision: 0, since: at(0))]
+        #expect(plan("a", leases: absent, live: live, now: 0) == [.take(mine)])
+        // The second-ranked node steps in only once the partition has stayed free for one more L.
+        let rankOfA = map.ranking(of: theirs, among: nodes).firstIndex(of: "a")!
+        #expect(!plan("a", leases: absent, live: live, now: 6.0 * Double(rankOfA) - 0.1).contains(.take(theirs)))
+        #expect(plan("a", leases: absent, live: live, now: 6.0 * Double(rankOfA)).contains(.take(theirs)))
+        // A partition never read is not known to be free.
+        #expect(plan("a", leases: [:], live: live, now: 100).isEmpty)
+    }
+
+    @Test func anExpiredLeaseIsTakenOverFromTheRevisionSeen() {
+        let nodes = ["a", "b"]
+        let (mine, _) = partitions(preferring: "a", among: nodes)
+        let held = [mine: LeaseObservation(record: record("b", term: 4), revision: 9, since: at(1))]
+        let live = ["b": at(0)]
+        #expect(plan("a", leases: held, live: live, now: 6.9).isEmpty, "taken before the lease expired")
+        #expect(plan("a", leases: held, live: live, now: 7) == [.takeOver(mine, revision: 9)])
+        // A lease naming this node that it does not hold (it restarted) is taken over at once.
+        let stale = [mine: LeaseObservation(record: record("a", term: 2), revision: 3, since: at(1))]
+        #expect(plan("a", leases: stale, live: live, now: 1) == [.takeOver(mine, revision: 3)])
+    }
+
+    @Test func aHolderRenewsEveryThirdOfALeaseAndAbandonsAfterAWholeOneWithoutRenewal() {
+        let mine = partitions[0]
+        let holding = [mine: LeaseHolding(partition: mine, term: 5, revision: 8, renewedAt: at(0))]
+        let seen = [mine: LeaseObservation(record: record("a", term: 5), revision: 8, since: at(0))]
+        #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 1.9).isEmpty)
+        #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 2) == [.renew(mine, revision: 8)])
+        #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 5.9) == [.renew(mine, revision: 8)])
+        #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 6) == [.abandon(mine)])
+    }
+
+    @Test func aPartitionGoesBackToTheNodeRankedFirstOnceItHasBeenLiveForTheGrace() {
+        let nodes = ["a", "b"]
+        let (_, theirs) = partitions(preferring: "a", among: nodes)
+        let holding = [theirs: LeaseHolding(partition: theirs, term: 5, revision: 8, renewedAt: at(10))]
+        let seen = [theirs: LeaseObservation(record: record("a", term: 5), revision: 8, since: at(10))]
+        // b ranks first for `theirs` and came back at 8 s: handed back at 14 s, not before.
+        #expect(plan("a", leases: seen, holdings: holding, live: ["b": at(8)], now: 13.9) == [.renew(theirs, revision: 8)])
+        #expect(plan("a", leases: seen, holdings: holding, live: ["b": at(8)], now: 14) == [.handBack(theirs, revision: 8)])
+        // Not to a node that is not live.
+        #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 14) == [.renew(theirs, revision: 8)])
+    }
+
+    @Test func handBacksAreLimitedPerRound() {
+        let nodes = ["a", "b"]
+        let theirs = partitions.filter { map.preferredOwner(of: $0, among: nodes) == "b" }
+        #expect(theirs.count >= 2, "the test needs two partitions ranked first by b")
+        var holdings: [PartitionID: LeaseHolding] = [:]
+        for partition in theirs { holdings[partition] = LeaseHolding(partition: partition, term: 1, revision: 1, renewedAt: at(9)) }
+        let actions = plan("a", leases: [:], holdings: holdings, live: ["b": at(0)], now: 10)
+        #expect(actions.filter { if case .handBack = $0 { true } else { false } }.count == 1)
+    }
+
+    @Test func theTableAdoptsItsOwnLateWriteAndLosesToAnotherNodes() {
+        var table = LeaseTable(node: "a", configuration: configuration)
+        let partition = PartitionID(space: .boards, index: 3)
+        let mine = record("a")
+        #expect(table.took(partition, revision: 10, startedAt: at(0), value: mine.encoded(), now: at(0.1))
+                == [.acquired(partition, term: 10)])
+        // Older entries arriving late change nothing.
+        #expect(table.observe(partition, value: nil, revision: 4, now: at(0.2)).isEmpty)
+        #expect(table.holdings[partition]?.revision == 10)
+        // A renewal of this node's whose acknowledgement was lost: same node, same term.
+        #expect(table.observe(partition, value: record("a", term: 10).encoded(), revision: 12, now: at(1)).isEmpty)
+        #expect(table.holdings[partition]?.revision == 12)
+        // Somebody else's write.
+        #expect(table.observe(partition, value: record("b").encoded(), revision: 15, now: at(2))
+                == [.lost(partition, reason: .takenOver)])
+        #expect(table.holdings[partition] == nil)
+        #expect(table.observations[partition]?.record?.node == "b")
+        // A value that is not a lease record counts as held by nobody known, for one lease time.
+        _ = table.observe(partition, value: Array("garbage".utf8), revision: 20, now: at(3))
+        #expect(table.observations[partition]?.record?.node == "")
+        #expect(table.plan(map: map, partitions: [partition], liveNodes: [:], now: at(8.9)).isEmpty)
+        #expect(table.plan(map: map, partitions: [partition], liveNodes: [:], now: at(9)) == [.takeOver(partition, revision: 20)])
+    }
+
+    @Test func aRecordRoundTripsAndForeignValuesAreRefused() {
+        let value = LeaseRecord(node: "node-1", term: 77, durationMilliseconds: 1_500, journalSequence: 12)
+        #expect(LeaseRecord(decoding: value.encoded()) == value)
+        #expect(LeaseRecord(decoding: Array(#"{"node":"x"}"#.utf8)) == nil)
+        #expect(LeaseRecord(decoding: Array(#"{"node":"","term":1,"lease_ms":5}"#.utf8)) == nil)
+        #expect(LeaseRecord(decoding: []) == nil)
+        #expect(value.term(atRevision: 90) == 77)
+        #expect(LeaseRecord(node: "n", term: 0, durationMilliseconds: 1).term(atRevision: 90) == 90)
+        #expect(LeaseConfiguration(duration: .milliseconds(1_500)).durationMilliseconds == 1_500)
+    }
+
+    @Test func aNodeIsLiveWhileItsHeartbeatChangesWithinALease() {
+        var liveness = NodeLiveness(duration: .seconds(6))
+        liveness.observe("b", revision: 1, isDeleted: false, now: at(0))
+        liveness.observe("b", revision: 5, isDeleted: false, now: at(5))
+        #expect(liveness.liveNodes(now: at(10.9)) == ["b": at(0)])
+        #expect(liveness.liveNodes(now: at(11)).isEmpty)
+        // Back after a break: live since its return.
+        liveness.observe("b", revision: 9, isDeleted: false, now: at(20))
+        #expect(liveness.liveNodes(now: at(21)) == ["b": at(20)])
+        // An old entry read late does not revive it; a delete (clean leave) ends it at once.
+        liveness.observe("b", revision: 12, isDeleted: true, now: at(22))
+        liveness.observe("b", revision: 11, isDeleted: false, now: at(22))
+        #expect(liveness.liveNodes(now: at(22)).isEmpty)
+    }
+
+    @Test func leaseKeysNameOnlyPartitionsOfTheMap() {
+        #expect(LeaseManager.partition(named: "p3", count: 8) == PartitionID(space: .boards, index: 3))
+        #expect(LeaseManager.partition(named: "a7", count: 8) == PartitionID(space: .accounts, index: 7))
+        for key in ["p8", "p03", "x1", "p", "p-1", "node-a"] { #expect(LeaseManager.partition(named: key, count: 8) == nil, "\(key)") }
+    }
+}
