@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON"],
                     swiftSettings: strict),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster"], swiftSettings: strict),
-        .testTarget(name: "JournalTests", dependencies: ["Journal"], swiftSettings: strict),
+        .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["TestSupport", "BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
