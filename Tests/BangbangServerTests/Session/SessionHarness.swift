@@ -44,9 +44,10 @@ final class SessionHarness: @unchecked Sendable {
     let channel: RecordingChannel
     private var nextID: Int64 = 1
 
-    init() throws {
-        application = try ApplicationHarness()
-        let app = application.app!
+    /// A session on a new application, or on `application` beside its other sessions.
+    init(sharing application: ApplicationHarness? = nil) throws {
+        self.application = try application ?? ApplicationHarness()
+        let app = self.application.app!
         registry = LoopRegistry(loop: loop, metrics: app.metrics, watcherTotal: app.publisher.feedWatchers,
                                 presence: app.publisher.presence)
         session = ClientSession(app: app, registry: registry)
