@@ -3,6 +3,7 @@
 import BangbangProtocol
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangClient
 
 @Suite(.timeLimit(.minutes(1))) struct ReconnectTests {

@@ -5,6 +5,7 @@
 import BangbangProtocol
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangClient
 
 /// Collects a connection's updates on a task of its own, acknowledging each as it goes.

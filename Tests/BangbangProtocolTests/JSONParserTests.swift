@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import BangbangProtocol
 
 @Suite struct JSONParserTests {
@@ -61,7 +62,7 @@ import Testing
     }
 
     @Test func randomDocumentsNeverCrashTheParser() throws {
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         let alphabet = Array(#"{}[]:,"\ 0123456789.eE+-truefalsnu"#.utf8) + [0xC3, 0xA9, 0x00, 0xFF]
         for _ in 0..<20_000 {
             let length = Int(generator.next() % 40)
@@ -73,14 +74,3 @@ import Testing
     }
 }
 
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -8,6 +8,7 @@ import Foundation
 import Glibc
 import SocketServer
 import Testing
+import TestSupport
 import WebSocketProtocol
 
 @Suite(.serialized, .timeLimit(.minutes(1))) struct ClientInteropTests {
@@ -199,12 +200,12 @@ private final class InteropClient: ConnectionHandler, @unchecked Sendable {
 
     /// Polls `probe` under the lock until it yields a value or 10 seconds pass.
     private func poll<T>(_ probe: () -> T?) async -> T? {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let value = locked(probe) { return value }
-            try? await Task.sleep(for: .milliseconds(5))
+        var value: T?
+        _ = await eventually {
+            value = locked(probe)
+            return value != nil
         }
-        return nil
+        return value
     }
 
     private func flush(_ connection: Connection) {

@@ -4,21 +4,10 @@
 import Foundation
 import Journal
 import Testing
+import TestSupport
 @testable import BangbangCore
 @testable import BangbangServer
 @testable import BangbangStorage
-
-/// SplitMix64, so delivery codes and session ids are the same on every run.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Real events of every kind, made by the domain's decide functions.
 private enum Events {
@@ -45,7 +34,7 @@ private enum Events {
     /// One published order of each type, then one event of every other change on the first.
     static func orderEvents() throws -> [OrderEvent] {
         var shard = BoardShard(index: 5)
-        var random = SeededGenerator(state: 42)
+        var random = SeededGenerator(seed: 42)
         var events: [OrderEvent] = []
         for draft in drafts {
             let event = try shard.decidePublish(draft, by: publisher, now: now, rules: OrderRules(), using: &random)
@@ -76,7 +65,7 @@ private enum Events {
     static func accountEvents() throws -> [AccountEvent] {
         var store = AccountStore(policy: AccountPolicy(campuses: ["东校区"],
                                                        administratorPhones: [PhoneNumber(rawValue: "+8613000000000")]))
-        var random = SeededGenerator(state: 2026)
+        var random = SeededGenerator(seed: 2026)
         var clock = now
         var events: [AccountEvent] = []
         func commit(_ event: AccountEvent) {
@@ -366,7 +355,7 @@ private struct Extremes: Codable, Equatable {
 
         let accounts = try Events.accountEvents()
         var shard = BoardShard(index: 1)
-        var random = SeededGenerator(state: 9)
+        var random = SeededGenerator(seed: 9)
         let published = try shard.decidePublish(Events.drafts[0], by: Events.publisher, now: Events.now,
                                                 rules: OrderRules(), using: &random)
         _ = shard.apply(published)

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import Forwarding
 
 /// What feeding some bytes to a fresh `ProxyHeaderParser` came to.
@@ -49,23 +50,11 @@ func feed(_ pieces: [ArraySlice<UInt8>]) -> ProxyFeedOutcome {
     return .needsMoreData
 }
 
-/// Feeds `input` whole, one byte at a time, split in two at every index and in three pieces,
-/// and checks the outcome never depends on the chunking. Returns the outcome.
+/// Drip-feeds `input` to fresh parsers (see `verifyDripFeed` in TestSupport) and returns the
+/// outcome of the whole input.
 @discardableResult
 func verifyDripFeed(_ input: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) -> ProxyFeedOutcome {
-    let whole = feed([input[...]])
-    #expect(feed(input.indices.map { input[$0...$0] }) == whole, "byte by byte", sourceLocation: sourceLocation)
-    for split in 0...input.count {
-        let outcome = feed([input[..<split], input[split...]])
-        #expect(outcome == whole, "split at \(split): \(outcome) vs \(whole)", sourceLocation: sourceLocation)
-        if outcome != whole { break }
-    }
-    if input.count >= 3 {
-        let third = input.count / 3
-        #expect(feed([input[..<third], input[third..<(2 * third)], input[(2 * third)...]]) == whole, "three pieces",
-                sourceLocation: sourceLocation)
-    }
-    return whole
+    TestSupport.verifyDripFeed(input, sourceLocation: sourceLocation) { feed($0) }
 }
 
 /// A v2 header: signature, version/command, family/transport, length, then `body`.

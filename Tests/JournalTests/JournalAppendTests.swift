@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import Journal
 
 @Suite struct JournalAppendTests {
@@ -106,12 +107,7 @@ import Testing
         let payloads = try await appendRecords(journal, count: 5)
         #expect(journal.statistics.batches == 5)
         // The deferred sync runs on the journal's queue within the interval; poll, no timing assertion.
-        var waited = 0
-        while journal.statistics.syncs == 0 && waited < 1_000 {
-            try await Task.sleep(for: .milliseconds(10))
-            waited += 1
-        }
-        #expect(journal.statistics.syncs >= 1)
+        #expect(await eventually { journal.statistics.syncs >= 1 })
         #expect(journal.statistics.syncs < 5)
         try journal.close()
         let (_, recovery) = try openJournal(directory)

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import NATSProtocol
 
 /// What parsing a whole input produced, owned so chunkings can be compared.
@@ -51,37 +52,16 @@ func parse(_ chunks: [ArraySlice<UInt8>], limits: ParserLimits = ParserLimits())
     return outcome
 }
 
-/// Checks that `input` parses the same whole, byte by byte, split in two at every index and in
-/// three pieces, and that what follows a complete input is parsed exactly where it ended.
+/// Drip-feeds `input` to fresh parsers (see `verifyDripFeed` in TestSupport); what follows a
+/// complete input must be parsed exactly where it ended, and nothing follows a failure.
 @discardableResult
 func verifyDripFeed(_ input: [UInt8], followedBy other: [UInt8]? = nil, limits: ParserLimits = ParserLimits(),
                     sourceLocation: SourceLocation = #_sourceLocation) -> [Parsed] {
-    func check(_ bytes: [UInt8], expected: [Parsed], label: String) {
-        #expect(parse(bytes.indices.map { bytes[$0...$0] }, limits: limits) == expected, "\(label): byte by byte",
-                sourceLocation: sourceLocation)
-        for split in 0...bytes.count {
-            let outcome = parse([bytes[..<split], bytes[split...]], limits: limits)
-            #expect(outcome == expected, "\(label): split at \(split)", sourceLocation: sourceLocation)
-            if outcome != expected { break }
-        }
-        if bytes.count >= 3 {
-            let third = bytes.count / 3
-            #expect(parse([bytes[..<third], bytes[third..<(2 * third)], bytes[(2 * third)...]], limits: limits) == expected,
-                    "\(label): three pieces", sourceLocation: sourceLocation)
-        }
-    }
-    let whole = parse([input[...]], limits: limits)
-    check(input, expected: whole, label: "input")
-    if let other {
-        let expected: [Parsed]
-        if whole.contains(where: { if case .failure = $0 { true } else { false } }) || whole.last == .error("incomplete") {
-            expected = whole
-        } else {
-            expected = whole + parse([other[...]], limits: limits)
-        }
-        check(input + other, expected: expected, label: "concatenated")
-    }
-    return whole
+    TestSupport.verifyDripFeed(input, followedBy: other, combine: { whole, next in
+        let ended = whole.contains(where: { if case .failure = $0 { true } else { false } })
+            || whole.last == .error("incomplete")
+        return ended ? whole : whole + next
+    }, sourceLocation: sourceLocation) { parse($0, limits: limits) }
 }
 
 extension Array where Element == UInt8 {

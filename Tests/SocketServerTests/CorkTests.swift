@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SocketServer
 
 extension SocketServerTests {
@@ -32,7 +33,7 @@ extension SocketServerTests {
             let client = RecordingHandler()
             try SocketClient.connect(host: "127.0.0.1", port: port, loop: loop, handler: client)
             let expected = pieces.flatMap { $0 }
-            #expect(await eventually(within: 10) { client.receivedCount >= expected.count })
+            #expect(await eventually(timeout: .seconds(10)) { client.receivedCount >= expected.count })
             #expect(client.received == expected)
             #expect(writesWhileCorked.count == 0, "nothing is written while corked")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SocketServer
 
 extension SocketServerTests {
@@ -28,7 +29,7 @@ extension SocketServerTests {
             let payload = pattern(count: 3 * 1024 * 1024 + 17)
             client.onOpen = { _ = $0.send(payload) }
             try SocketClient.connect(host: "127.0.0.1", port: port, loop: loop, handler: client)
-            #expect(await eventually(within: 20) { client.receivedCount >= payload.count })
+            #expect(await eventually(timeout: .seconds(20)) { client.receivedCount >= payload.count })
             #expect(client.received == payload)
         }
 
@@ -45,7 +46,7 @@ extension SocketServerTests {
                 try SocketClient.connect(host: "127.0.0.1", port: port, loop: clientGroup.next(), handler: handler)
                 clients.append((handler, payload))
             }
-            #expect(await eventually(within: 10) { clients.allSatisfy { $0.0.received == $0.1 } })
+            #expect(await eventually(timeout: .seconds(10)) { clients.allSatisfy { $0.0.received == $0.1 } })
             #expect(Set(collector.handlers.compactMap(\.loopIndex)) == [0, 1, 2])
             #expect(server.connectionCount == 60)
             let ids = await withTaskGroup(of: UInt64?.self) { group in

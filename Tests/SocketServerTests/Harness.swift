@@ -127,16 +127,6 @@ final class Counter: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `seconds` pass.
-func eventually(within seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 5_000_000)
-    }
-    return condition()
-}
-
 /// Runs `body` on the connection's loop and returns its result.
 func onLoop<T: Sendable>(_ connection: Connection, _ body: @escaping @Sendable (Connection) -> T) async -> T {
     await withCheckedContinuation { continuation in

@@ -4,6 +4,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import SocketServer
 
 private func residentSetBytes() -> Int {
@@ -49,10 +50,10 @@ extension SocketServerTests {
             warmUp.standardInput = warmInput
             warmUp.standardOutput = FileHandle.nullDevice
             try warmUp.run()
-            #expect(await eventually(within: 30) { server.connectionCount == 200 })
+            #expect(await eventually(timeout: .seconds(30)) { server.connectionCount == 200 })
             try warmInput.fileHandleForWriting.close()
             warmUp.waitUntilExit()
-            #expect(await eventually(within: 30) { server.connectionCount == 0 })
+            #expect(await eventually(timeout: .seconds(30)) { server.connectionCount == 0 })
             try await Task.sleep(nanoseconds: 300_000_000)
 
             let before = residentSetBytes()
@@ -63,7 +64,7 @@ extension SocketServerTests {
             peers.standardInput = input
             peers.standardOutput = FileHandle.nullDevice
             try peers.run()
-            #expect(await eventually(within: 90) { server.connectionCount == count })
+            #expect(await eventually(timeout: .seconds(90)) { server.connectionCount == count })
             try await Task.sleep(nanoseconds: 1_000_000_000)
             let after = residentSetBytes()
             let perConnection = (after - before) / count

@@ -2,6 +2,7 @@ import Forwarding
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import SocketServer
 
 extension SocketServerTests {
@@ -92,7 +93,7 @@ extension SocketServerTests {
             let payload = Array("secret after PROXY".utf8)
             #expect(session.send(plaintext: payload))
             raw.write(session.takeCiphertext() ?? [])
-            #expect(await eventually(within: 10) { collector.handlers.first?.receivedCount == payload.count })
+            #expect(await eventually(timeout: .seconds(10)) { collector.handlers.first?.receivedCount == payload.count })
             let handler = try #require(collector.handlers.first)
             #expect(handler.received == payload)
             #expect(handler.proxyHeader?.addresses == Self.relayed)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SocketServer
 
 extension SocketServerTests.TLSTests {
@@ -16,7 +17,7 @@ extension SocketServerTests.TLSTests {
             let client = RecordingHandler()
             client.onOpen = { _ = $0.send(Array("hello".utf8)) }
             try SocketClient.connect(host: "localhost", port: port, loop: loop, tls: context, handler: client)
-            _ = await eventually(within: 10) { client.received == Array("hello".utf8) || client.closeReason != nil }
+            _ = await eventually(timeout: .seconds(10)) { client.received == Array("hello".utf8) || client.closeReason != nil }
             return client.received == Array("hello".utf8)
         }
 

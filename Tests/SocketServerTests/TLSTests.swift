@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SocketServer
 
 /// A self-signed certificate for `localhost`, made with the openssl command line.
@@ -47,7 +48,7 @@ extension SocketServerTests {
             let payload = pattern(count: 300 * 1024, seed: 3)
             client.onOpen = { _ = $0.send(payload) }
             try SocketClient.connect(host: "127.0.0.1", port: port, loop: loop, tls: context, handler: client)
-            #expect(await eventually(within: 10) { client.receivedCount >= payload.count })
+            #expect(await eventually(timeout: .seconds(10)) { client.receivedCount >= payload.count })
             #expect(client.received == payload)
             // The server saw plaintext, not records.
             #expect(collector.handlers.first?.received == payload)

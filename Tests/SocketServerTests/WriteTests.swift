@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import SocketServer
 
 /// Results of sends made on a loop, read by the test.
@@ -71,7 +72,7 @@ extension SocketServerTests {
             let loop = EventLoop()
             let client = RecordingHandler()
             try SocketClient.connect(host: "127.0.0.1", port: port, loop: loop, handler: client)
-            #expect(await eventually(within: 20) { client.receivedCount >= expected.count })
+            #expect(await eventually(timeout: .seconds(20)) { client.receivedCount >= expected.count })
             #expect(client.received == expected)
             #expect(calls.count > 40)
         }
@@ -122,7 +123,7 @@ extension SocketServerTests {
                 }
                 return read
             }
-            #expect(await eventually(within: 10) { handler.drainCount == 1 })
+            #expect(await eventually(timeout: .seconds(10)) { handler.drainCount == 1 })
             #expect(await reader.value == total)
             #expect(handler.closeReason == nil)
         }

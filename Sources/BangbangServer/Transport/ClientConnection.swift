@@ -63,8 +63,8 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     private let metrics: ServerMetrics
     private var phase: Phase
     private var output = WebSocketOutput()
-    private var isAwaitingPong = false
-    private var isSlowConsumer = false
+    /// Pings, timeouts and the slow-consumer rule; sets `connection.deadline`.
+    private var timing: ConnectionStateMachine
     private var negotiatedDeflate: DeflateParameters?
     /// Settled before admission; admission counts its address and the close releases it.
     private(set) var clientOrigin: ClientOrigin
@@ -86,6 +86,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         self.limits = limits
         self.metrics = metrics
         self.phase = .handshake(HTTPRequestParser())
+        self.timing = ConnectionStateMachine(limits: limits)
         self.clientOrigin = ClientOrigin(peer: connection.remoteAddress.ipAddress, proxyHeader: nil,
                                          connectionUsesTLS: connection.usesTLS)
     }
@@ -103,7 +104,8 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         } else if !admit() {
             return
         }
-        connection.deadline = connection.loop.now + limits.handshakeTimeoutMilliseconds
+        timing.awaitRequest(now: connection.loop.now, afterAnswer: false)
+        connection.deadline = timing.deadline
     }
 
     /// The per-address limits for `clientOrigin`; false (and a 429 on its way) when refused.
@@ -171,32 +173,37 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     func connectionDidDrain(_ connection: Connection) {}
 
     func connectionDeadlineReached(_ connection: Connection) {
+        let socket: WebSocketConnection?
         switch phase {
-        case .handshake where plainRequestsServed > 0:
-            // An idle keep-alive connection, not a slow handshake: nothing to answer.
+        case .handshake: socket = nil
+        case .webSocket(let open, _): socket = open
+        case .closed:
+            connection.close(flushFirst: false)
+            return
+        }
+        switch timing.deadlineReached(now: connection.loop.now, isOpen: socket?.isOpen ?? true) {
+        case .closeIdle:
             phase = .closed
             connection.close(flushFirst: true)
-        case .handshake:
+        case .rejectSlowRequest:
             phase = .closed
             noteHandshakeFailure("timeout")
             respondAndClose(.rejection(status: 408, reason: "the request did not arrive in time"), isHead: false)
-        case .webSocket(let socket, _):
-            if !socket.isOpen || isAwaitingPong {
-                // The peer did not answer our close or our ping in time: end it.
-                let reason = socket.isOpen ? "ping_timeout" : "close_timeout"
-                metrics.closes.increment(label: reason)
-                limits.logger?.info("connection_timed_out", ["connection.id": connection.id, "reason": reason])
+        case .endTimedOut(let reason):
+            metrics.closes.increment(label: reason)
+            limits.logger?.info("connection_timed_out", ["connection.id": connection.id, "reason": reason])
+            if let socket {
                 socket.receiveEndOfInput(into: &output)
                 flush(socket)
-                connection.close(flushFirst: false)
-            } else {
-                isAwaitingPong = true
-                socket.sendPing(into: &output)
-                flush(socket)
-                connection.deadline = connection.loop.now + limits.pongTimeoutMilliseconds
             }
-        case .closed:
             connection.close(flushFirst: false)
+        case .sendPing:
+            guard let socket else { return }
+            socket.sendPing(into: &output)
+            flush(socket)
+            connection.deadline = timing.deadline
+        case .dropSlowConsumer:
+            fatalError("internal inconsistency in ClientConnection: a deadline is never a slow consumer")
         }
     }
 
@@ -268,7 +275,8 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
             let endpoint = route.makeEndpoint(connection.loop)
             phase = .webSocket(socket, endpoint)
             metrics.webSocketsOpened.increment()
-            connection.deadline = connection.loop.now + limits.pingIntervalMilliseconds
+            timing.upgraded(now: connection.loop.now)
+            connection.deadline = timing.deadline
             endpoint.webSocketDidOpen(self)
             if !leftover.isEmpty { feed(socket, leftover) }
         case .reject(let response):
@@ -297,7 +305,8 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         }
         connection.send(response.serialized(includingBody: head.method != "HEAD"))
         phase = .handshake(HTTPRequestParser())
-        connection.deadline = connection.loop.now + limits.handshakeTimeoutMilliseconds
+        timing.awaitRequest(now: connection.loop.now, afterAnswer: true)
+        connection.deadline = timing.deadline
     }
 
     private func respondAndClose(_ response: HTTPResponse, isHead: Bool) {
@@ -308,8 +317,8 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     // MARK: WebSocket
 
     private func feed(_ socket: WebSocketConnection, _ bytes: UnsafeRawBufferPointer) {
-        isAwaitingPong = false
-        if socket.isOpen { connection.deadline = connection.loop.now + limits.pingIntervalMilliseconds }
+        timing.bytesArrived(now: connection.loop.now, isOpen: socket.isOpen)
+        connection.deadline = timing.deadline
         // One message at a time, so the endpoint's answer to a message is written before any
         // later frame in the same read can fail the connection (strict in-order processing).
         var offset = 0
@@ -360,7 +369,8 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         if shouldClose {
             connection.close(flushFirst: true)
         } else if !socket.isOpen, !socket.isClosed {
-            connection.deadline = connection.loop.now + limits.closeTimeoutMilliseconds
+            timing.closingStarted(now: connection.loop.now)
+            connection.deadline = timing.deadline
         }
         checkSlowConsumer(socket, backlog: backlog)
     }
@@ -368,8 +378,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     /// `backlog` is what was queued before the latest send: a peer is slow when earlier output
     /// is still waiting past the limit, not because one message (a 16 MiB echo) is larger than it.
     private func checkSlowConsumer(_ socket: WebSocketConnection, backlog: Int) {
-        guard !isSlowConsumer, backlog > limits.maxOutputBytes else { return }
-        isSlowConsumer = true
+        guard timing.outputQueued(backlog: backlog) == .dropSlowConsumer else { return }
         metrics.slowConsumerDisconnects.increment()
         limits.logger?.warning("slow_consumer_closed", ["connection.id": connection.id,
                                                         "remote": clientOrigin.description,
@@ -418,7 +427,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     // MARK: WebSocketChannel
 
     var isOpen: Bool {
-        if case .webSocket(let socket, _) = phase { return socket.isOpen && !isSlowConsumer }
+        if case .webSocket(let socket, _) = phase { return socket.isOpen && !timing.isSlowConsumer }
         return false
     }
 

@@ -3,6 +3,7 @@
 // reaches the other side as a typed event. And the accept race: one winner.
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangClient
 
 extension LiveServerTests {

@@ -2,6 +2,7 @@
 // and waiting for a particular update.
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangClient
 
 enum Live {

@@ -3,6 +3,7 @@
 // retention (resync), and a network that drops or goes silent under the connection.
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangClient
 
 extension LiveServerTests {

@@ -2,6 +2,7 @@
 // logout forgets the stored session, and both connections stay up for the next login.
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangClient
 
 extension LiveServerTests {

@@ -1,3 +1,4 @@
+import TestSupport
 // A clock that moves only when the test says so, and shows who is sleeping on it: the
 // connection's backoff, pings and timeouts run under it deterministically.
 import Foundation
@@ -72,28 +73,4 @@ final class ManualClock: Clock, @unchecked Sendable {
 
     /// The durations the current sleepers asked for.
     var pendingSleeps: [Duration] { lock.withLock { sleepers.map(\.requested) } }
-}
-
-/// A SplitMix64 generator: the same jitter on every run.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// Waits until `condition` holds, re-checking as other tasks run; false after `seconds` of real
-/// time (a bound, so a broken test fails instead of hanging).
-func eventually(within seconds: Double = 10, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return await condition()
 }

@@ -1,18 +1,6 @@
 import Testing
+import TestSupport
 @testable import BangbangCore
-
-/// SplitMix64: a tiny seeded generator so codes and session ids are the same on every run.
-struct AccountTestGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Plays the server's part: applies throttle events, "journals" account events, keeps a clock.
 struct AccountHarness {
@@ -20,7 +8,7 @@ struct AccountHarness {
     static let start = Timestamp(milliseconds: 1_767_225_600_000)  // 2026-01-01T00:00:00Z
 
     var store: AccountStore
-    var generator = AccountTestGenerator(seed: 2026)
+    var generator = SeededGenerator(seed: 2026)
     var journal: [AccountEvent] = []
     var now = AccountHarness.start
     var clientIP = "10.0.0.1"

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangCore
 
 extension OrderChange {
@@ -138,7 +139,7 @@ extension OrderChange {
 
     @Test func randomHistoryKeepsEverySubscriberExact() throws {
         var driver = ShardDriver()
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(seed: 7)
         var watchers = [Subscriber(FeedFilter()), Subscriber(FeedFilter(minimumTip: 500)),
                         Subscriber(FeedFilter(types: [.bounty, .group])), Subscriber(FeedFilter(campus: "south"))]
         let drafts = [Fixture.express(tip: 300), Fixture.bounty(tip: 500), Fixture.group(capacity: 2),

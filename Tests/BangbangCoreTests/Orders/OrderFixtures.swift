@@ -1,6 +1,7 @@
 // Shared fixtures of the orders tests: users, drafts of every type, a seeded random source and
 // a shard driver that runs decide → apply and records every event for replay checks.
 import Testing
+import TestSupport
 @testable import BangbangCore
 
 enum Fixture {
@@ -43,24 +44,11 @@ enum Fixture {
     }
 }
 
-/// A deterministic random source (SplitMix64).
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Drives one shard the way the server does, keeping the journal of applied events.
 struct ShardDriver {
     var shard: BoardShard
     var journal: [OrderEvent] = []
-    var random = SeededRandom(seed: 42)
+    var random = SeededGenerator(seed: 42)
     var rules = Fixture.rules
 
     init(index: Int = 0) { shard = BoardShard(index: index) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangCore
 
 @Suite struct ReplayTests {
@@ -71,7 +72,7 @@ import Testing
         #expect(decoded == driver.shard)
         #expect(decoded.orders(of: Fixture.runner, role: .accepted, scope: .all).count == 2)
         // Continuing after a snapshot allocates the next serial, not a reused one.
-        var random = SeededRandom(seed: 1)
+        var random = SeededGenerator(seed: 1)
         let next = try decoded.decidePublish(Fixture.bounty(), by: Fixture.publisher, now: Fixture.now,
                                                rules: Fixture.rules, using: &random)
         #expect(next.orderID == OrderID(shard: 9, serial: 7))

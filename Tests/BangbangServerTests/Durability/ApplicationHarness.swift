@@ -6,6 +6,7 @@ import Foundation
 import Journal
 import OrderArchive
 import Testing
+import TestSupport
 @testable import BangbangServer
 @testable import BangbangStorage
 import Synchronization
@@ -275,10 +276,8 @@ final class ApplicationHarness: @unchecked Sendable {
 
     /// Waits (bounded) until memory has been rebuilt after a storage failure.
     func waitForRebuild() async throws {
-        for _ in 0..<2_000 {
-            if !app.log.tracker.withLock({ $0.isRebuildPending }) { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        let app = app!
+        if await eventually({ !app.log.tracker.withLock { $0.isRebuildPending } }) { return }
         Issue.record("memory was not rebuilt after the storage failure")
     }
 

@@ -4,6 +4,7 @@ import BangbangCore
 import Foundation
 import Journal
 import Testing
+import TestSupport
 @testable import BangbangServer
 @testable import BangbangStorage
 
@@ -112,8 +113,7 @@ import Testing
                 continuation.resume()
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(await harness.order(expiring)?.status == .expired)
+        #expect(await eventually { await harness.order(expiring)?.status == .expired })
 
         let expected = await harness.shardStates()
         let sequences = OrderType.allCases.map { harness.app.boardSequence(of: $0) }
@@ -134,12 +134,7 @@ import Testing
         harness.clock.advance(milliseconds: 3_600_000)
         #expect(await harness.order(order)?.status == .open)   // recovery alone changes nothing
         harness.app.attach(to: [])
-        var status = await harness.order(order)?.status
-        for _ in 0..<200 where status != .expired {
-            try await Task.sleep(for: .milliseconds(5))
-            status = await harness.order(order)?.status
-        }
-        #expect(status == .expired)
+        #expect(await eventually { await harness.order(order)?.status == .expired })
         // The expiry was journaled, not just applied: it is there after another restart.
         try await Task.sleep(for: .milliseconds(50))
         try harness.restart()

@@ -5,6 +5,7 @@ import BangbangCore
 import Foundation
 import Journal
 import Testing
+import TestSupport
 @testable import BangbangServer
 @testable import BangbangStorage
 import Synchronization
@@ -145,11 +146,8 @@ import Synchronization
         harness.app.attach(to: [])
         let publisher = try await harness.logIn("+8613900000061")
         _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: publisher)
-        var written = harness.logged("snapshot_written")
-        for _ in 0..<100 where written.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            written = harness.logged("snapshot_written")
-        }
+        _ = await eventually { !harness.logged("snapshot_written").isEmpty }
+        let written = harness.logged("snapshot_written")
         let line = try #require(written.first)
         #expect(line.contains("reason=journal_bytes"))
         #expect(harness.app.metrics.snapshotBytes.current > 0)

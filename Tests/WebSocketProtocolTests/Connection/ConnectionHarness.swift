@@ -1,3 +1,4 @@
+import TestSupport
 @testable import WebSocketProtocol
 
 /// Everything one side produced, for comparisons that must not depend on input chunking.

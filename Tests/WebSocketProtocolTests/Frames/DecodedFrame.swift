@@ -1,3 +1,5 @@
+import Testing
+import TestSupport
 @testable import WebSocketProtocol
 
 /// What the decoder produced for an input, reassembled for comparison.
@@ -63,10 +65,14 @@ func decodeWhole(_ bytes: [UInt8], limits: DecoderLimits = DecoderLimits()) -> [
     decode([bytes[...]], limits: limits)
 }
 
-extension [Decoded]: DripFeedOutcome {
-    /// After a failure the decoder reads nothing more.
-    static func sequence(_ first: [Decoded], _ second: [Decoded]) -> [Decoded] {
+/// Drip-feeds frames to fresh decoders (see `verifyDripFeed` in TestSupport). After a failure
+/// the decoder reads nothing more, so a following input adds nothing.
+@discardableResult
+func verifyDripFeed(_ input: [UInt8], followedBy other: [UInt8]? = nil,
+                    sourceLocation: SourceLocation = #_sourceLocation,
+                    run: ([ArraySlice<UInt8>]) -> [Decoded]) -> [Decoded] {
+    TestSupport.verifyDripFeed(input, followedBy: other, combine: { first, second in
         if case .failure? = first.last { return first }
         return first + second
-    }
+    }, sourceLocation: sourceLocation, feed: run)
 }

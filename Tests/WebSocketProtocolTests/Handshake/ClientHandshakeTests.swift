@@ -1,10 +1,11 @@
 import Testing
+import TestSupport
 @testable import WebSocketProtocol
 
 @Suite struct ClientHandshakeTests {
     func client(subprotocols: [String] = [], deflate: DeflateOffer? = nil, extraHeaders: HTTPHeaders = [:],
                 seed: UInt64 = 7) -> ClientHandshake {
-        var generator = HandshakeSeededGenerator(state: seed)
+        var generator = SeededGenerator(seed: seed)
         return ClientHandshake(host: "localhost:8080", path: "/ws?token=abc", subprotocols: subprotocols,
                                deflate: deflate, extraHeaders: extraHeaders, using: &generator)
     }
@@ -12,7 +13,7 @@ import Testing
     /// The server's answer to `client`'s request, parsed by the real request parser.
     func serve(_ client: ClientHandshake, _ configuration: ServerHandshakeConfiguration = ServerHandshakeConfiguration(),
                sourceLocation: SourceLocation = #_sourceLocation) throws -> WebSocketUpgrade {
-        let head = try #require(DripFeedVerifier.verify(HTTPRequestParser.self, client.requestBytes,
+        let head = try #require(verifyHeadDripFeed(HTTPRequestParser.self, client.requestBytes,
                                                         sourceLocation: sourceLocation).head,
                                 sourceLocation: sourceLocation)
         guard case .upgrade(let upgrade) = ServerHandshake.evaluate(head, configuration: configuration) else {
@@ -64,7 +65,7 @@ import Testing
     @Test func requestCarriesEveryHandshakeField() throws {
         let handshake = client(subprotocols: ["a", "b"], deflate: DeflateOffer(requestsClientNoContextTakeover: true),
                                extraHeaders: ["Origin": "https://bangbang.example"])
-        let head = try #require(DripFeedVerifier.verify(HTTPRequestParser.self, handshake.requestBytes).head)
+        let head = try #require(verifyHeadDripFeed(HTTPRequestParser.self, handshake.requestBytes).head)
         #expect(head.method == "GET")
         #expect(head.target == "/ws?token=abc")
         #expect(head.headers["Host"] == "localhost:8080")

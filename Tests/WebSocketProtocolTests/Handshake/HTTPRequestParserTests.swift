@@ -17,7 +17,7 @@ import Testing
 
     func request(_ text: String, limits: HTTPParserLimits = HTTPParserLimits(),
                  sourceLocation: SourceLocation = #_sourceLocation) -> FeedOutcome<HTTPRequestHead> {
-        DripFeedVerifier.verify(HTTPRequestParser.self, bytes(text), limits: limits, sourceLocation: sourceLocation)
+        verifyHeadDripFeed(HTTPRequestParser.self, bytes(text), limits: limits, sourceLocation: sourceLocation)
     }
 
     func expectRejected(_ text: String, _ kind: HTTPParseError.Kind, status: Int,
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func acceptsObsTextInValues() throws {
-        let head = try #require(DripFeedVerifier.verify(HTTPRequestParser.self,
+        let head = try #require(verifyHeadDripFeed(HTTPRequestParser.self,
                                                         bytes("GET / HTTP/1.1\r\nX: caf") + [0xC3, 0xA9] + bytes("\r\n\r\n")).head)
         #expect(head.headers["x"] == "café")
     }
@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test func rejectsNonASCIIInTarget() {
-        let outcome = DripFeedVerifier.verify(HTTPRequestParser.self, bytes("GET /caf") + [0xC3, 0xA9] + bytes(" HTTP/1.1\r\n\r\n"))
+        let outcome = verifyHeadDripFeed(HTTPRequestParser.self, bytes("GET /caf") + [0xC3, 0xA9] + bytes(" HTTP/1.1\r\n\r\n"))
         #expect(outcome.error?.kind == .malformed)
     }
 
@@ -123,19 +123,19 @@ import Testing
                      "Ho\u{00}st: x", "\"q\": x"] {
             expectRejected("GET / HTTP/1.1\r\n" + line + "\r\n\r\n", .malformed, status: 400)
         }
-        let nonASCII = DripFeedVerifier.verify(HTTPRequestParser.self, bytes("GET / HTTP/1.1\r\nN") + [0xC3, 0xA9] + bytes(": x\r\n\r\n"))
+        let nonASCII = verifyHeadDripFeed(HTTPRequestParser.self, bytes("GET / HTTP/1.1\r\nN") + [0xC3, 0xA9] + bytes(": x\r\n\r\n"))
         #expect(nonASCII.error?.kind == .malformed)
     }
 
     @Test func rejectsControlCharactersInValues() {
         for control: UInt8 in [0x00, 0x01, 0x08, 0x0B, 0x0C, 0x1F, 0x7F] {
             let input = bytes("GET / HTTP/1.1\r\nX: a") + [control] + bytes("b\r\n\r\n")
-            #expect(DripFeedVerifier.verify(HTTPRequestParser.self, input).error?.kind == .malformed, "byte \(control)")
+            #expect(verifyHeadDripFeed(HTTPRequestParser.self, input).error?.kind == .malformed, "byte \(control)")
             let leading = bytes("GET / HTTP/1.1\r\nX: ") + [control] + bytes("\r\n\r\n")
-            #expect(DripFeedVerifier.verify(HTTPRequestParser.self, leading).error?.kind == .malformed, "byte \(control)")
+            #expect(verifyHeadDripFeed(HTTPRequestParser.self, leading).error?.kind == .malformed, "byte \(control)")
         }
         let nulInLine = bytes("GET /\u{0} HTTP/1.1\r\n\r\n")
-        #expect(DripFeedVerifier.verify(HTTPRequestParser.self, nulInLine).error?.kind == .malformed)
+        #expect(verifyHeadDripFeed(HTTPRequestParser.self, nulInLine).error?.kind == .malformed)
     }
 
     @Test func allowsZeroContentLength() throws {
@@ -280,7 +280,7 @@ import Testing
             for replacement in replacements where replacement != original[index] {
                 var input = original
                 input[index] = replacement
-                if let head = DripFeedVerifier.verify(HTTPRequestParser.self, input).head {
+                if let head = verifyHeadDripFeed(HTTPRequestParser.self, input).head {
                     completed += 1
                     #expect(head.headers.allSatisfy { HTTPSyntax.isToken($0.name) })
                     #expect(HTTPSyntax.isToken(head.method))

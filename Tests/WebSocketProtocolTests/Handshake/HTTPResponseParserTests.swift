@@ -4,7 +4,7 @@ import Testing
 @Suite struct HTTPResponseParserTests {
     func response(_ text: String, limits: HTTPParserLimits = HTTPParserLimits(),
                   sourceLocation: SourceLocation = #_sourceLocation) -> FeedOutcome<HTTPResponseHead> {
-        DripFeedVerifier.verify(HTTPResponseParser.self, bytes(text), limits: limits, sourceLocation: sourceLocation)
+        verifyHeadDripFeed(HTTPResponseParser.self, bytes(text), limits: limits, sourceLocation: sourceLocation)
     }
 
     @Test func parsesSwitchingProtocolsInEverySplit() throws {

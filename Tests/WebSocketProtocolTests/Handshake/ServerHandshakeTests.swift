@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func parsedRequestUpgradesEndToEnd() throws {
-        let parsed = try #require(DripFeedVerifier.verify(HTTPRequestParser.self, bytes(HTTPRequestParserTests.browserRequest)).head)
+        let parsed = try #require(verifyHeadDripFeed(HTTPRequestParser.self, bytes(HTTPRequestParserTests.browserRequest)).head)
         let configuration = ServerHandshakeConfiguration(subprotocols: ["superchat", "chat"],
                                                          originPolicy: { $0 == "http://example.com" })
         let result = try #require(upgrade(evaluate(parsed, configuration)))

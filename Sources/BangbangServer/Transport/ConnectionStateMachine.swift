@@ -1,0 +1,109 @@
+// When a client connection is pinged, timed out or dropped, decided without sockets, so the
+// rules can be tested with a clock the test moves. `ClientConnection` feeds it what happened
+// (a request awaited, the upgrade, bytes in, a close started, the deadline reached, output
+// queued) with the connection loop's time in milliseconds, and performs the action it returns;
+// after every input it sets the transport's single deadline to `deadline`.
+//
+// Timeline of a WebSocket: idle for `pingInterval` → ping, then `pongTimeout` for any input
+// (any bytes count, not only the pong) → closed as `ping_timeout`. Every read while open pushes
+// the idle deadline back, so a busy connection is never pinged. While closing, the peer has
+// `closeTimeout` to send its close frame. Before the upgrade, `handshakeTimeout` bounds each
+// request; on a kept-alive connection that already had an answer, running out is just idleness.
+//
+// Confinement: a value owned by its `ClientConnection`, used on that connection's loop.
+struct ConnectionStateMachine {
+    enum Action: Equatable {
+        /// Send a ping and wait for input until `deadline`.
+        case sendPing
+        /// The first request did not arrive in time: answer 408 and close.
+        case rejectSlowRequest
+        /// A kept-alive connection went quiet after its answers: close without a word.
+        case closeIdle
+        /// No input after our ping (`ping_timeout`) or no close frame after ours
+        /// (`close_timeout`): end the connection now.
+        case endTimedOut(reason: String)
+        /// More than `maxOutputBytes` was still queued: send a 1008 close and drop the client.
+        case dropSlowConsumer
+    }
+
+    private enum Phase {
+        case awaitingRequest(hasAnswered: Bool)
+        case open(isAwaitingPong: Bool)
+        case closing
+    }
+
+    let handshakeTimeout: Int64
+    let pingInterval: Int64
+    let pongTimeout: Int64
+    let closeTimeout: Int64
+    let maxOutputBytes: Int
+
+    /// When the transport should call back (milliseconds of the connection's loop clock).
+    private(set) var deadline: Int64?
+    private var phase = Phase.awaitingRequest(hasAnswered: false)
+    private(set) var isSlowConsumer = false
+
+    init(limits: ConnectionLimits) {
+        self.init(handshakeTimeout: limits.handshakeTimeoutMilliseconds, pingInterval: limits.pingIntervalMilliseconds,
+                  pongTimeout: limits.pongTimeoutMilliseconds, closeTimeout: limits.closeTimeoutMilliseconds,
+                  maxOutputBytes: limits.maxOutputBytes)
+    }
+
+    init(handshakeTimeout: Int64, pingInterval: Int64, pongTimeout: Int64, closeTimeout: Int64, maxOutputBytes: Int) {
+        self.handshakeTimeout = handshakeTimeout
+        self.pingInterval = pingInterval
+        self.pongTimeout = pongTimeout
+        self.closeTimeout = closeTimeout
+        self.maxOutputBytes = maxOutputBytes
+    }
+
+    /// The connection was admitted, or a plain answer left it open for the next request.
+    mutating func awaitRequest(now: Int64, afterAnswer: Bool) {
+        phase = .awaitingRequest(hasAnswered: afterAnswer)
+        deadline = now + handshakeTimeout
+    }
+
+    /// The 101 went out: the WebSocket is open and idle.
+    mutating func upgraded(now: Int64) {
+        phase = .open(isAwaitingPong: false)
+        deadline = now + pingInterval
+    }
+
+    /// Bytes arrived on the WebSocket; `isOpen` is whether it was still open (not closing).
+    mutating func bytesArrived(now: Int64, isOpen: Bool) {
+        guard case .open = phase else { return }
+        phase = .open(isAwaitingPong: false)
+        if isOpen { deadline = now + pingInterval }
+    }
+
+    /// A close handshake is under way (ours or the peer's) and the transport is still up.
+    mutating func closingStarted(now: Int64) {
+        phase = .closing
+        deadline = now + closeTimeout
+    }
+
+    /// The transport's deadline passed; `isOpen` is whether the WebSocket (if any) is still open.
+    mutating func deadlineReached(now: Int64, isOpen: Bool = true) -> Action {
+        if case .open = phase, !isOpen { phase = .closing }
+        switch phase {
+        case .awaitingRequest(let hasAnswered):
+            return hasAnswered ? .closeIdle : .rejectSlowRequest
+        case .open(isAwaitingPong: true):
+            return .endTimedOut(reason: "ping_timeout")
+        case .open(isAwaitingPong: false):
+            phase = .open(isAwaitingPong: true)
+            deadline = now + pongTimeout
+            return .sendPing
+        case .closing:
+            return .endTimedOut(reason: "close_timeout")
+        }
+    }
+
+    /// A message is going out with `backlog` bytes still queued from earlier ones. A peer is slow
+    /// when earlier output waits past the limit, not because one message is larger than it.
+    mutating func outputQueued(backlog: Int) -> Action? {
+        guard !isSlowConsumer, backlog > maxOutputBytes else { return nil }
+        isSlowConsumer = true
+        return .dropSlowConsumer
+    }
+}
