@@ -242,12 +242,9 @@ final class ApplicationHarness: @unchecked Sendable {
         }
     }
 
-    /// Waits (bounded) until `condition` holds, polling.
+    /// Waits (bounded) until `condition` holds, and records what never happened if it does not.
     func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-        for _ in 0..<2_000 {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        if try await TestSupport.eventually(condition) { return }
         Issue.record("timed out waiting until \(what)")
     }
 
@@ -277,7 +274,7 @@ final class ApplicationHarness: @unchecked Sendable {
     /// Waits (bounded) until memory has been rebuilt after a storage failure.
     func waitForRebuild() async throws {
         let app = app!
-        if await eventually({ !app.log.tracker.withLock { $0.isRebuildPending } }) { return }
+        if await TestSupport.eventually({ !app.log.tracker.withLock { $0.isRebuildPending } }) { return }
         Issue.record("memory was not rebuilt after the storage failure")
     }
 
