@@ -94,7 +94,8 @@ final class Application: @unchecked Sendable {
         if let configure = journalTestHook { configure(&journalConfiguration) }
         let (journal, recovery) = try WriteAheadLog.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
         self.journal = journal
-        let publisher = Publisher(queue: publishingQueue, metrics: metrics)
+        let streams = PersonalStreams(capacity: configuration.streamEvents, byteLimit: configuration.streamBytes)
+        let publisher = Publisher(queue: publishingQueue, metrics: metrics, streams: streams)
         self.publisher = publisher
         let log = CommitLog(journal: journal, publisher: publisher)
         self.log = log
@@ -115,7 +116,7 @@ final class Application: @unchecked Sendable {
                        target: ownersTarget)
         }
         if let snapshot {
-            publisher.streams.restore(snapshot.streams)
+            publisher.streams.restore(snapshot.streams, now: clock())
             publisher.boardSequences.withLock { $0 = snapshot.boardSequences }
         }
         for warning in recovery.report.warnings { logger.warning("journal_recovery", ["detail": warning]) }
