@@ -112,7 +112,8 @@ final class Application: @unchecked Sendable {
             try? journal.close()
             throw error
         }
-        let publisher = Publisher(queue: publishingQueue, metrics: metrics)
+        let streams = PersonalStreams(capacity: configuration.streamEvents, byteLimit: configuration.streamBytes)
+        let publisher = Publisher(queue: publishingQueue, metrics: metrics, streams: streams)
         self.publisher = publisher
         let archiver = Archiver(archive: archive, logger: logger, metrics: metrics)
         self.archiver = archiver
@@ -135,7 +136,7 @@ final class Application: @unchecked Sendable {
                        target: ownersTarget)
         }
         if let snapshot {
-            publisher.streams.restore(snapshot.streams)
+            publisher.streams.restore(snapshot.streams, now: clock())
             publisher.boardSequences.withLock { $0 = snapshot.boardSequences }
         }
         for warning in recovery.report.warnings { logger.warning("journal_recovery", ["detail": warning]) }

@@ -4,8 +4,10 @@
 // order), so a user's numbering is the same on every device, after every restart (recovery
 // replays the journal through the same path), and delivery to each device follows the
 // numbering. The encoded message is stored, so a reconnecting device gets exactly the bytes it
-// would have got live. Each stream keeps its last `capacity` events and at most `retention`
-// milliseconds of them; a device that asks for something older is told to resynchronize.
+// would have got live. Each stream keeps only its last `capacity` events, at most `byteLimit`
+// bytes of them and none older than `retention`, so memory grows with users, not with history;
+// a device that asks for something no longer kept is told to resynchronize (`resync`), which
+// `protocol/` promises for exactly that case.
 import BangbangCore
 import BangbangStorage
 import Foundation
@@ -15,14 +17,19 @@ final class PersonalStreams: Sendable {
     typealias Entry = PersonalStream.Entry
     typealias Stream = PersonalStream
 
-    /// 1,000 events covers a very busy user's day several times over.
+    /// Events kept per user (`--stream-events`).
     let capacity: Int
-    /// A week: a phone that was off over a long weekend still resumes without a gap.
+    /// Bytes of messages kept per user (`--stream-bytes`); the newest event is dropped too when it
+    /// alone is larger, since a resume from before it would get a gap otherwise.
+    let byteLimit: Int
+    /// A week: a phone that was off over a long weekend still resumes if little happened.
     let retention: Int64
     private let streams = Mutex<[UserID: Stream]>([:])
 
-    init(capacity: Int = 1_000, retentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000) {
+    init(capacity: Int = 32, byteLimit: Int = 8 * 1024, retentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000) {
+        precondition(capacity > 0 && byteLimit > 0, "a personal stream must be able to keep something")
         self.capacity = capacity
+        self.byteLimit = byteLimit
         self.retention = retentionMilliseconds
     }
 
@@ -75,18 +82,35 @@ final class PersonalStreams: Sendable {
     /// A copy of every stream, for a snapshot.
     func snapshot() -> [UserID: Stream] { streams.withLock { $0 } }
 
-    /// Replaces every stream with a snapshot's (at start-up, before anything is appended).
-    func restore(_ snapshot: [UserID: Stream]) { streams.withLock { $0 = snapshot } }
+    /// Replaces every stream with a snapshot's (at start-up, before anything is appended),
+    /// trimmed to these limits: a snapshot written with larger ones keeps only what fits.
+    func restore(_ snapshot: [UserID: Stream], now: Timestamp) {
+        var trimmed = snapshot
+        for user in trimmed.keys {
+            trim(&trimmed[user]!, now: now)
+            // A fresh array: the decoded one has room for everything the snapshot held.
+            var fresh: [Entry] = []
+            fresh.reserveCapacity(trimmed[user]!.entries.count)
+            fresh.append(contentsOf: trimmed[user]!.entries)
+            trimmed[user]!.entries = fresh
+        }
+        streams.withLock { $0 = trimmed }
+    }
 
+    /// Drops what is over the limits at once; the kept arrays are small, so removing from the
+    /// front is cheap, and the array's room stays at about `capacity` entries.
     private func trim(_ stream: inout Stream, now: Timestamp) {
-        while stream.entries.count - stream.firstIndex > capacity
-                || (stream.firstIndex < stream.entries.count
-                    && now.rawValue - stream.entries[stream.firstIndex].at.rawValue > retention) {
-            stream.firstIndex += 1
+        var bytes = 0
+        var keep = 0
+        for entry in stream.live.reversed() {
+            guard keep < capacity, bytes + entry.message.count <= byteLimit,
+                  now.rawValue - entry.at.rawValue <= retention else { break }
+            bytes += entry.message.count
+            keep += 1
         }
-        if stream.firstIndex > 64 && stream.firstIndex * 2 > stream.entries.count {
-            stream.entries.removeFirst(stream.firstIndex)
-            stream.firstIndex = 0
-        }
+        let drop = stream.entries.count - keep
+        guard drop > 0 else { return }
+        stream.entries.removeFirst(drop)
+        stream.firstIndex = 0
     }
 }

@@ -93,7 +93,7 @@ final class Presence: Sendable {
 final class Publisher: @unchecked Sendable {
     /// The journal's completion queue.
     let queue: DispatchQueue
-    let streams = PersonalStreams()
+    let streams: PersonalStreams
     let boardSequences = Mutex<[OrderType: UInt64]>([:])
     /// Approved runners, mirrored from the accounts store so accepts and counts need no hop.
     let approvedRunners = Mutex<Set<UserID>>([])
@@ -104,9 +104,10 @@ final class Publisher: @unchecked Sendable {
     private let loops = Mutex<(registries: [WeakRegistry], isLive: Bool)>(([], false))
     private let metrics: ServerMetrics
 
-    init(queue: DispatchQueue, metrics: ServerMetrics) {
+    init(queue: DispatchQueue, metrics: ServerMetrics, streams: PersonalStreams = PersonalStreams()) {
         self.queue = queue
         self.metrics = metrics
+        self.streams = streams
     }
 
     /// Starts live delivery to `registries`, indexed by loop. Call once, before serving.

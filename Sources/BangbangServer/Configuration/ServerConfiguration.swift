@@ -65,6 +65,12 @@ public struct ServerConfiguration: Sendable {
     public var maxMessageBytes = 64 * 1024
     /// Output queued for a client above this is a slow consumer: it is closed with 1008.
     public var maxOutputBytes = 4 * 1024 * 1024
+    /// Personal events kept in memory per user for `auth.resume`: a phone that drops off for a
+    /// few minutes misses a handful; one gone longer refetches (`resync`). Memory per user is
+    /// bounded by this and `streamBytes`, not by history.
+    public var streamEvents = 32
+    /// …and at most this many bytes of them per user (an `order.changed` is about 1 KiB).
+    public var streamBytes = 8 * 1024
     /// A connection that has not completed its handshake by then is closed.
     public var handshakeTimeoutSeconds = 10
     /// Seconds without traffic before the server pings; a missing pong closes the connection.
