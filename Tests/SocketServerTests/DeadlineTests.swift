@@ -22,7 +22,13 @@ extension SocketServerTests {
         }
 
         @Test func deadlineRearmedInsideTheCallbackFiresAgain() async throws {
-            let collector = HandlerCollector(echoes: true) { $0.deadline = $0.loop.now + 100 }
+            // Re-armed from the callback twice (set before the connection opens, so a busy test
+            // thread cannot miss the first firing): three firings in all, then none.
+            let fired = Counter()
+            let collector = HandlerCollector(echoes: true, onOpen: { $0.deadline = $0.loop.now + 100 },
+                                             onDeadline: { connection in
+                if fired.increment() < 3 { connection.deadline = connection.loop.now + 100 }
+            })
             let (server, port) = try startServer(collector: collector) { $0.tickMilliseconds = 50 }
             defer { server.stop() }
             let loop = EventLoop()
@@ -30,10 +36,9 @@ extension SocketServerTests {
             try SocketClient.connect(host: "127.0.0.1", port: port, loop: loop, handler: client)
             #expect(await eventually { collector.handlers.first != nil })
             let handler = try #require(collector.handlers.first)
-            handler.onDeadline = { connection in
-                if handler.deadlineCount < 3 { connection.deadline = connection.loop.now + 100 }
-            }
             #expect(await eventually { handler.deadlineCount == 3 })
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(handler.deadlineCount == 3, "a deadline nobody re-armed fired again")
         }
 
         @Test func clearedDeadlineNeverFires() async throws {

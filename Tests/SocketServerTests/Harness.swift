@@ -80,10 +80,14 @@ final class HandlerCollector: @unchecked Sendable {
     private var _handlers: [RecordingHandler] = []
     let echoes: Bool
     let onOpen: (@Sendable (Connection) -> Void)?
+    /// Given to every handler before its connection opens, so no deadline can fire without it.
+    let onDeadline: (@Sendable (Connection) -> Void)?
 
-    init(echoes: Bool = true, onOpen: (@Sendable (Connection) -> Void)? = nil) {
+    init(echoes: Bool = true, onOpen: (@Sendable (Connection) -> Void)? = nil,
+         onDeadline: (@Sendable (Connection) -> Void)? = nil) {
         self.echoes = echoes
         self.onOpen = onOpen
+        self.onDeadline = onDeadline
     }
 
     var handlers: [RecordingHandler] {
@@ -95,6 +99,7 @@ final class HandlerCollector: @unchecked Sendable {
     func make(_ connection: Connection) -> ConnectionHandler {
         let handler = RecordingHandler(echoes: echoes)
         handler.onOpen = onOpen
+        handler.onDeadline = onDeadline
         lock.lock()
         _handlers.append(handler)
         lock.unlock()
