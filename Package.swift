@@ -10,7 +10,7 @@
 //   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; JSON}, so an
 //   app built for Apple platforms links no C library; only the admin CLI in BangbangServer
 //   uses it, never the other way round.
-//   NATSClient (JetStream, KV, object store; not yet used by the server)
+//   NATSClient (JetStream, KV, object store; used by Cluster, not yet by the server)
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
 //   Cluster (partitions of a multi-node deployment, their leases and journals on JetStream; not
 //   yet used by the server) → {NATSClient, JSON}; its decisions are pure, the NATS calls thin.
