@@ -28,6 +28,16 @@ public enum AdminCLI {
         } catch {
             return fail("\(error.message)", status: 64)
         }
+        if case .restore(let backup, let force) = invocation.command {
+            do {
+                let manifest = try DataBackup.restore(from: backup, into: configuration.dataDirectory, force: force)
+                print("restored \(manifest.files.count) files from \(backup) into \(configuration.dataDirectory) "
+                      + "(journal cut at sequence \(manifest.cutSequence)); start the server on it")
+                return 0
+            } catch {
+                return fail(error.description, status: 70)
+            }
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: configuration.dataDirectory, isDirectory: &isDirectory),
               isDirectory.boolValue else {
@@ -45,6 +55,18 @@ public enum AdminCLI {
             return fail("the server is running (\(configuration.dataDirectory) is locked): stop it, or drop --offline", status: 70)
         }
 
+        if case .backup(let target) = invocation.command {
+            do {
+                let summary = try DataBackup.backup(dataDirectory: configuration.dataDirectory, into: target)
+                for file in summary.manifest.files { print("\(file.name)\t\(file.size) bytes") }
+                print("backup of \(configuration.dataDirectory) in \(target): \(summary.manifest.files.count) files, "
+                      + "journal cut at sequence \(summary.manifest.cutSequence) (the snapshot's; the copied journal "
+                      + "records after it are replayed on restore)")
+                return 0
+            } catch {
+                return fail(error.description, status: 70)
+            }
+        }
         let reply: Result<JSONValue, AdminReplyError>
         if invocation.command == .journal {
             do {

@@ -14,8 +14,11 @@ enum AdminCommand: Sendable, Equatable {
     case grantAdmin(user: Int64)
     case revokeAdmin(user: Int64)
     case journal
+    case backup(directory: String)
+    case restore(directory: String, force: Bool)
 
-    /// The request this command sends (nil for `journal`, which reads the data directory).
+    /// The request this command sends (nil for `journal`, `backup` and `restore`, which work on
+    /// the data directory's files).
     var request: (operation: String, data: JSONValue)? {
         switch self {
         case .pendingVerifications: ("admin.pending_verifications", [:])
@@ -31,7 +34,7 @@ enum AdminCommand: Sendable, Equatable {
         case .order(let id): ("admin.order", ["order_id": .integer(id)])
         case .grantAdmin(let user): ("admin.grant_admin", ["user_id": .integer(user)])
         case .revokeAdmin(let user): ("admin.revoke_admin", ["user_id": .integer(user)])
-        case .journal: nil
+        case .journal, .backup, .restore: nil
         }
     }
 
@@ -73,6 +76,7 @@ struct AdminInvocation: Sendable {
         var caFile: String?
         var serverName: String?
         var printsJSON = false
+        var force = false
         var mode = Mode.auto
         var serverArguments: [String] = []
         var remaining = arguments[...]
@@ -99,6 +103,7 @@ struct AdminInvocation: Sendable {
             }
             switch name {
             case "json": printsJSON = true
+            case "force": force = true
             case "offline": mode = .offline
             case "online": mode = .online
             case "url": url = try value("--url", inline)
@@ -150,6 +155,9 @@ struct AdminInvocation: Sendable {
         case "grant-admin": command = .grantAdmin(user: try onlyID("USER_ID"))
         case "revoke-admin": command = .revokeAdmin(user: try onlyID("USER_ID"))
         case "journal": try noOperands(); command = .journal
+        case "backup", "restore":
+            guard operands.count == 1, !operands[0].isEmpty else { throw ConfigurationError("usage: bangbang admin \(verb) DIR") }
+            command = verb == "backup" ? .backup(directory: operands[0]) : .restore(directory: operands[0], force: force)
         default: throw ConfigurationError("unknown admin command '\(verb)'; see bangbang admin --help")
         }
         var invocation = AdminInvocation(command: command)
@@ -182,6 +190,12 @@ struct AdminInvocation: Sendable {
       revoke-admin USER_ID           revoke a grant (administrators by --admin-phone stay)
       journal                        journal segments and snapshots: files, sizes, sequence ranges,
                                      record counts by kind (segments only while the server runs)
+      backup DIR                     copy the data directory into DIR (new or empty), also while
+                                     the server runs: snapshot, journal, archive, session secret,
+                                     and manifest.json (sizes, SHA-256) written last
+      restore DIR [--force]          check the backup in DIR against its manifest, then copy it
+                                     into --data-dir; the server must be stopped, and a non-empty
+                                     data directory is replaced only with --force
 
     options:
       --data-dir PATH                the server's data directory (default ./data); any server

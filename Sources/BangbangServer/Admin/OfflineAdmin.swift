@@ -94,8 +94,8 @@ enum OfflineAdmin {
                     }
                 })
             }
-        case .journal:
-            preconditionFailure("journal is read by JournalInspection, not run as a command")
+        case .journal, .backup, .restore:
+            preconditionFailure("\(command) works on the data directory's files, not as a command")
         }
     }
 }
