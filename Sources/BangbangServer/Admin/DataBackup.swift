@@ -56,7 +56,7 @@ enum DataBackup {
                 let archive = dataDirectory + "/" + Application.archiveFileName
                 if FileManager.default.fileExists(atPath: archive) {
                     do {
-                        try OrderArchive(path: archive).backup(to: target + "/" + Application.archiveFileName)
+                        try OrderArchive.backup(archiveAt: archive, to: target + "/" + Application.archiveFileName)
                     } catch {
                         throw Failure("cannot copy \(archive): \(error)")
                     }
