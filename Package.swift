@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "BangbangStorage", "OrderArchive",
-                               "Crypto", "CLinux", "CZlib", "BangbangClient"],
+                               "Crypto", "CLinux", "CZlib", "BangbangClient", "NATSClient", "Cluster"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
         // Closed orders in SQLite; stores each order's encoded bytes opaquely, so it imports no

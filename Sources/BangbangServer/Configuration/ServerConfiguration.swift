@@ -4,6 +4,7 @@
 // variable and config-file key; `ConfigurationLoader` applies them in order of precedence.
 import BangbangCore
 import Forwarding
+import NATSClient
 
 public enum FsyncPolicy: Sendable, Hashable {
     /// Acknowledged means on disk: every batch of records is fdatasync'ed before any reply.
@@ -105,6 +106,18 @@ public struct ServerConfiguration: Sendable {
     /// `send-proxy-v2`, a cloud TCP load balancer). Off by default: the specification forbids
     /// guessing, so with it on the port serves only the proxies.
     public var expectsProxyProtocol = false
+    /// The NATS servers of a cluster (`--nats`, each `nats://host:port`). Empty, the default: one
+    /// node on its own, its journal and snapshots in the data directory, no NATS needed.
+    public var natsServers: [NATSServerAddress] = []
+    /// This node's name among the cluster's nodes (`--node-id`); empty means the host name.
+    /// Each node of a cluster needs its own.
+    public var nodeID = ""
+    /// How long a partition lease lasts without renewal, in milliseconds (`--lease-ms`): the
+    /// bound on how long a dead node's partitions stay unserved, before their replay.
+    public var leaseMilliseconds = 6_000
+
+    /// Whether this node is one of several sharing partitions over NATS.
+    public var isClustered: Bool { !natsServers.isEmpty }
 
     public init() {}
 }

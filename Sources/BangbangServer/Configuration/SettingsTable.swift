@@ -3,6 +3,7 @@
 // from it, so a setting cannot exist in one place and be missing from another.
 import BangbangCore
 import Forwarding
+import NATSClient
 
 struct Setting: Sendable {
     enum Kind: Sendable { case flag, value, list }
@@ -47,6 +48,24 @@ private func addressRange(_ text: String) throws(ConfigurationError) -> AddressR
 
 private func nonEmpty(_ name: String, _ text: String) throws(ConfigurationError) -> String {
     guard !text.isEmpty else { throw ConfigurationError("invalid value for \(name): must not be empty") }
+    return text
+}
+
+private func natsAddress(_ text: String) throws(ConfigurationError) -> NATSServerAddress {
+    guard let address = NATSServerAddress(url: text) else {
+        throw ConfigurationError("invalid value '\(text)' for --nats: expected nats://host:port")
+    }
+    return address
+}
+
+/// Node names appear in NATS subjects and lease records, so only characters safe in both.
+private func nodeName(_ text: String) throws(ConfigurationError) -> String {
+    let allowed = text.utf8.allSatisfy { byte in
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x5F
+    }
+    guard !text.isEmpty, text.utf8.count <= 64, allowed else {
+        throw ConfigurationError("invalid value '\(text)' for --node-id: expected 1 to 64 letters, digits, '-' or '_'")
+    }
     return text
 }
 
@@ -176,6 +195,17 @@ enum SettingsTable {
                 help: "every connection starts with a PROXY protocol v1/v2 header from a --trusted-proxy",
                 apply: { config, text throws(ConfigurationError) in config.expectsProxyProtocol = try boolean("--proxy-protocol", text) },
                 current: { String($0.expectsProxyProtocol) }),
+        Setting(name: "nats", kind: .list, placeholder: "URL",
+                help: "a NATS server of the cluster, nats://host:port (repeatable; none: a single node, no NATS)",
+                apply: { config, text throws(ConfigurationError) in config.natsServers.append(try natsAddress(text)) },
+                current: { $0.natsServers.map(\.description).joined(separator: ",") }),
+        Setting(name: "node-id", kind: .value, placeholder: "NAME",
+                help: "this node's name in the cluster (letters, digits, - and _; default: the host name)",
+                apply: { config, text throws(ConfigurationError) in config.nodeID = try nodeName(text) },
+                current: { $0.nodeID }),
+        .integerValued("lease-ms", placeholder: "MS",
+                       help: "milliseconds a node's partition lease lasts unrenewed before another node takes it",
+                       range: 500...60_000, \.leaseMilliseconds),
     ]
 
     static func named(_ name: String) -> Setting? { all.first { $0.name == name } }
