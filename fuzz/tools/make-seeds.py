@@ -159,3 +159,43 @@ header_sets = {
 }
 for name, (setup, text) in header_sets.items():
     write("forwarding", name, bytes([setup]) + text.encode())
+
+# relay-protocol: direction byte (even: to the owner, odd: to a gateway), then one envelope.
+def relay_envelope(node, incarnation, frames):
+    return b"BR\x01" + bytes([len(node)]) + node + struct.pack(">Q", incarnation) + b"".join(frames)
+
+
+def relay_open(connection, flags, address):
+    return b"\x01" + struct.pack(">QBB", connection, flags, len(address)) + address
+
+
+def relay_message(connection, text):
+    return b"\x02" + struct.pack(">QI", connection, len(text)) + text
+
+
+def relay_alive(connections):
+    return b"\x04" + struct.pack(">I", len(connections)) + b"".join(struct.pack(">Q", c) for c in connections)
+
+
+def relay_deliver(connections, text):
+    return (b"\x05" + struct.pack(">H", len(connections)) + b"".join(struct.pack(">Q", c) for c in connections)
+            + struct.pack(">I", len(text)) + text)
+
+
+def relay_close_connection(connection, code, reason):
+    return b"\x06" + struct.pack(">QHB", connection, code, len(reason)) + reason
+
+
+relay_seeds = {
+    "to-owner": (0x00, relay_envelope(b"node-b", 7, [relay_open(1, 1, b"10.1.2.3"),
+                                                     relay_message(1, b'{"id":1,"op":"info.server"}'),
+                                                     b"\x03" + struct.pack(">Q", 1), relay_alive([1, 2])])),
+    "open-ipv6-tls": (0x02, relay_envelope(b"n_1", 1, [relay_open(9, 3, b"2001:db8::7")])),
+    "to-gateway": (0x01, relay_envelope(b"node-a", 9, [relay_deliver([1, 7, 2 ** 64 - 1], b'{"event":"feed.enter"}'),
+                                                       relay_close_connection(7, 1012, "owner changed".encode()),
+                                                       relay_alive([])])),
+    "close-reason-utf8": (0x03, relay_envelope(b"a", 2, [relay_close_connection(1, 1012, "重启".encode())])),
+    "wrong-direction": (0x01, relay_envelope(b"a", 2, [relay_open(1, 0, b"::1")])),
+}
+for name, (setup, data) in relay_seeds.items():
+    write("relay-protocol", name, bytes([setup]) + data)
