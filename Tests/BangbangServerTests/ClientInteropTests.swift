@@ -191,8 +191,9 @@ final class InteropClient: ConnectionHandler, @unchecked Sendable {
     }
 
     /// The next event, or nil after 10 seconds.
-    func nextEvent() async -> WebSocketEvent? {
-        await poll { events.isEmpty ? nil : events.removeFirst() }
+    /// `interval`: how often to look; the relay's latency figure looks far more often.
+    func nextEvent(checkingEvery interval: Duration = .milliseconds(2)) async -> WebSocketEvent? {
+        await poll(every: interval) { events.isEmpty ? nil : events.removeFirst() }
     }
 
     func waitForTransportClose() async -> ConnectionCloseReason? {
@@ -200,9 +201,9 @@ final class InteropClient: ConnectionHandler, @unchecked Sendable {
     }
 
     /// Polls `probe` under the lock until it yields a value or 10 seconds pass.
-    private func poll<T>(_ probe: () -> T?) async -> T? {
+    private func poll<T>(every interval: Duration = .milliseconds(2), _ probe: () -> T?) async -> T? {
         var value: T?
-        _ = await eventually {
+        _ = await eventually(interval: interval) {
             value = locked(probe)
             return value != nil
         }

@@ -50,7 +50,8 @@ final class ClusterNode: @unchecked Sendable {
     let relay: ClusterRelay
     private let dataDirectory: String
 
-    init(name: String, owner: String?, nats addresses: [NATSServerAddress], timings: RelayTimings = RelayTimings()) async throws {
+    init(name: String, owner: String?, nats addresses: [NATSServerAddress], eventLoops: Int = 2,
+         timings: RelayTimings = RelayTimings()) async throws {
         self.name = name
         dataDirectory = try makeTemporaryDirectory("bangbang-relay-\(name)")
         var configuration = ServerConfiguration()
@@ -60,7 +61,9 @@ final class ClusterNode: @unchecked Sendable {
         configuration.fsyncPolicy = .never
         configuration.isDevelopment = true
         configuration.servesWeb = false
-        configuration.eventLoops = 2
+        configuration.eventLoops = eventLoops
+        // The latency measurement sends requests back to back.
+        configuration.requestsPerSecond = 0
         configuration.adminPhones = [Self.adminPhone]
         configuration.natsServers = addresses
         configuration.nodeID = name
@@ -72,10 +75,19 @@ final class ClusterNode: @unchecked Sendable {
         port = try #require(server.start().first?.port)
     }
 
+    private var isNATSClosed = false
+
+    /// Cuts the node off NATS without a word (as a crash does), leaving the server running.
+    func dropNATS() async {
+        guard !isNATSClosed else { return }
+        isNATSClosed = true
+        await nats.close()
+    }
+
     func stop() async {
         relay.stop()
         server.shutdown(timeout: .seconds(1))
-        await nats.close()
+        await dropNATS()
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 
@@ -93,6 +105,8 @@ final class ProtocolClient: @unchecked Sendable {
     private var nextID: Int64 = 1
     private var pending: [JSONValue] = []
     private(set) var closeCode: CloseCode?
+    /// How often to look for the next message: 2 ms by default, far less for measurements.
+    var checkInterval: Duration = .milliseconds(2)
 
     private init(socket: InteropClient) {
         self.socket = socket
@@ -135,7 +149,7 @@ final class ProtocolClient: @unchecked Sendable {
     /// The close code the server sent (nil when the connection did not close within 10 s).
     func waitForClose() async -> CloseCode? {
         while closeCode == nil {
-            guard receiveOne(await socket.nextEvent()) else { break }
+            guard receiveOne(await socket.nextEvent(checkingEvery: checkInterval)) else { break }
         }
         return closeCode
     }
@@ -143,7 +157,7 @@ final class ProtocolClient: @unchecked Sendable {
     private func next(_ matches: (JSONValue) -> Bool) async -> JSONValue? {
         while true {
             if let index = pending.firstIndex(where: matches) { return pending.remove(at: index) }
-            guard closeCode == nil, receiveOne(await socket.nextEvent()) else { return nil }
+            guard closeCode == nil, receiveOne(await socket.nextEvent(checkingEvery: checkInterval)) else { return nil }
         }
     }
 
