@@ -76,14 +76,17 @@ import WebSocketProtocol
         let again = try await resumed.ok("auth.resume", #"{"token":\#(Self.text(token))}"#)
         #expect(again["user"]?["id"] == runnerLogin["user"]?["id"])
 
-        // The owner moves away from A: B's relayed clients and A's own are told to reconnect.
-        a.directory.announce("node-c")
+        // The owner moves away from A. B hears it first (A, in its own view, still owns): B
+        // closes its relayed clients by itself; then A hears it and closes its own.
         b.directory.announce("node-c")
         #expect(await runnerOnB.waitForClose() == .serviceRestart)
         #expect(await publisherOnB.waitForClose() == .serviceRestart)
         #expect(await resumed.waitForClose() == .serviceRestart)
+        #expect(b.relay.gateway.connectionCount == 0)
+        #expect(await eventually { a.relay.host.sessionCount == 0 }, "A kept the sessions B closed")
+        a.directory.announce("node-c")
         #expect(await publisherOnA.waitForClose() == .serviceRestart)
-        #expect(await eventually { a.relay.host.sessionCount == 0 && b.relay.gateway.connectionCount == 0 })
+        #expect(await runnerOnA.waitForClose() == .serviceRestart)
 
         // Nobody owns: the upgrade is refused until someone does.
         b.directory.announce(nil)
