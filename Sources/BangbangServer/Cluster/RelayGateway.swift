@@ -175,16 +175,26 @@ final class RelayGateway: @unchecked Sendable {
             logger.warning("relay_envelope_refused", ["subject": message.subject, "error": "\(error)"])
             return
         }
-        let entries = state.withLock { state -> [UInt64: Entry] in
+        // Looked up once, under the lock, for the whole envelope: copying the table instead
+        // would make the next open or close copy every entry.
+        let recipients = state.withLock { state -> [[Entry]] in
             if state.lastHeard[envelope.sender] != nil { state.lastHeard[envelope.sender] = EventLoop.now }
-            return state.entries
+            return envelope.frames.map { frame in
+                let ids: [UInt64]
+                switch frame {
+                case .deliver(let connections, _): ids = connections
+                case .closeConnection(let connection, _, _): ids = [connection]
+                default: ids = []
+                }
+                return ids.compactMap { state.entries[$0] }.filter { $0.owner == envelope.sender }
+            }
         }
-        for frame in envelope.frames {
+        for (frame, entries) in zip(envelope.frames, recipients) {
             switch frame {
-            case .deliver(let ids, let text):
-                deliver(text, to: ids.compactMap { entries[$0] }.filter { $0.owner == envelope.sender })
-            case .closeConnection(let id, let code, let reason):
-                guard let entry = entries[id], entry.owner == envelope.sender else { continue }
+            case .deliver(_, let text):
+                deliver(text, to: entries)
+            case .closeConnection(_, let code, let reason):
+                guard let entry = entries.first else { continue }
                 entry.loop.execute { entry.endpoint.close(code: CloseCode(rawValue: code), reason: reason) }
             case .alive:
                 break
