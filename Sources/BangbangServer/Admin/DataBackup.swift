@@ -170,10 +170,15 @@ enum DataBackup {
                 }
             }
             try sync(dataDirectory)
-        } catch let failure as Failure {
-            throw failure
         } catch {
-            throw Failure("cannot restore into \(dataDirectory): \(error)")
+            // A half-restored directory would start as a server that silently misses what the
+            // files not yet copied held: leave none of the backup's files behind.
+            for file in manifest.files {
+                unlink(dataDirectory + "/" + file.name + ".restoring")
+                unlink(dataDirectory + "/" + file.name)
+            }
+            let reason = (error as? Failure)?.description ?? "cannot restore into \(dataDirectory): \(error)"
+            throw Failure(reason + "; nothing was restored (\(dataDirectory) holds none of the backup's files)")
         }
         return manifest
     }
