@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "BangbangStorage", "OrderArchive",
-                               "Crypto", "CLinux", "CZlib", "BangbangClient", "NATSClient", "Cluster"],
+                               "Crypto", "CLinux", "CZlib", "BangbangClient", "NATSProtocol", "NATSClient", "Cluster"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
         // Closed orders in SQLite; stores each order's encoded bytes opaquely, so it imports no
@@ -89,6 +89,11 @@ let package = Package(
         .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "NATSClient", "NATSTestSupport"], swiftSettings: strict),
+        // The server's side of a cluster (its stream journal, shared secret, owner directory)
+        // against a real 3-node JetStream cluster.
+        .testTarget(name: "ClusterServerTests",
+                    dependencies: ["BangbangServer", "Cluster", "NATSClient", "NATSTestSupport", "Journal"],
+                    swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["TestSupport", "BangbangClient", "BangbangProtocol", "SocketServer"],
