@@ -4,6 +4,8 @@
 //   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal,
 //                                BangbangStorage → BangbangCore, OrderArchive}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
+//   Journal and SocketServer → Platform (one `Errno`, every file, socket and epoll call, faults
+//   injected per `Syscalls` value) → CLinux.
 //   BangbangProtocol → JSON (the strict parser and writer, re-exported); JSON imports nothing.
 //   Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR
 //   trust) imports nothing.
