@@ -39,6 +39,27 @@ import Testing
         #expect(recovery.report.warnings.isEmpty)
     }
 
+    @Test func faultsInjectedIntoOneJournalLeaveAnotherInTheSameProcessAlone() async throws {
+        let fullDirectory = TemporaryDirectory()
+        let healthyDirectory = TemporaryDirectory()
+        defer {
+            fullDirectory.remove()
+            healthyDirectory.remove()
+        }
+        let isDiskFull = Mutex(false)
+        var fullDisk = configuration()
+        fullDisk.simulateFullDisk(when: { isDiskFull.withLock { $0 } })
+        let (full, _) = try openJournal(fullDirectory, fullDisk)
+        let (healthy, _) = try openJournal(healthyDirectory)
+        isDiskFull.withLock { $0 = true }
+
+        #expect(await appendAndWait(full, payload(1)) == .failure(.noSpace))
+        #expect(try await appendAndWait(healthy, payload(1)).get() == 1)
+        try healthy.close()
+        isDiskFull.withLock { $0 = false }
+        try full.close()
+    }
+
     @Test func noSpaceOnSyncFailsTheAppendAndTruncatesTheBatch() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
