@@ -1,8 +1,9 @@
-// Every libc call the journal and the transport make goes through a `Syscalls` value, for three
-// reasons: EINTR is retried in one place instead of at every call site; a failure comes back as
-// a typed `Errno`; and a test can force the failures that matter (ENOSPC and EIO from a write or
-// an fsync, EMFILE from accept, EAGAIN and short transfers on a socket) without a full disk, a
-// broken drive or a misbehaving kernel.
+// Every system call the journal and the transport make goes through a `Syscalls` value (address
+// parsing and name resolution, which change nothing, stay with the transport), for three
+// reasons: EINTR is retried in one place instead of at every call site; a failure comes back as a
+// typed `Errno`; and a test can force the failures that matter (ENOSPC and EIO from a write or an
+// fsync, EMFILE from accept, EAGAIN and short transfers on a socket) without a full disk, a broken
+// drive or a misbehaving kernel.
 //
 // Faults are per instance: a journal takes its `Syscalls` in its configuration, a server and its
 // event loops in theirs, each defaulting to `.live`. There is no process-wide hook. The rule is
