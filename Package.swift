@@ -4,6 +4,8 @@
 //   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal,
 //                                BangbangStorage → BangbangCore, OrderArchive}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
+//   Journal and SocketServer → Platform (one `Errno`, every file, socket and epoll call, faults
+//   injected per `Syscalls` value) → CLinux.
 //   BangbangProtocol → JSON (the strict parser and writer, re-exported); JSON imports nothing.
 //   Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR
 //   trust) imports nothing.
@@ -38,12 +40,15 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // The one door to the operating system: `Errno`, and every file, socket and epoll call the
+        // journal and the transport make, with per-instance fault injection for tests.
+        .target(name: "Platform", dependencies: ["CLinux"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CZlib"], swiftSettings: strict),
         .target(name: "WebSocketProtocol", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
         .target(name: "Forwarding", swiftSettings: strict),
-        .target(name: "SocketServer", dependencies: ["COpenSSL", "CLinux", "Forwarding"], swiftSettings: strict),
+        .target(name: "SocketServer", dependencies: ["COpenSSL", "CLinux", "Forwarding", "Platform"], swiftSettings: strict),
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
-        .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
+        .target(name: "Journal", dependencies: ["Crypto", "CZlib", "Platform"], swiftSettings: strict),
         .target(name: "JSON", swiftSettings: strict),
         // What is stored on disk, in the keyed binary form: journal entries and snapshots.
         .target(name: "BangbangStorage", dependencies: ["BangbangCore"], swiftSettings: strict),
@@ -76,17 +81,18 @@ let package = Package(
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
                           path: "loadtest", swiftSettings: strict),
 
+        .testTarget(name: "PlatformTests", dependencies: ["TestSupport", "Platform"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "WebSocketProtocolTests", dependencies: ["TestSupport", "WebSocketProtocol"], swiftSettings: strict),
         .testTarget(name: "ForwardingTests", dependencies: ["TestSupport", "Forwarding"], swiftSettings: strict),
-        .testTarget(name: "SocketServerTests", dependencies: ["TestSupport", "SocketServer", "Forwarding"], swiftSettings: strict),
+        .testTarget(name: "SocketServerTests", dependencies: ["TestSupport", "SocketServer", "Forwarding", "Platform"], swiftSettings: strict),
         .testTarget(name: "BangbangCoreTests", dependencies: ["TestSupport", "BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["TestSupport", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "NATSProtocolTests", dependencies: ["TestSupport", "NATSProtocol"], swiftSettings: strict),
         // Real nats-server processes (one, or a 3-node cluster) for the integration tests.
-        .target(name: "NATSTestSupport", dependencies: ["NATSClient"], path: "Tests/NATSTestSupport", swiftSettings: strict),
-        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
+        .target(name: "NATSTestSupport", dependencies: ["NATSClient", "TestSupport"], path: "Tests/NATSTestSupport", swiftSettings: strict),
+        .testTarget(name: "NATSClientTests", dependencies: ["TestSupport", "NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "NATSClient", "NATSTestSupport"], swiftSettings: strict),
         // The server's side of a cluster (its stream journal, shared secret, owner directory)
@@ -94,7 +100,7 @@ let package = Package(
         .testTarget(name: "ClusterServerTests",
                     dependencies: ["BangbangServer", "Cluster", "NATSClient", "NATSTestSupport", "Journal"],
                     swiftSettings: strict),
-        .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal"], swiftSettings: strict),
+        .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal", "Platform"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["TestSupport", "BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
