@@ -76,14 +76,14 @@ class Node:
         return self.process.returncode
 
 
-def wait_until(condition, timeout, what):
+def wait_until(condition, timeout, what, node=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         result = condition()
         if result:
             return result
         time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what}" + (f"; its log:\n{node.log()}" if node else ""))
 
 
 @pytest.fixture
@@ -94,9 +94,9 @@ def cluster(tmp_path):
     try:
         nodes.append(Node("bb1", ports[0], str(tmp_path), nats.urls))
         # The first node takes the free lease; the second starts as its standby.
-        wait_until(nodes[0].is_ready, 20, "the first node to own the partition")
+        wait_until(nodes[0].is_ready, 20, "the first node to own the partition", nodes[0])
         nodes.append(Node("bb2", ports[1], str(tmp_path), nats.urls))
-        wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join")
+        wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join", nodes[1])
         yield nodes
     finally:
         for node in nodes:
@@ -133,7 +133,7 @@ def test_a_standby_takes_over_a_killed_owner_with_every_acknowledged_order(clust
 
     killed_at = time.monotonic()
     owner.kill()
-    wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready")
+    wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)
     takeover = time.monotonic() - killed_at
     print(f"\ntakeover after kill -9 of the owner: {takeover:.2f} s (lease {LEASE_MS} ms)")
     assert takeover < TAKEOVER_BOUND_SECONDS, f"took {takeover:.2f} s, bound {TAKEOVER_BOUND_SECONDS} s"
