@@ -40,6 +40,7 @@ public final class ClusterRunner: Sendable {
     /// address cannot be bound.
     public func start() throws {
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        try lockDataDirectory()
         for address in try standby.start() {
             logger.info("standby_listening", ["address": address.description, "port": address.port, "node": node.localNodeID])
         }
@@ -98,6 +99,20 @@ public final class ClusterRunner: Sendable {
                                               "ms": Int((ContinuousClock.now - started).seconds * 1000)])
         } catch {
             fail("partition_recovery_failed", "cannot recover the partition: \(error)")
+        }
+    }
+
+    /// Takes the data directory's `LOCK`, as the local journal does, for the life of the
+    /// process: the node's archive and administrator secret are there, and a second server on
+    /// the same directory is refused.
+    private func lockDataDirectory() throws {
+        let path = configuration.dataDirectory + "/LOCK"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw ClusterError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw ClusterError("data directory \(configuration.dataDirectory) is locked by another running server (LOCK is held); "
+                               + "stop that server first, or use another directory")
         }
     }
 
