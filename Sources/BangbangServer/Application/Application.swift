@@ -110,6 +110,8 @@ final class Application: @unchecked Sendable {
         let journal: any CommitJournal
         let recovery: RecoveredLog
         if let cluster {
+            // The data directory holds only the node's archive here; nothing else makes it.
+            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
             journal = cluster.makeJournal(publishingQueue)
             recovery = cluster.recovered
         } else {
