@@ -76,14 +76,14 @@ class Node:
         return self.process.returncode
 
 
-def wait_until(condition, timeout, what):
+def wait_until(condition, timeout, what, node=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         result = condition()
         if result:
             return result
         time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what}" + (f"; its log:\n{node.log()}" if node else ""))
 
 
 @pytest.fixture
@@ -94,9 +94,9 @@ def cluster(tmp_path):
     try:
         nodes.append(Node("bb1", ports[0], str(tmp_path), nats.urls))
         # The first node takes the free lease; the second starts as its standby.
-        wait_until(nodes[0].is_ready, 20, "the first node to own the partition")
+        wait_until(nodes[0].is_ready, 20, "the first node to own the partition", nodes[0])
         nodes.append(Node("bb2", ports[1], str(tmp_path), nats.urls))
-        wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join")
+        wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join", nodes[1])
         yield nodes
     finally:
         for node in nodes:
@@ -133,7 +133,7 @@ def test_a_standby_takes_over_a_killed_owner_with_every_acknowledged_order(clust
 
     killed_at = time.monotonic()
     owner.kill()
-    wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready")
+    wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)
     takeover = time.monotonic() - killed_at
     print(f"\ntakeover after kill -9 of the owner: {takeover:.2f} s (lease {LEASE_MS} ms)")
     assert takeover < TAKEOVER_BOUND_SECONDS, f"took {takeover:.2f} s, bound {TAKEOVER_BOUND_SECONDS} s"
@@ -152,3 +152,40 @@ def test_a_standby_takes_over_a_killed_owner_with_every_acknowledged_order(clust
         # The new owner appends after what it replayed.
         new_order = publish(resumed, "after the failover")
         assert new_order["id"] not in acknowledged
+
+
+def test_sigterm_hands_the_lease_back_and_the_standby_takes_over_at_once(cluster):
+    owner, standby = cluster
+    with Client(owner.url) as publisher:
+        publisher.login(fresh_phone())
+        order = publish(publisher, "before the clean stop")
+    stopped_at = time.monotonic()
+    assert owner.stop() == 0
+    wait_until(standby.is_ready, LEASE_MS / 1000 + 5, "the standby to become ready", standby)
+    takeover = time.monotonic() - stopped_at
+    print(f"\ntakeover after SIGTERM of the owner: {takeover:.2f} s (lease {LEASE_MS} ms)")
+    # Handed back, not expired: the standby does not wait out a lease time.
+    assert "event=partition_acquired" in standby.log()
+    assert takeover < LEASE_MS / 1000 + 1.0, f"took {takeover:.2f} s"
+    with Client(standby.url) as client:
+        client.login(fresh_phone())
+        assert client.ok("order.get", {"order_id": order["id"]})["order"]["details"]["title"] == "before the clean stop"
+
+
+def test_an_owner_paused_past_its_lease_is_fenced_and_exits_75(cluster):
+    owner, standby = cluster
+    with Client(owner.url) as publisher:
+        publisher.login(fresh_phone())
+        publish(publisher, "before the pause")
+    owner.process.send_signal(signal.SIGSTOP)
+    try:
+        wait_until(standby.is_ready, LEASE_MS / 1000 + 5, "the standby to take over from the paused owner", standby)
+        with Client(standby.url) as client:
+            client.login(fresh_phone())
+            publish(client, "on the new owner")
+    finally:
+        owner.process.send_signal(signal.SIGCONT)
+    # Back from the pause, the old owner finds its lease gone (or its next append refused) and
+    # exits for its supervisor to restart it as a standby.
+    assert owner.process.wait(timeout=10) == 75
+    assert re.search(r"event=(partition_lost|journal_fenced)", owner.log())

@@ -5,7 +5,9 @@
 // Start-up is recovery: open the journal (which takes the data directory's lock), load the
 // snapshot, replay the journal through the same `apply` + `publish` path that live changes take
 // (so the personal streams are rebuilt with the same numbering), then apply what came due while
-// the server was down. Only then does the server accept connections. Snapshots, the final
+// the server was down. Only then does the server accept connections. In a cluster the journal
+// and snapshot come from the owned partition's stream and the object store instead
+// (`ClusterStorage`), and so does the session secret. Snapshots, the final
 // snapshot at shutdown and the rebuild after a failed journal write are in Durability.swift.
 // The order archive is opened next to the journal (ArchiveFile.swift); once memory is
 // recovered, every closed order in it is handed to the archiver, which stores whatever the
@@ -110,6 +112,8 @@ final class Application: @unchecked Sendable {
         let journal: any CommitJournal
         let recovery: RecoveredLog
         if let cluster {
+            // The data directory holds only the node's archive here; nothing else makes it.
+            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
             journal = cluster.makeJournal(publishingQueue)
             recovery = cluster.recovered
         } else {

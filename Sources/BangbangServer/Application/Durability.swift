@@ -43,6 +43,14 @@
 // waited for, login throttles) goes back to what disk has, so a code sent just before the failure
 // may have to be requested again. If reading back fails, the process exits (status 75) so a
 // supervisor restarts it from what is on disk.
+//
+// IN A CLUSTER
+//
+// The journal is the owned partition's stream (Cluster/StreamJournal.swift): a snapshot goes to
+// the object store and the stream is purged through it, and memory is never rebuilt in place. A
+// failed append there means the node may no longer own the partition, so every later append
+// fails with `.closed` (no rebuild is scheduled for it) and the node exits for its supervisor to
+// restart it as a standby.
 import BangbangCore
 import BangbangStorage
 import Dispatch

@@ -26,6 +26,8 @@ public final class ClusterRunner: Sendable {
     let node: ClusterNode
     private let standby: StandbyListener
     private let server = Mutex<Server?>(nil)
+    /// Set by `shutdown`: the lease it hands back is then not a loss.
+    private let isLeaving = Atomic(false)
 
     public init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -38,6 +40,7 @@ public final class ClusterRunner: Sendable {
     /// address cannot be bound.
     public func start() throws {
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        try lockDataDirectory()
         for address in try standby.start() {
             logger.info("standby_listening", ["address": address.description, "port": address.port, "node": node.localNodeID])
         }
@@ -67,6 +70,7 @@ public final class ClusterRunner: Sendable {
                 logger.info("partition_acquired", ["partition": "\(partition)", "term": term])
                 await becomeOwner(term: term, secret: secret)
             case .lost(let partition, let reason):
+                guard !isLeaving.load(ordering: .acquiring) else { return }
                 fail("partition_lost", "lost the lease of \(partition) (\(reason)); exiting to come back as a standby")
             }
         }
@@ -88,13 +92,43 @@ public final class ClusterRunner: Sendable {
             let server = try Server(configuration: configuration, logger: logger, clock: Server.wallClock, cluster: storage)
             try AdminSecret.create(in: configuration.dataDirectory)
             standby.stop()
-            _ = try server.start()
+            try await startListening(server)
             self.server.withLock { $0 = server }
             logger.info("partition_serving", ["term": term, "snapshot_sequence": recovered.snapshotSequence,
                                               "records": recovered.records.count, "journal_sequence": last,
                                               "ms": Int((ContinuousClock.now - started).seconds * 1000)])
         } catch {
             fail("partition_recovery_failed", "cannot recover the partition: \(error)")
+        }
+    }
+
+    /// Takes the data directory's `LOCK`, as the local journal does, for the life of the
+    /// process: the node's archive and administrator secret are there, and a second server on
+    /// the same directory is refused.
+    private func lockDataDirectory() throws {
+        let path = configuration.dataDirectory + "/LOCK"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw ClusterError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw ClusterError("data directory \(configuration.dataDirectory) is locked by another running server (LOCK is held); "
+                               + "stop that server first, or use another directory")
+        }
+    }
+
+    /// The standby's listening socket closes on its queue shortly after `stop`; until then the
+    /// address is taken, so binding is tried again for up to a second.
+    private func startListening(_ server: Server) async throws {
+        var attempts = 0
+        while true {
+            do {
+                _ = try server.start()
+                return
+            } catch {
+                attempts += 1
+                guard attempts < 50 else { throw error }
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
     }
 
@@ -107,6 +141,7 @@ public final class ClusterRunner: Sendable {
     /// A clean stop (SIGTERM): serving ends as in single-node mode (clients told 1001, a final
     /// snapshot), then the lease is handed back. Blocks.
     public func shutdown() {
+        isLeaving.store(true, ordering: .releasing)
         if let server = server.withLock({ $0 }) {
             server.shutdown()
         } else {

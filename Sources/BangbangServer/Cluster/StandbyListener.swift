@@ -1,7 +1,7 @@
 // What a cluster node serves while it does not own the partition: `/healthz` answers ok (the
 // process is alive), `/readyz` 503 naming the owner (a load balancer sends clients elsewhere),
 // and `/ws` is refused with 503 and `Retry-After`, so a client retries, and a load balancer's
-// next pick may be the owner. Every other path is 503 too. It listens on the server's own
+// next pick may be the owner. Every other path is 404. It listens on the server's own
 // address and is stopped just before the server starts there.
 import Forwarding
 import SocketServer
