@@ -12,6 +12,8 @@
 //   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; JSON}, so an
 //   app built for Apple platforms links no C library; only the admin CLI in BangbangServer
 //   uses it, never the other way round.
+//   RelayProtocol (frames between a gateway node and the owner about relayed WebSocket
+//   connections; sans-I/O) imports nothing; BangbangServer's Cluster/ glue speaks it over NATS.
 //   NATSClient (JetStream, KV, object store; used by Cluster, not yet by the server)
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
 //   Cluster (partitions of a multi-node deployment, their leases and journals on JetStream; not
@@ -64,9 +66,12 @@ let package = Package(
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "BangbangStorage", "OrderArchive",
-                               "Crypto", "CLinux", "CZlib", "BangbangClient", "NATSProtocol", "NATSClient", "Cluster"],
+                               "Crypto", "CLinux", "CZlib", "BangbangClient", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
+        // The frames a gateway node and the partition's owner exchange about relayed WebSocket
+        // connections; sans-I/O, no imports, fuzzed.
+        .target(name: "RelayProtocol", swiftSettings: strict),
         // Closed orders in SQLite; stores each order's encoded bytes opaquely, so it imports no
         // Bangbang module.
         .target(name: "OrderArchive", dependencies: ["CSQLite"], swiftSettings: strict),
@@ -90,6 +95,7 @@ let package = Package(
         .testTarget(name: "BangbangProtocolTests", dependencies: ["TestSupport", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "NATSProtocolTests", dependencies: ["TestSupport", "NATSProtocol"], swiftSettings: strict),
+        .testTarget(name: "RelayProtocolTests", dependencies: ["TestSupport", "RelayProtocol"], swiftSettings: strict),
         // Real nats-server processes (one, or a 3-node cluster) for the integration tests.
         .target(name: "NATSTestSupport", dependencies: ["NATSClient", "TestSupport"], path: "Tests/NATSTestSupport", swiftSettings: strict),
         .testTarget(name: "NATSClientTests", dependencies: ["TestSupport", "NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
@@ -106,7 +112,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["TestSupport", "BangbangServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
-                                   "SocketServer", "Forwarding", "CZlib"],
+                                   "SocketServer", "Forwarding", "CZlib", "NATSClient", "NATSTestSupport", "RelayProtocol"],
                     exclude: ["Fixtures"],
                     swiftSettings: strict),
     ]

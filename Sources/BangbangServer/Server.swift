@@ -17,14 +17,16 @@ public final class Server: @unchecked Sendable {
     let application: Application
     private let group: EventLoopGroup
     /// Who is connected on each loop, and its outbox (indexed by loop).
-    private let registries: [LoopRegistry]
+    let registries: [LoopRegistry]
     private var socketServer: TCPServer?
     /// The limits a configuration reload (SIGHUP) can change while serving.
     private let addressLimiter: AddressLimiter
-    private let userLimiter: KeyedRateLimiter<UserID>
+    let userLimiter: KeyedRateLimiter<UserID>
     private let isReady = Mutex(false)
     /// The web app's files; replaced whole by a reload.
     private let staticSite = Mutex<StaticSite?>(nil)
+    /// Cluster mode's `/ws` routing and relay (Cluster/Server+Relay.swift); nil on a single node.
+    let relay = Mutex<ClusterRelay?>(nil)
 
     /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
     /// server holds or that cannot be written). Does not listen yet.
@@ -156,18 +158,21 @@ public final class Server: @unchecked Sendable {
         let application = application
         let registries = registries
         let userLimiter = userLimiter
+        let server = self
         var routes: [String: WebSocketRoute] = [
             "/ws": WebSocketRoute(
                 configuration: WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes,
                                                       maxMessageSize: configuration.maxMessageBytes,
                                                       maxFragmentsPerMessage: Self.maxFragmentsPerMessage),
-                makeEndpoint: { loop in ClientSession(app: application, registry: registries[loop.index], userLimiter: userLimiter) }),
+                makeEndpoint: { loop in
+                    server.relayEndpoint() ?? ClientSession(app: application, registry: registries[loop.index], userLimiter: userLimiter)
+                },
+                refusal: { server.relayRefusal() }),
         ]
         if configuration.enablesEcho {
             routes["/echo"] = WebSocketRoute(configuration: .echo, makeEndpoint: { _ in EchoEndpoint() })
         }
         let metrics = metrics
-        let server = self
         // Native apps send no Origin; browsers do, and only listed ones may connect.
         var originPolicy: @Sendable (String?) -> Bool = { _ in true }
         if !configuration.allowedOrigins.isEmpty {

@@ -148,7 +148,8 @@ private struct InteropSetupError: Error, CustomStringConvertible {
 
 /// Drives one client connection on its loop: the handshake first, then the WebSocket state
 /// machine. The test thread reads results under the lock and sends commands through the loop.
-private final class InteropClient: ConnectionHandler, @unchecked Sendable {
+/// The relay tests (Cluster/) use it as their WebSocket client too.
+final class InteropClient: ConnectionHandler, @unchecked Sendable {
     private let lock = NSLock()
     private var handshake: ClientHandshake?
     private var socket: WebSocketConnection?
@@ -268,7 +269,7 @@ private final class InteropClient: ConnectionHandler, @unchecked Sendable {
     }
 }
 
-private struct UncheckedSendable<Value>: @unchecked Sendable {
+struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }

@@ -56,12 +56,12 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         self.channel = channel
         let rate = app.connectionRequestRate.withLock { $0 }
         if rate > 0 {
-            requestBucket = TokenBucket(ratePerSecond: rate, capacity: rate * 2, now: channel.connection.loop.now)
+            requestBucket = TokenBucket(ratePerSecond: rate, capacity: rate * 2, now: channel.loop.now)
         }
     }
 
     /// The connection's id for log lines.
-    var connectionID: UInt64 { channel?.connection.id ?? 0 }
+    var connectionID: UInt64 { channel?.connectionID ?? 0 }
 
     func webSocket(_ channel: WebSocketChannel, didReceiveText bytes: [UInt8]) {
         let decoded = bytes.withUnsafeBytes { Request.decode($0) }
@@ -188,7 +188,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         var refusedBy: String?
         var wait: Int64 = 0
         if requestBucket != nil || (userLimiter != nil && user != nil) {
-            let now = channel.connection.loop.now
+            let now = channel.loop.now
             if requestBucket?.take(now: now) == false {
                 refusedBy = "connection"
                 wait = requestBucket?.millisecondsUntilToken(now: now) ?? 0

@@ -269,6 +269,11 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         }
         switch ServerHandshake.evaluate(head, configuration: router.handshake) {
         case .upgrade(let upgrade):
+            if let refusal = route.refusal() {
+                noteHandshakeFailure("status_\(refusal.status)")
+                respondAndClose(refusal, isHead: false)
+                return
+            }
             connection.send(upgrade.responseBytes)
             negotiatedDeflate = upgrade.deflate
             let socket = WebSocketConnection(role: .server, configuration: route.configuration, deflate: upgrade.deflate)
@@ -425,6 +430,15 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
     }
 
     // MARK: WebSocketChannel
+
+    var loop: EventLoop { connection.loop }
+    var connectionID: UInt64 { connection.id }
+
+    /// What runs on the upgraded connection; nil before the upgrade and after the close.
+    var webSocketEndpoint: WebSocketEndpoint? {
+        if case .webSocket(_, let endpoint) = phase { return endpoint }
+        return nil
+    }
 
     var isOpen: Bool {
         if case .webSocket(let socket, _) = phase { return socket.isOpen && !timing.isSlowConsumer }

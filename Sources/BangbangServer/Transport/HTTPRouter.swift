@@ -7,6 +7,9 @@ struct WebSocketRoute: Sendable {
     var configuration: WebSocketConfiguration
     /// Called on the connection's loop, with it.
     var makeEndpoint: @Sendable (EventLoop) -> WebSocketEndpoint
+    /// Checked for each valid upgrade before the 101: a response refuses it (a cluster node
+    /// while nobody owns the partition answers 503).
+    var refusal: @Sendable () -> HTTPResponse? = { nil }
 }
 
 struct HTTPRouter: Sendable {

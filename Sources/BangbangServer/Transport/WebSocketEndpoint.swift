@@ -15,9 +15,13 @@ protocol WebSocketEndpoint: AnyObject {
     func webSocketDidClose(_ channel: WebSocketChannel)
 }
 
-/// How an endpoint talks back. Implemented by `ClientConnection`.
+/// How an endpoint talks back. Implemented by `ClientConnection`, and by `RelayChannel` for a
+/// client whose WebSocket another node of a cluster terminates.
 protocol WebSocketChannel: AnyObject {
-    var connection: Connection { get }
+    /// The loop the channel and its endpoint are confined to.
+    var loop: EventLoop { get }
+    /// The connection's id for log lines.
+    var connectionID: UInt64 { get }
     /// The client behind the connection, through any trusted proxies: what per-address limits,
     /// logs and loopback-only checks use.
     var clientOrigin: ClientOrigin { get }
@@ -37,7 +41,8 @@ protocol WebSocketChannel: AnyObject {
 /// number of recipients. Each connection picks the variant it can read.
 final class SharedMessage: Sendable {
     let plainFrame: [UInt8]
-    private let payload: [UInt8]
+    /// The message itself, unframed (what a relay forwards to another node).
+    let payload: [UInt8]
     private let compressed: Mutex<[Int: [UInt8]]>
 
     init(text payload: [UInt8]) {

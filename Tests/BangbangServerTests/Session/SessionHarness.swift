@@ -16,6 +16,8 @@ import WebSocketProtocol
 final class RecordingChannel: WebSocketChannel, @unchecked Sendable {
     let connection: Connection
     let clientOrigin: ClientOrigin
+    var loop: EventLoop { connection.loop }
+    var connectionID: UInt64 { connection.id }
     private let state = Mutex<(texts: [[UInt8]], close: CloseCode?)>(([], nil))
 
     init(loop: EventLoop, address: String = "10.1.2.3") {

@@ -1,0 +1,34 @@
+// The server's seam to cluster mode: the owner side hands in who owns the partition and the
+// node's NATS connection; `/ws` then follows the owner (ClusterRelay.swift). A server that is
+// not clustered never consults any of this.
+import NATSClient
+import WebSocketProtocol
+
+extension Server {
+    /// Starts relaying `/ws` clients to the partition's owner through `connection` (before or
+    /// after `start()`). Only in cluster mode (`--nats`).
+    @discardableResult
+    func enableRelay(directory: OwnerDirectory, connection: NATSConnection,
+                     timings: RelayTimings = RelayTimings()) throws(NATSClientError) -> ClusterRelay {
+        precondition(configuration.isClustered, "the relay runs in cluster mode only (--nats)")
+        let (application, userLimiter) = (application, userLimiter)
+        let relay = ClusterRelay(directory: directory, connection: connection, registries: registries, timings: timings,
+                                 logger: logger) { registry in
+            ClientSession(app: application, registry: registry, userLimiter: userLimiter)
+        }
+        try relay.start()
+        self.relay.withLock { $0 = relay }
+        return relay
+    }
+
+    /// A relaying endpoint while another node owns the partition; nil for a local session.
+    func relayEndpoint() -> WebSocketEndpoint? {
+        guard configuration.isClustered else { return nil }
+        return relay.withLock { $0 }?.makeEndpoint()
+    }
+
+    func relayRefusal() -> HTTPResponse? {
+        guard configuration.isClustered else { return nil }
+        return relay.withLock { $0 }?.refusal()
+    }
+}
