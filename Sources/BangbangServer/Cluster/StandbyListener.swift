@@ -39,9 +39,14 @@ final class StandbyListener: Sendable {
         }
     }
 
-    /// What a standby says about itself: who owns the partition, as far as it knows.
-    static func status(owner: String?) -> String {
-        owner.map { "standby; owner is \($0)" } ?? "standby; no owner yet (failover in progress)"
+    /// What a standby says about itself: who owns the partition, as far as it knows (itself,
+    /// between taking the lease and serving: it is recovering).
+    static func status(of directory: any OwnerDirectory) -> String {
+        switch directory.currentOwner {
+        case nil: "standby; no owner yet (failover in progress)"
+        case directory.localNodeID?: "recovering; this node owns the partition and is replaying its journal"
+        case let owner?: "standby; owner is \(owner)"
+        }
     }
 
     static func router(directory: any OwnerDirectory, retryAfterSeconds: Int) -> HTTPRouter {
@@ -49,14 +54,14 @@ final class StandbyListener: Sendable {
             HTTPResponse(status: 503,
                          headers: ["Content-Type": "text/plain; charset=utf-8", "Retry-After": String(retryAfterSeconds),
                                    "Connection": "close"],
-                         body: Array("\(status(owner: directory.currentOwner)); retry\n".utf8))
+                         body: Array("\(status(of: directory)); retry\n".utf8))
         }
         return HTTPRouter(
             webSocketRoutes: [:],
             handshake: ServerHandshakeConfiguration(subprotocols: ["bangbang.v1"]),
             plainRoutes: [
                 "/healthz": { .plain(body: Array("ok\n".utf8)) },
-                "/readyz": { .plain(status: 503, body: Array("\(status(owner: directory.currentOwner))\n".utf8)) },
+                "/readyz": { .plain(status: 503, body: Array("\(status(of: directory))\n".utf8)) },
                 "/ws": unavailable,
             ],
             staticSite: { nil })

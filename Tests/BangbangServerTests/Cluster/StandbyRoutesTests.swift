@@ -43,6 +43,13 @@ final class FixedOwnerDirectory: OwnerDirectory {
         #expect(String(decoding: get("/readyz").body, as: UTF8.self) == "standby; no owner yet (failover in progress)\n")
     }
 
+    @Test func betweenTakingTheLeaseAndServingTheNodeSaysItIsRecovering() {
+        directory.set("bb2")
+        let ready = get("/readyz")
+        #expect(ready.status == 503)
+        #expect(String(decoding: ready.body, as: UTF8.self).hasPrefix("recovering; this node owns the partition"))
+    }
+
     @Test func aHostNameBecomesAValidNodeID() {
         #expect(ClusterNode.nodeID(fromHostName: "n1.campus.example") == "n1")
         #expect(ClusterNode.nodeID(fromHostName: "web+01") == "web-01")
