@@ -4,14 +4,14 @@
 //   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal,
 //                                BangbangStorage → BangbangCore, OrderArchive}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
-//   Journal and SocketServer → Platform (one `Errno`, every file, socket and epoll call, faults
+//   Journal, SocketServer and BangbangServer → Platform (one `Errno`, every file, socket and epoll call, faults
 //   injected per `Syscalls` value) → CLinux.
 //   BangbangProtocol → JSON (the strict parser and writer, re-exported); JSON imports nothing.
 //   Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR
 //   trust) imports nothing.
 //   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; JSON}, so an
-//   app built for Apple platforms links no C library; only the admin CLI in BangbangServer
-//   uses it, never the other way round.
+//   app built for Apple platforms links no C library; only the admin CLI in the executable
+//   (bangbang → BangbangClient) uses it, never the server library.
 //   RelayProtocol (frames between a gateway node and the owner about relayed WebSocket
 //   connections; sans-I/O) imports nothing; BangbangServer's Cluster/ glue speaks it over NATS.
 //   NATSClient (JetStream, KV, object store; used by Cluster, not yet by the server)
@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "BangbangStorage", "OrderArchive",
-                               "Crypto", "CLinux", "CZlib", "BangbangClient", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol"],
+                               "Crypto", "CLinux", "CZlib", "Platform", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
         // The frames a gateway node and the partition's owner exchange about relayed WebSocket
@@ -82,7 +82,12 @@ let package = Package(
         .target(name: "Cluster", dependencies: ["NATSClient", "JSON"], swiftSettings: strict),
         // What tests share: the seeded generator, the drip-feed verifier, `eventually`.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
-        .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
+        // The server's entry point, and `bangbang admin` (Admin/): the operator's command line,
+        // online through BangbangClient, offline through the server's package-level surface.
+        .executableTarget(name: "bangbang",
+                          dependencies: ["BangbangServer", "BangbangClient", "BangbangProtocol", "Journal", "OrderArchive",
+                                         "SocketServer", "Crypto", "Platform"],
+                          swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
                           path: "loadtest", swiftSettings: strict),
 
@@ -110,9 +115,16 @@ let package = Package(
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["TestSupport", "BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
+        // `bangbang admin`'s own code, in the executable: parsing, output, the online endpoint,
+        // the backup manifest.
+        .testTarget(name: "AdminCLITests", dependencies: ["bangbang", "BangbangServer", "BangbangProtocol"],
+                    swiftSettings: strict),
+        // Also the executable, for the backup and restore of a live application (its harness
+        // is here).
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["TestSupport", "BangbangServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
-                                   "SocketServer", "Forwarding", "CZlib", "NATSClient", "NATSTestSupport", "RelayProtocol"],
+                                   "SocketServer", "Forwarding", "CZlib", "NATSClient", "NATSTestSupport", "RelayProtocol",
+                                   "bangbang"],
                     exclude: ["Fixtures"],
                     swiftSettings: strict),
     ]

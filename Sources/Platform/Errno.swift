@@ -11,8 +11,11 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// The calling thread's `errno` now, right after a failed call.
     static var current: Errno { Errno(errno) }
 
+    /// The system's words for it alone ("No such file or directory"), for messages to a person.
+    public var reason: String { String(cString: strerror(rawValue)) }
+
     public var description: String {
-        "\(String(cString: strerror(rawValue))) (errno \(rawValue))"
+        "\(reason) (errno \(rawValue))"
     }
 
     // MARK: Any call

@@ -6,7 +6,7 @@ import Foundation
 
 let version = "0.1.0"
 
-// `bangbang admin …` is its own tool (Sources/BangbangServer/Admin/): it never serves.
+// `bangbang admin …` is its own tool (Admin/): it never serves.
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "admin" {
     exit(AdminCLI.run(arguments: Array(CommandLine.arguments.dropFirst(2)), environment: ProcessInfo.processInfo.environment))
 }

@@ -6,6 +6,7 @@
 // (`ClientOrigin.isLoopback`: through a proxy, only when the real client is), and never logged.
 import Crypto
 import Foundation
+import Platform
 
 public enum AdminSecret {
     public static let fileName = "admin-secret"
@@ -24,13 +25,13 @@ public enum AdminSecret {
         }.joined()
         let target = path(in: dataDirectory)
         let temporary = target + ".tmp"
-        unlink(temporary)
+        try? Syscalls.live.removeFile(temporary)
         guard FileManager.default.createFile(atPath: temporary, contents: Data((secret + "\n").utf8),
                                              attributes: [.posixPermissions: 0o600]) else {
             throw ConfigurationError("cannot write \(temporary): check the data directory's permissions")
         }
-        guard rename(temporary, target) == 0 else {
-            throw ConfigurationError("cannot create \(target): \(String(cString: strerror(errno)))")
+        do { try Syscalls.live.rename(temporary, to: target) } catch {
+            throw ConfigurationError("cannot create \(target): \(error.reason)")
         }
         return secret
     }
