@@ -8,17 +8,17 @@ import Crypto
 import Foundation
 import Platform
 
-public enum AdminSecret {
-    public static let fileName = "admin-secret"
+package enum AdminSecret {
+    package static let fileName = "admin-secret"
 
-    public static func path(in dataDirectory: String) -> String {
+    package static func path(in dataDirectory: String) -> String {
         (dataDirectory as NSString).appendingPathComponent(fileName)
     }
 
     /// Makes a new secret and writes it (temp file 0600, then rename, so a reader never sees
     /// half a secret). Call after the data directory's lock is taken.
     @discardableResult
-    public static func create(in dataDirectory: String) throws -> String {
+    package static func create(in dataDirectory: String) throws -> String {
         let secret = SecureRandom.bytes(count: 32).map { byte in
             let digits = Array("0123456789abcdef")
             return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
@@ -37,7 +37,7 @@ public enum AdminSecret {
     }
 
     /// The secret of the server that owns `dataDirectory`, or nil if there is none (never started).
-    public static func read(from dataDirectory: String) -> String? {
+    package static func read(from dataDirectory: String) -> String? {
         guard let text = try? String(contentsOfFile: path(in: dataDirectory), encoding: .utf8) else { return nil }
         let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return secret.isEmpty ? nil : secret

@@ -1,7 +1,8 @@
 // What the `bangbang admin` command line (Sources/bangbang/Admin/) needs to know of the server
 // beyond its public configuration types: the names of the files in a data directory, which
 // command-line options are the server's own, and how journal records are named. `package`
-// access: the executable is the only user, so none of it is an API.
+// access: the executable is the only user, so none of it is an API. The rest of its surface is
+// `AdminSecret` (read) and `OfflineAdmin` (run on a stopped server).
 import BangbangStorage
 
 /// The files a server keeps in its data directory, besides journal segments and snapshots.
@@ -9,9 +10,8 @@ package enum DataDirectoryFiles {
     /// The order archive (SQLite).
     package static let archive = Application.archiveFileName
     /// The secret that signs session tokens; a backup copies it so issued tokens stay valid.
+    /// (The admin secret, written afresh at every start, is `AdminSecret`'s.)
     package static let sessionSecret = SecretFile.name
-    /// Written afresh at every start; a backup leaves it out.
-    package static let adminSecret = AdminSecret.fileName
 }
 
 package enum ServerOptions {

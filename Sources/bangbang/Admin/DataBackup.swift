@@ -39,7 +39,7 @@ enum DataBackup {
     /// Files of a data directory that a restore with `--force` replaces.
     private static func isDataFile(_ name: String) -> Bool {
         name.hasPrefix(segmentPrefix) || name.hasPrefix(snapshotPrefix) || name.hasPrefix(DataDirectoryFiles.archive)
-            || name == DataDirectoryFiles.sessionSecret || name == DataDirectoryFiles.adminSecret
+            || name == DataDirectoryFiles.sessionSecret || name == AdminSecret.fileName
     }
 
     // MARK: Backup
