@@ -109,6 +109,14 @@ private struct Accounts {
         #expect(replayed == event)
     }
 
+    /// `bangbang admin journal` counts records by these names.
+    @Test func journalRecordsAreNamedByOwnerAndKind() {
+        let event = BuiltInAdministrator.makeAdministratorChange(user: UserID(7), isGranted: true,
+                                                                 at: Timestamp(milliseconds: 42))
+        #expect(JournalRecordNames.kind(of: JournalEntry.account(event).encoded()) == "account.administratorChanged")
+        #expect(JournalRecordNames.kind(of: [0xFF, 0x00, 0x13]) == "unreadable")
+    }
+
     @Test func lookupsSeeEverythingAndFeedbackIsEmptyWithoutAccounts() throws {
         var accounts = Accounts()
         #expect(BuiltInAdministrator.feedbackPage(accounts.store, before: nil, limit: 20) == nil)
