@@ -27,7 +27,7 @@ indirect enum KeyedBinaryNode {
 
 struct KeyedBinaryReader {
     let bytes: ArraySlice<UInt8>
-    private var offset: Int
+    private(set) var offset: Int
 
     init(bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
@@ -35,6 +35,9 @@ struct KeyedBinaryReader {
     }
 
     var isAtEnd: Bool { offset == bytes.endIndex }
+
+    /// Back to the byte just read, so an error can point at it.
+    mutating func stepBack() { offset -= 1 }
 
     func corrupt(_ reason: String) -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(
