@@ -120,7 +120,7 @@ extension KeyedBinaryReader {
             cases += 1
             var payload: OrderDetails?
             try reader.readKeyed(depth: depth + 1) { reader, key in
-                guard key == "_0" else { return false }
+                guard "_0" ~= key else { return false }
                 payload = try read(&reader)
                 return true
             }
@@ -231,18 +231,27 @@ extension KeyedBinaryReader {
 
 extension KeyedBinaryReader {
     /// Reads a keyed container: `member` reads the value of each key it knows and returns false
-    /// for one it does not, whose value is then skipped.
-    mutating func readKeyed(depth: Int, _ member: (inout KeyedBinaryReader, String) throws -> Bool) throws {
+    /// for one it does not, whose value is then skipped. Keys are matched as bytes, not strings.
+    mutating func readKeyed(depth: Int, _ member: (inout KeyedBinaryReader, KeyedBinaryKey) throws -> Bool) throws {
         try expect(KeyedBinaryTag.keyed, "a keyed container")
         guard depth < KeyedBinaryDecoder.maximumDepth else { throw corrupt("nested too deeply") }
-        var keys: [String] = []
+        var keys: [ArraySlice<UInt8>] = []
         while true {
             let lengthPlusOne = try readLEB128()
             if lengthPlusOne == 0 { return }
-            let key = try readUTF8(count: lengthPlusOne - 1)
-            guard !keys.contains(key) else { throw corrupt("key \"\(key)\" appears twice") }
+            let start = offset
+            let key = try readUTF8Bytes(count: lengthPlusOne - 1)
+            guard !keys.contains(key) else {
+                throw corrupt("key \"\(String(decoding: key, as: UTF8.self))\" appears twice")
+            }
             keys.append(key)
-            if try !member(&self, key) { _ = try readValue(depth: depth + 1) }
+            if try !member(&self, KeyedBinaryKey(utf8: key)) {
+                // An unknown key must still be text, as the tree decoder requires.
+                var text = self
+                text.rewind(to: start)
+                _ = try text.readUTF8(count: lengthPlusOne - 1)
+                _ = try readValue(depth: depth + 1)
+            }
         }
     }
 
@@ -314,5 +323,14 @@ extension KeyedBinaryReader {
         var atTypeByte = self
         atTypeByte.stepBack()
         return atTypeByte.corrupt("expected \(expected)")
+    }
+}
+
+/// A member's key as its UTF-8 bytes, matched against the names a reader knows with `case "name":`.
+struct KeyedBinaryKey {
+    let utf8: ArraySlice<UInt8>
+
+    static func ~= (name: StaticString, key: KeyedBinaryKey) -> Bool {
+        name.utf8CodeUnitCount == key.utf8.count && name.withUTF8Buffer { key.utf8.elementsEqual($0) }
     }
 }
