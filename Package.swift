@@ -4,12 +4,14 @@
 //   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal,
 //                                BangbangStorage → BangbangCore, OrderArchive}
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
+//   Journal, SocketServer and BangbangServer → Platform (one `Errno`, every file, socket and epoll call, faults
+//   injected per `Syscalls` value) → CLinux.
 //   BangbangProtocol → JSON (the strict parser and writer, re-exported); JSON imports nothing.
 //   Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR
 //   trust) imports nothing.
 //   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; JSON}, so an
-//   app built for Apple platforms links no C library; only the admin CLI in BangbangServer
-//   uses it, never the other way round.
+//   app built for Apple platforms links no C library; only the admin CLI in the executable
+//   (bangbang → BangbangClient) uses it, never the server library.
 //   RelayProtocol (frames between a gateway node and the owner about relayed WebSocket
 //   connections; sans-I/O) imports nothing; BangbangServer's Cluster/ glue speaks it over NATS.
 //   NATSClient (JetStream, KV, object store; used by Cluster, not yet by the server)
@@ -40,12 +42,15 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // The one door to the operating system: `Errno`, and every file, socket and epoll call the
+        // journal and the transport make, with per-instance fault injection for tests.
+        .target(name: "Platform", dependencies: ["CLinux"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CZlib"], swiftSettings: strict),
         .target(name: "WebSocketProtocol", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
         .target(name: "Forwarding", swiftSettings: strict),
-        .target(name: "SocketServer", dependencies: ["COpenSSL", "CLinux", "Forwarding"], swiftSettings: strict),
+        .target(name: "SocketServer", dependencies: ["COpenSSL", "CLinux", "Forwarding", "Platform"], swiftSettings: strict),
         .target(name: "BangbangCore", dependencies: ["Crypto"], swiftSettings: strict),
-        .target(name: "Journal", dependencies: ["Crypto", "CZlib"], swiftSettings: strict),
+        .target(name: "Journal", dependencies: ["Crypto", "CZlib", "Platform"], swiftSettings: strict),
         .target(name: "JSON", swiftSettings: strict),
         // What is stored on disk, in the keyed binary form: journal entries and snapshots.
         .target(name: "BangbangStorage", dependencies: ["BangbangCore"], swiftSettings: strict),
@@ -61,7 +66,7 @@ let package = Package(
         .target(name: "BangbangServer",
                 dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "BangbangStorage", "OrderArchive",
-                               "Crypto", "CLinux", "CZlib", "BangbangClient", "NATSClient", "Cluster", "RelayProtocol"],
+                               "Crypto", "CLinux", "CZlib", "Platform", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
         // The frames a gateway node and the partition's owner exchange about relayed WebSocket
@@ -77,31 +82,49 @@ let package = Package(
         .target(name: "Cluster", dependencies: ["NATSClient", "JSON"], swiftSettings: strict),
         // What tests share: the seeded generator, the drip-feed verifier, `eventually`.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
-        .executableTarget(name: "bangbang", dependencies: ["BangbangServer"], swiftSettings: strict),
+        // The server's entry point, and `bangbang admin` (Admin/): the operator's command line,
+        // online through BangbangClient, offline through the server's package-level surface.
+        .executableTarget(name: "bangbang",
+                          dependencies: ["BangbangServer", "BangbangClient", "BangbangProtocol", "Journal", "OrderArchive",
+                                         "SocketServer", "Crypto", "Platform"],
+                          swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
                           path: "loadtest", swiftSettings: strict),
 
+        .testTarget(name: "PlatformTests", dependencies: ["TestSupport", "Platform"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "WebSocketProtocolTests", dependencies: ["TestSupport", "WebSocketProtocol"], swiftSettings: strict),
         .testTarget(name: "ForwardingTests", dependencies: ["TestSupport", "Forwarding"], swiftSettings: strict),
-        .testTarget(name: "SocketServerTests", dependencies: ["TestSupport", "SocketServer", "Forwarding"], swiftSettings: strict),
+        .testTarget(name: "SocketServerTests", dependencies: ["TestSupport", "SocketServer", "Forwarding", "Platform"], swiftSettings: strict),
         .testTarget(name: "BangbangCoreTests", dependencies: ["TestSupport", "BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["TestSupport", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "NATSProtocolTests", dependencies: ["TestSupport", "NATSProtocol"], swiftSettings: strict),
         .testTarget(name: "RelayProtocolTests", dependencies: ["TestSupport", "RelayProtocol"], swiftSettings: strict),
         // Real nats-server processes (one, or a 3-node cluster) for the integration tests.
-        .target(name: "NATSTestSupport", dependencies: ["NATSClient"], path: "Tests/NATSTestSupport", swiftSettings: strict),
-        .testTarget(name: "NATSClientTests", dependencies: ["NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
+        .target(name: "NATSTestSupport", dependencies: ["NATSClient", "TestSupport"], path: "Tests/NATSTestSupport", swiftSettings: strict),
+        .testTarget(name: "NATSClientTests", dependencies: ["TestSupport", "NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "NATSClient", "NATSTestSupport"], swiftSettings: strict),
-        .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal"], swiftSettings: strict),
+        // The server's side of a cluster (its stream journal, shared secret, owner directory)
+        // against a real 3-node JetStream cluster.
+        .testTarget(name: "ClusterServerTests",
+                    dependencies: ["BangbangServer", "Cluster", "NATSClient", "NATSTestSupport", "Journal"],
+                    swiftSettings: strict),
+        .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal", "Platform"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "BangbangClientTests", dependencies: ["TestSupport", "BangbangClient", "BangbangProtocol", "SocketServer"],
                     swiftSettings: strict),
+        // `bangbang admin`'s own code, in the executable: parsing, output, the online endpoint,
+        // the backup manifest.
+        .testTarget(name: "AdminCLITests", dependencies: ["bangbang", "BangbangServer", "BangbangProtocol"],
+                    swiftSettings: strict),
+        // Also the executable, for the backup and restore of a live application (its harness
+        // is here).
         .testTarget(name: "BangbangServerTests",
                     dependencies: ["TestSupport", "BangbangServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
-                                   "SocketServer", "Forwarding", "CZlib", "NATSClient", "NATSTestSupport", "RelayProtocol"],
+                                   "SocketServer", "Forwarding", "CZlib", "NATSClient", "NATSTestSupport", "RelayProtocol",
+                                   "bangbang"],
                     exclude: ["Fixtures"],
                     swiftSettings: strict),
     ]

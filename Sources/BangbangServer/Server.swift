@@ -30,8 +30,14 @@ public final class Server: @unchecked Sendable {
 
     /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
     /// server holds or that cannot be written). Does not listen yet.
-    public init(configuration: ServerConfiguration, logger: Logger,
-                clock: @escaping @Sendable () -> Timestamp = Server.wallClock) throws {
+    public convenience init(configuration: ServerConfiguration, logger: Logger,
+                            clock: @escaping @Sendable () -> Timestamp = Server.wallClock) throws {
+        try self.init(configuration: configuration, logger: logger, clock: clock, cluster: nil)
+    }
+
+    /// `cluster`: the partition's journal and secret when this node owns it (ClusterRunner.swift).
+    init(configuration: ServerConfiguration, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
+         cluster: ClusterStorage?) throws {
         self.configuration = configuration
         self.logger = logger
         let sms: SMSProvider = configuration.smsCommand.map { CommandSMSProvider(command: $0, logger: logger) }
@@ -41,7 +47,7 @@ public final class Server: @unchecked Sendable {
         // One loop means one core's worth of work: the owners then run on the loop's thread too,
         // so a request is served without a single thread switch.
         application = try Application(configuration: configuration, logger: logger, metrics: metrics, clock: clock, sms: sms,
-                                      ownersTarget: loopCount == 1 ? group.loops[0].queue : nil)
+                                      ownersTarget: loopCount == 1 ? group.loops[0].queue : nil, cluster: cluster)
         // Recovery read the journal and decoded the snapshot through large temporary structures,
         // now freed: hand that memory back to the system instead of keeping it in the heap.
         malloc_trim(0)

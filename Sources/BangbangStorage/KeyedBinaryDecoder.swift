@@ -27,7 +27,7 @@ indirect enum KeyedBinaryNode {
 
 struct KeyedBinaryReader {
     let bytes: ArraySlice<UInt8>
-    private var offset: Int
+    private(set) var offset: Int
 
     init(bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
@@ -35,6 +35,12 @@ struct KeyedBinaryReader {
     }
 
     var isAtEnd: Bool { offset == bytes.endIndex }
+
+    /// Back to the byte just read, so an error can point at it.
+    mutating func stepBack() { offset -= 1 }
+
+    /// Back to `position`, an offset this reader was at before.
+    mutating func rewind(to position: Int) { offset = position }
 
     func corrupt(_ reason: String) -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(
@@ -60,11 +66,23 @@ struct KeyedBinaryReader {
     }
 
     mutating func readUTF8(count: UInt64) throws -> String {
+        let utf8 = try readUTF8Bytes(count: count)
+        // Decoding repairs what is not UTF-8, so the text has the same bytes only if they were
+        // valid; cheaper than the generic String(validating:as:).
+        let text = utf8.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+        guard text.utf8.elementsEqual(utf8) else {
+            offset -= utf8.count
+            throw corrupt("string is not UTF-8")
+        }
+        return text
+    }
+
+    /// The next `count` bytes, unchecked: a string's or a key's UTF-8.
+    mutating func readUTF8Bytes(count: UInt64) throws -> ArraySlice<UInt8> {
         guard count <= UInt64(bytes.endIndex - offset) else { throw corrupt("string runs past the record") }
         let end = offset + Int(count)
-        guard let text = String(validating: bytes[offset..<end], as: UTF8.self) else { throw corrupt("string is not UTF-8") }
-        offset = end
-        return text
+        defer { offset = end }
+        return bytes[offset..<end]
     }
 
     mutating func readValue(depth: Int) throws -> KeyedBinaryNode {

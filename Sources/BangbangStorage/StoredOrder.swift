@@ -1,6 +1,6 @@
 // One order on its own, in the keyed binary form (tag 0x02, as journal records): the bytes the
-// order archive keeps opaque in its `encoded` column. Written by the direct writer, read back
-// with the Codable decoder, like every other stored order.
+// order archive keeps opaque in its `encoded` column. Written by the direct writer and read back
+// by the direct reader (StoredOrderReader.swift), since history pages decode every order they show.
 import BangbangCore
 
 public enum StoredOrder {
@@ -16,6 +16,9 @@ public enum StoredOrder {
         guard bytes.first == keyedBinaryFormatTag else {
             throw JournalEntryError(message: "unknown stored order format \(bytes.first.map(String.init) ?? "empty")")
         }
-        return try KeyedBinaryDecoder.decode(Order.self, from: bytes.dropFirst())
+        var reader = KeyedBinaryReader(bytes: bytes.dropFirst())
+        let order = try reader.readOrder(depth: 0)
+        guard reader.isAtEnd else { throw reader.corrupt("trailing bytes after the value") }
+        return order
     }
 }

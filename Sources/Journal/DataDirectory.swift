@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Platform
 
 /// File names inside the data directory, and the directory's creation and locking.
 ///
@@ -53,7 +54,7 @@ struct DataDirectory {
             try syscalls.makeDirectory(path)
         } catch {
             // EEXIST: created concurrently by someone else; the kind check below still applies.
-            if error.errno != EEXIST { throw JournalError(error) }
+            if error != .fileExists { throw JournalError(error, path: path) }
         }
         if try kind(of: path) != .directory { throw JournalError.notADirectory(path: path) }
     }
@@ -62,7 +63,7 @@ struct DataDirectory {
         do {
             return try syscalls.fileKind(path)
         } catch {
-            throw JournalError(error)
+            throw JournalError(error, path: path)
         }
     }
 
@@ -74,14 +75,14 @@ struct DataDirectory {
         do {
             descriptor = try syscalls.openFile(lockPath, flags: O_RDWR | O_CREAT)
         } catch {
-            throw JournalError(error)
+            throw JournalError(error, path: lockPath)
         }
         do {
-            try syscalls.lockExclusively(descriptor, path: lockPath)
+            try syscalls.lockExclusively(descriptor)
         } catch {
-            syscalls.closeFile(descriptor)
-            if error.errno == EWOULDBLOCK || error.errno == EAGAIN { throw JournalError.directoryLocked(path: path) }
-            throw JournalError(error)
+            syscalls.close(descriptor)
+            if error == .wouldBlock { throw JournalError.directoryLocked(path: path) }
+            throw JournalError(error, path: lockPath)
         }
         return descriptor
     }
@@ -96,17 +97,18 @@ extension DataDirectory {
         do {
             descriptor = try syscalls.openFile(segmentPath, flags: O_WRONLY | O_CREAT | O_TRUNC)
         } catch {
-            throw JournalError(error)
+            throw JournalError(error, path: segmentPath)
         }
-        do throws(SystemCallError) {
+        do throws(Errno) {
             try syscalls.writeAll(descriptor, SegmentHeader(baseSequence: base).encoded(), at: 0)
             try syscalls.dataSync(descriptor)
             try syscalls.syncDirectory(path)
             return descriptor
         } catch {
-            syscalls.closeFile(descriptor)
+            syscalls.close(descriptor)
             try? syscalls.removeFile(segmentPath)
-            throw JournalError(error)
+            // Of these calls only the directory's open names a path.
+            throw JournalError(error, path: path)
         }
     }
 }

@@ -1,7 +1,5 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
 /// When an append's completion is called, relative to the data reaching the disk.
 public enum SyncPolicy: Sendable, Equatable {
@@ -64,8 +62,10 @@ public struct JournalConfiguration: Sendable {
     /// rely on; the server turns it on.
     public var preallocationSize = 0
 
-    /// The system-call layer; tests replace it to inject faults.
-    var syscalls: Syscalls = .live
+    /// The system calls this journal makes, and the faults they inject.
+    /// Default `.live`: the real calls. Tests hand in a layer with a fault rule; it affects this
+    /// journal only.
+    public var syscalls: Syscalls = .live
 
     public init(syncPolicy: SyncPolicy = .always,
                 segmentSize: Int = 64 << 20,
@@ -90,8 +90,8 @@ extension JournalConfiguration {
     /// full disk on demand, for end-to-end tests of a server's storage-failure path where mounting
     /// a small file system is not possible. Snapshot writes fail too, as they would on a full disk.
     public mutating func simulateFullDisk(when isDiskFull: @escaping @Sendable () -> Bool) {
-        syscalls = Syscalls(faultHook: { operation in
-            (operation == .write || operation == .sync) && isDiskFull() ? .fail(ENOSPC) : nil
+        syscalls = Syscalls(injectingFaults: { call in
+            (call == .write || call == .sync) && isDiskFull() ? .fail(.noSpace) : nil
         })
     }
 }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Platform
 
 /// Everything the journal can report. Append failures (`noSpace`, `io`, `closed`) are per batch and
 /// transient; the others come from `WriteAheadLog.open` and need an operator, so their descriptions say
@@ -33,7 +31,7 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noSpace:
             return "journal write failed: no space left on device; the batch was discarded, free space and retry"
         case .io(let code):
-            return "journal I/O error: \(String(cString: strerror(code))) (errno \(code)); the batch was discarded"
+            return "journal I/O error: \(Errno(code)); the batch was discarded"
         case .closed:
             return "journal is closed"
         case .permissionDenied(let path):
@@ -54,17 +52,18 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Maps a failed call to the journal's error vocabulary: full disks are their own case because
-    /// callers treat them differently (shed load, alert) from broken hardware.
-    init(_ error: SystemCallError) {
-        switch error.errno {
-        case ENOSPC, EDQUOT:
+    /// callers treat them differently (shed load, alert) from broken hardware. `path` is the file
+    /// or directory the call named, if any: permission and not-a-directory failures name it so
+    /// the operator knows what to fix; without one they are plain I/O errors.
+    init(_ error: Errno, path: String?) {
+        if error.isOutOfSpace {
             self = .noSpace
-        case EACCES, EPERM, EROFS:
-            self = error.path.map { .permissionDenied(path: $0) } ?? .io(error.errno)
-        case ENOTDIR:
-            self = error.path.map { .notADirectory(path: $0) } ?? .io(error.errno)
-        default:
-            self = .io(error.errno)
+        } else if error.isPermissionDenied, let path {
+            self = .permissionDenied(path: path)
+        } else if error == .notADirectory, let path {
+            self = .notADirectory(path: path)
+        } else {
+            self = .io(error.rawValue)
         }
     }
 }

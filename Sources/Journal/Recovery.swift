@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Platform
 
 /// One record handed back by recovery.
 public struct JournalRecord: Sendable, Equatable {
@@ -71,7 +72,7 @@ struct RecoveryProcedure {
     func run() throws(JournalError) -> Outcome {
         var warnings: [String] = []
         let names: [String]
-        do { names = try syscalls.directoryEntries(directory.path) } catch { throw JournalError(error) }
+        do { names = try syscalls.directoryEntries(directory.path) } catch { throw JournalError(error, path: directory.path) }
 
         var segments: [SegmentFile] = []
         var snapshotSequences: [UInt64] = []
@@ -96,7 +97,7 @@ struct RecoveryProcedure {
         for covered in snapshotSequences.reversed() {
             let name = DataDirectory.snapshotName(covered: covered)
             let bytes: [UInt8]
-            do { bytes = try syscalls.readFile(directory.file(name)) } catch { throw JournalError(error) }
+            do { bytes = try syscalls.readFile(directory.file(name)) } catch { throw JournalError(error, path: directory.file(name)) }
             switch SnapshotFormat.decode(bytes, maximumSize: configuration.maximumSnapshotSize) {
             case .success(let decoded) where decoded.coveredSequence == covered:
                 chosen = (covered, decoded.contents, name)
@@ -134,14 +135,15 @@ struct RecoveryProcedure {
             let isLast = index == segments.count - 1
             let path = directory.file(segment.name)
             let bytes: [UInt8]
-            do { bytes = try syscalls.readFile(path) } catch { throw JournalError(error) }
+            do { bytes = try syscalls.readFile(path) } catch { throw JournalError(error, path: path) }
             let header: SegmentHeader
             switch SegmentHeader.decode(bytes) {
             case .success(let decoded):
                 header = decoded
             case .failure(.tooShort) where isLast:
                 // A crash while creating the segment: it holds no record.
-                do { try syscalls.removeFile(path); try syscalls.syncDirectory(directory.path) } catch { throw JournalError(error) }
+                do { try syscalls.removeFile(path) } catch { throw JournalError(error, path: path) }
+                try syncDirectory()
                 warnings.append("\(segment.name) had an incomplete header (\(bytes.count) bytes, a crash while it was being created); removed it, nothing was lost")
                 bytesTruncated += bytes.count
                 nextSequence = max(nextSequence, segment.base)
@@ -189,12 +191,9 @@ struct RecoveryProcedure {
 
     private func setAside(_ name: String, because reason: String, warnings: inout [String],
                           snapshots: inout [UInt64]) throws(JournalError) {
-        do {
-            try syscalls.rename(directory.file(name), to: directory.file(name + ".corrupt"))
-            try syscalls.syncDirectory(directory.path)
-        } catch {
-            throw JournalError(error)
-        }
+        let corrupt = directory.file(name + ".corrupt")
+        do { try syscalls.rename(directory.file(name), to: corrupt) } catch { throw JournalError(error, path: corrupt) }
+        try syncDirectory()
         snapshots.removeAll { DataDirectory.snapshotName(covered: $0) == name }
         warnings.append("snapshot \(name) is unusable (\(reason)); renamed it to \(name).corrupt and fell back to the previous snapshot and the journal")
     }
@@ -202,11 +201,15 @@ struct RecoveryProcedure {
     private func truncate(_ path: String, to length: Int) throws(JournalError) {
         do {
             let descriptor = try syscalls.openFile(path, flags: O_WRONLY)
-            defer { syscalls.closeFile(descriptor) }
+            defer { syscalls.close(descriptor) }
             try syscalls.truncate(descriptor, toLength: length)
             try syscalls.dataSync(descriptor)
         } catch {
-            throw JournalError(error)
+            throw JournalError(error, path: path)
         }
+    }
+
+    private func syncDirectory() throws(JournalError) {
+        do { try syscalls.syncDirectory(directory.path) } catch { throw JournalError(error, path: directory.path) }
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
+import Platform
 
 /// What `writeSnapshot` did, for logs and metrics.
 public struct SnapshotReport: Sendable {
@@ -46,21 +47,26 @@ extension WriteAheadLog {
             let path = dataDirectory.file(name)
             let temporary = path + DataDirectory.temporarySuffix
             let bytes = SnapshotFormat.encode(contents: contents, coveredSequence: sequence, compress: configuration.compressesSnapshots)
-            do throws(SystemCallError) {
+            // The file a failure is about, for the operator: the temp file, then the snapshot's
+            // name once it is renamed, then the directory.
+            var subject = temporary
+            do throws(Errno) {
                 let descriptor = try syscalls.openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
-                do throws(SystemCallError) {
+                do throws(Errno) {
                     try syscalls.writeAll(descriptor, bytes, at: 0)
                     try syscalls.fullSync(descriptor)
                 } catch {
-                    syscalls.closeFile(descriptor)
+                    syscalls.close(descriptor)
                     throw error
                 }
-                syscalls.closeFile(descriptor)
+                syscalls.close(descriptor)
+                subject = path
                 try syscalls.rename(temporary, to: path)
+                subject = directory
                 try syscalls.syncDirectory(directory)
             } catch {
                 try? syscalls.removeFile(temporary)
-                return .failure(JournalError(error))
+                return .failure(JournalError(error, path: subject))
             }
             if catalog.last != sequence { catalog.append(sequence) }
             writer.withLock { $0.rollsBeforeNextBatch = true }

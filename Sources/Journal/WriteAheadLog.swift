@@ -61,6 +61,7 @@
 // second server out.
 import Crypto
 import Dispatch
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -144,7 +145,7 @@ public final class WriteAheadLog: Sendable {
                 do {
                     descriptor = try configuration.syscalls.openFile(dataDirectory.file(active.name), flags: O_WRONLY)
                 } catch {
-                    throw JournalError(error)
+                    throw JournalError(error, path: dataDirectory.file(active.name))
                 }
                 offset = length
             } else {
@@ -157,7 +158,7 @@ public final class WriteAheadLog: Sendable {
                                   nextSequence: outcome.nextSequence, snapshots: outcome.snapshots)
             return (journal, outcome.recovery)
         } catch {
-            configuration.syscalls.closeFile(lockDescriptor)
+            configuration.syscalls.close(lockDescriptor)
             throw error
         }
     }
@@ -181,9 +182,9 @@ public final class WriteAheadLog: Sendable {
     deinit {
         writer.withLock { state in
             if !state.isClosed {
-                syscalls.closeFile(state.descriptor)
+                syscalls.close(state.descriptor)
                 state.isClosed = true
-                syscalls.closeFile(lockDescriptor)
+                syscalls.close(lockDescriptor)
             }
         }
     }
@@ -298,18 +299,18 @@ public final class WriteAheadLog: Sendable {
             state.rollsBeforeNextBatch = false
             let start = state.offset
             preallocate(&state, through: start + bytes.count)
-            do throws(SystemCallError) {
+            do throws(Errno) {
                 try syscalls.writeAll(state.descriptor, bytes, at: start)
                 if configuration.syncPolicy == .always {
                     try syscalls.dataSync(state.descriptor)
                 }
             } catch {
-                let failure = JournalError(error)
+                let failure = JournalError(error, path: nil)
                 state.zeroedEnd = start
-                do throws(SystemCallError) {
+                do throws(Errno) {
                     try syscalls.truncate(state.descriptor, toLength: start)
                 } catch {
-                    state.stuckError = JournalError(error)
+                    state.stuckError = JournalError(error, path: nil)
                 }
                 if configuration.holdsAfterFailure { state.heldError = failure }
                 return .failure(failure)
@@ -354,11 +355,11 @@ public final class WriteAheadLog: Sendable {
         var position = max(state.zeroedEnd, state.offset)
         let target = (end / chunk + 1) * chunk
         let descriptor = state.descriptor
-        do throws(SystemCallError) {
+        do throws(Errno) {
             while position < target {
                 let count = min(Self.zeros.count, target - position)
-                let result: Result<Void, SystemCallError> = Self.zeros.withUnsafeBytes { zeros in
-                    Result { () throws(SystemCallError) in
+                let result: Result<Void, Errno> = Self.zeros.withUnsafeBytes { zeros in
+                    Result { () throws(Errno) in
                         try syscalls.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: zeros[0..<count]), at: position)
                     }
                 }
@@ -378,14 +379,14 @@ public final class WriteAheadLog: Sendable {
         if state.zeroedEnd > state.offset {
             // A finished segment holds its records only, exactly as without preallocation (so an
             // older server can still read it); the sync below makes the new size durable.
-            do { try syscalls.truncate(state.descriptor, toLength: state.offset) } catch { return .failure(JournalError(error)) }
+            do { try syscalls.truncate(state.descriptor, toLength: state.offset) } catch { return .failure(JournalError(error, path: nil)) }
             state.zeroedEnd = state.offset
             state.isDirty = true
         }
         if state.isDirty {
             // The old segment must be complete on disk before the new one exists, or a crash could
             // leave a torn tail in a segment that is no longer the last.
-            do { try syscalls.dataSync(state.descriptor) } catch { return .failure(JournalError(error)) }
+            do { try syscalls.dataSync(state.descriptor) } catch { return .failure(JournalError(error, path: nil)) }
             state.isDirty = false
             counters.withLock { $0.syncs += 1 }
         }
@@ -395,7 +396,7 @@ public final class WriteAheadLog: Sendable {
         } catch {
             return .failure(error)
         }
-        syscalls.closeFile(state.descriptor)
+        syscalls.close(state.descriptor)
         state.descriptor = descriptor
         state.segments.append(SegmentFile(base: base, name: DataDirectory.segmentName(base: base)))
         state.offset = SegmentHeader.size
@@ -411,7 +412,7 @@ public final class WriteAheadLog: Sendable {
         writer.withLock { state in
             state.isSyncScheduled = false
             guard state.isDirty, !state.isClosed else { return }
-            do throws(SystemCallError) {
+            do throws(Errno) {
                 try syscalls.dataSync(state.descriptor)
                 state.isDirty = false
                 counters.withLock { $0.syncs += 1 }
@@ -475,21 +476,21 @@ public final class WriteAheadLog: Sendable {
             drain(untilEmpty: true)
             return writer.withLock { state in
                 defer {
-                    syscalls.closeFile(state.descriptor)
+                    syscalls.close(state.descriptor)
                     state.isClosed = true
                 }
                 guard state.isDirty else { return .success(()) }
-                do throws(SystemCallError) {
+                do throws(Errno) {
                     try syscalls.dataSync(state.descriptor)
                     counters.withLock { $0.syncs += 1 }
                     state.isDirty = false
                     return .success(())
                 } catch {
-                    return .failure(JournalError(error))
+                    return .failure(JournalError(error, path: nil))
                 }
             }
         }
-        syscalls.closeFile(lockDescriptor)
+        syscalls.close(lockDescriptor)
         // The last batches' completions have run when this returns, on either queue.
         configuration.completionQueue?.sync {}
         try result.get()

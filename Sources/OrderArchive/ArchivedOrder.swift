@@ -42,14 +42,3 @@ public struct ArchivedOrder: Sendable, Equatable {
         self.encoded = encoded
     }
 }
-
-/// Where `history(of:before:limit:)` continues: the last order of the previous page.
-public struct HistoryCursor: Sendable, Equatable {
-    public var closedAt: Int64
-    public var id: String
-
-    public init(closedAt: Int64, id: String) {
-        self.closedAt = closedAt
-        self.id = id
-    }
-}

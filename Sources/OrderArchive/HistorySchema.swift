@@ -2,6 +2,8 @@
 /// creation time per publisher and per runner, and the participants of group orders, one row
 /// per share holder, so "orders I joined" is an index walk too.
 enum HistorySchema {
+    /// A version 1 file gains these when opened (`Schema.upgrade(from:)`); group orders a
+    /// version 1 build archived get no participant rows, so they are missing from "orders I joined".
     static let create = """
         CREATE INDEX orders_by_publisher_created ON orders(publisher, created_at DESC);
         CREATE INDEX orders_by_runner_created ON orders(runner, created_at DESC);
@@ -12,13 +14,6 @@ enum HistorySchema {
             PRIMARY KEY(user_id, order_created_at, order_id)
         ) WITHOUT ROWID;
         CREATE INDEX participants_by_order ON participants(order_id);
-        """
-
-    /// Version 1 (before the history reads) lacked these: adds them. Group orders a version 1
-    /// build archived get no participant rows, so they are missing from "orders I joined".
-    static let migrationFromVersion1 = """
-        \(create)
-        PRAGMA user_version = 2;
         """
 
     static let clearParticipants = "DELETE FROM participants WHERE order_id = ?1"

@@ -33,10 +33,9 @@ public final class OrderArchive: Sendable {
         } else {
             guard applicationID == Schema.applicationID else { throw .foreignDatabase(applicationID: applicationID) }
             guard version <= Schema.version else { throw .newerSchema(version: version) }
-            if version == 1 {
-                try connection.execute("BEGIN IMMEDIATE; \(HistorySchema.migrationFromVersion1) COMMIT;")
-            } else if version != Schema.version {
-                throw .corrupt("schema version \(version)")
+            if version != Schema.version {
+                guard let upgrade = Schema.upgrade(from: version) else { throw .corrupt("schema version \(version)") }
+                try connection.execute("BEGIN IMMEDIATE; \(upgrade) COMMIT;")
             }
         }
         try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
@@ -89,37 +88,6 @@ public final class OrderArchive: Sendable {
             defer { sqlite3_reset(statement.handle) }
             statement.bind(1, id)
             return try statement.step() ? archivedOrder(from: statement) : nil
-        }
-    }
-
-    /// Orders `user` published or ran, newest closed first (ties by id), after `cursor` when
-    /// given. Passing the last order of a page as the next cursor visits each order once.
-    public func history(of user: String, before cursor: HistoryCursor? = nil,
-                        limit: Int) throws(ArchiveError) -> [ArchivedOrder] {
-        try withReader { (connection) throws(ArchiveError) in
-            let statement = try connection.statement(cursor == nil ? Schema.history : Schema.historyAfterCursor)
-            defer { sqlite3_reset(statement.handle) }
-            statement.bind(1, user)
-            if let cursor {
-                statement.bind(2, cursor.closedAt)
-                statement.bind(3, cursor.id)
-            }
-            statement.bind(4, max(0, limit))
-            var orders: [ArchivedOrder] = []
-            orders.reserveCapacity(max(0, limit))
-            while try statement.step() { orders.append(archivedOrder(from: statement)) }
-            return orders
-        }
-    }
-
-    /// How many archived orders `runner` ran, and the sum of what they earned on them.
-    public func earnings(of runner: String) throws(ArchiveError) -> (count: Int, total: Int) {
-        try withReader { (connection) throws(ArchiveError) in
-            let statement = try connection.statement(Schema.earnings)
-            defer { sqlite3_reset(statement.handle) }
-            statement.bind(1, runner)
-            guard try statement.step() else { return (0, 0) }
-            return (statement.int(0), statement.int(1))
         }
     }
 

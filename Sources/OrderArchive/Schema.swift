@@ -3,7 +3,7 @@
 /// schema version, so an older build refuses a file a newer one wrote.
 enum Schema {
     static let applicationID: Int32 = 0x4242_4152
-    static let version: Int32 = 2
+    static let version: Int32 = 3
 
     static let create = """
         CREATE TABLE orders(
@@ -22,8 +22,6 @@ enum Schema {
             runner_earning INTEGER NOT NULL,
             encoded BLOB NOT NULL
         );
-        CREATE INDEX orders_by_publisher ON orders(publisher, closed_at DESC, id);
-        CREATE INDEX orders_by_runner ON orders(runner, closed_at DESC, id);
         CREATE TABLE watermark(id INTEGER PRIMARY KEY CHECK(id = 1), sequence INTEGER NOT NULL);
         \(HistorySchema.create)
         PRAGMA application_id = \(applicationID);
@@ -62,27 +60,20 @@ enum Schema {
 
     static let order = "SELECT \(selectColumns) FROM orders WHERE id = ?1"
 
-    /// Newest first, ties by id; each branch walks one index, and the runner branch skips orders
-    /// the user also published so none appears twice.
-    static let history = """
-        SELECT * FROM (SELECT \(selectColumns) FROM orders WHERE publisher = ?1
-                       ORDER BY closed_at DESC, id LIMIT ?4)
-        UNION ALL
-        SELECT * FROM (SELECT \(selectColumns) FROM orders WHERE runner = ?1 AND publisher <> ?1
-                       ORDER BY closed_at DESC, id LIMIT ?4)
-        ORDER BY closed_at DESC, id LIMIT ?4
-        """
+    /// What brings a file of `version` to `Schema.version`, run in one transaction: version 1
+    /// gains the history tables (HistorySchema.swift); versions 1 and 2 lose the indexes by
+    /// closing time, which only a query by closing time (removed in version 3) walked.
+    static func upgrade(from version: Int32) -> String? {
+        switch version {
+        case 1: "\(HistorySchema.create) \(dropClosingTimeIndexes)"
+        case 2: dropClosingTimeIndexes
+        default: nil
+        }
+    }
 
-    static let historyAfterCursor = """
-        SELECT * FROM (SELECT \(selectColumns) FROM orders WHERE publisher = ?1
-                           AND (closed_at < ?2 OR (closed_at = ?2 AND id > ?3))
-                       ORDER BY closed_at DESC, id LIMIT ?4)
-        UNION ALL
-        SELECT * FROM (SELECT \(selectColumns) FROM orders WHERE runner = ?1 AND publisher <> ?1
-                           AND (closed_at < ?2 OR (closed_at = ?2 AND id > ?3))
-                       ORDER BY closed_at DESC, id LIMIT ?4)
-        ORDER BY closed_at DESC, id LIMIT ?4
+    private static let dropClosingTimeIndexes = """
+        DROP INDEX IF EXISTS orders_by_publisher;
+        DROP INDEX IF EXISTS orders_by_runner;
+        PRAGMA user_version = \(version);
         """
-
-    static let earnings = "SELECT count(*), coalesce(sum(runner_earning), 0) FROM orders WHERE runner = ?1"
 }

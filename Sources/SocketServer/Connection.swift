@@ -47,6 +47,7 @@ import Dispatch
 import CLinux
 import Forwarding
 import Glibc
+import Platform
 
 /// A TCP connection, accepted by a `TCPServer` or made by `SocketClient`.
 ///
@@ -256,7 +257,7 @@ public final class Connection: @unchecked Sendable {
     func startConnecting(to address: SocketAddress) {
         loop.register(self)
         do {
-            if try Syscalls.connect(descriptor, to: address, faults: loop.faults) {
+            if try loop.syscalls.connect(descriptor, to: address) {
                 connectionEstablished()
             } else {
                 waitForWritable()
@@ -267,7 +268,7 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func connectionEstablished() {
-        if let error = Syscalls.pendingSocketError(descriptor) {
+        if let error = loop.syscalls.pendingSocketError(descriptor) {
             tearDown(.connectFailed(error))
             return
         }
@@ -321,7 +322,7 @@ public final class Connection: @unchecked Sendable {
         while total < options.maxBytesReadPerEvent, state != .closed {
             let count: Int
             do {
-                guard let read = try Syscalls.read(descriptor, into: buffer, faults: loop.faults) else { return }
+                guard let read = try loop.syscalls.read(descriptor, into: buffer) else { return }
                 count = read
             } catch {
                 tearDown(isCloseRequested ? .localClose : .ioError(error))
@@ -495,7 +496,7 @@ public final class Connection: @unchecked Sendable {
             let vectorCount = output.fillVectors(loop.vectors, capacity: EventLoop.maxVectors,
                                                  byteLimit: options.maxBytesWrittenPerEvent - written)
             do {
-                guard let count = try Syscalls.writev(descriptor, loop.vectors, count: vectorCount, faults: loop.faults) else {
+                guard let count = try loop.syscalls.writev(descriptor, loop.vectors, count: vectorCount) else {
                     waitForWritable()
                     return
                 }
@@ -544,7 +545,7 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func shutDownOutput() {
-        Syscalls.shutdownOutput(descriptor)
+        loop.syscalls.shutdownOutput(descriptor)
         state = .halfClosed
     }
 
@@ -590,7 +591,7 @@ public final class Connection: @unchecked Sendable {
 
     private func release() {
         guard let reason = closeReason else { fatalError("internal inconsistency in Connection release") }
-        Syscalls.close(descriptor)
+        loop.syscalls.close(descriptor)
         tls = nil
         loop.unregister(self)
         onRelease?()

@@ -1,5 +1,6 @@
 // The contract between the transport and whatever speaks a protocol on top of it.
 import Forwarding
+import Platform
 
 /// Receives a connection's events. Every method is called on the connection's loop queue,
 /// never re-entrantly from inside `send` or `close`.

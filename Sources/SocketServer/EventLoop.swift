@@ -2,6 +2,7 @@
 // a shared read buffer and a coarse deadline timer.
 import Dispatch
 import Glibc
+import Platform
 import Synchronization
 
 /// A serial queue that every connection assigned to it is confined to for life.
@@ -18,8 +19,8 @@ public final class EventLoop: @unchecked Sendable {
     public let queue: DispatchQueue
     /// Position of this loop in its group.
     public let index: Int
-    /// The faults a test injects into this loop's sockets (nil: none).
-    let faults: FaultInjector?
+    /// The system calls of this loop's sockets (and the faults a test injects into them).
+    let syscalls: Syscalls
 
     /// Read buffer shared by every connection on the loop; valid for one delivery at a time.
     let readBuffer: UnsafeMutableRawBufferPointer
@@ -32,7 +33,7 @@ public final class EventLoop: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private let queueKey = DispatchSpecificKey<Int>()
     /// Every connection's descriptor, watched by one epoll instance; see Readiness.swift.
-    var readiness = ReadinessTable()
+    var readiness: ReadinessTable
     private var readinessSource: DispatchSourceRead?
     /// Batches of ready sockets handled per Dispatch wakeup before other queued work gets a turn.
     private static let maxReadinessRounds = 4
@@ -41,13 +42,14 @@ public final class EventLoop: @unchecked Sendable {
     private var isServingReadiness = false
 
     /// Creates a loop. `readBufferSize` is paid once per loop; `tickMilliseconds` is the period
-    /// of the deadline sweep.
+    /// of the deadline sweep; `syscalls` is what its sockets call (default: the real calls).
     public init(index: Int = 0, loopCount: Int = 1, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250,
-                faults: FaultInjector? = nil) {
+                syscalls: Syscalls = .live) {
         precondition(readBufferSize >= 16 * 1024, "the read buffer must hold a full TLS record")
         precondition(tickMilliseconds > 0, "the tick period must be positive")
         self.index = index
-        self.faults = faults
+        self.syscalls = syscalls
+        readiness = ReadinessTable(syscalls: syscalls)
         self.idStride = UInt64(max(1, loopCount))
         queue = DispatchQueue(label: "bangbang.loop.\(index)")
         queue.setSpecific(key: queueKey, value: index)
@@ -98,7 +100,7 @@ public final class EventLoop: @unchecked Sendable {
         isServingReadiness = true
         defer { isServingReadiness = false }
         for _ in 0..<Self.maxReadinessRounds {
-            let count = Syscalls.pollReady(readiness.pollDescriptor, into: readiness.events,
+            let count = syscalls.pollReady(readiness.pollDescriptor, into: readiness.events,
                                            capacity: ReadinessTable.batchCapacity)
             if count == 0 { return }
             for position in 0..<count {
@@ -191,11 +193,11 @@ public final class EventLoopGroup: Sendable {
     private let cursor = Mutex(0)
 
     /// Creates `count` loops (one per core by default).
-    public init(count: Int, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250, faults: FaultInjector? = nil) {
+    public init(count: Int, readBufferSize: Int = 64 * 1024, tickMilliseconds: Int = 250, syscalls: Syscalls = .live) {
         precondition(count > 0, "an event loop group needs at least one loop")
         loops = (0..<count).map {
             EventLoop(index: $0, loopCount: count, readBufferSize: readBufferSize, tickMilliseconds: tickMilliseconds,
-                      faults: faults)
+                      syscalls: syscalls)
         }
     }
 

@@ -13,21 +13,24 @@
 // batch closed (and whose slot may be reused) is recognised as stale and dropped.
 import CLinux
 import Glibc
+import Platform
 
 /// Confined to its loop's queue, like the loop's other mutable state.
 struct ReadinessTable {
     /// Events fetched per `epoll_wait`.
     static let batchCapacity: Int32 = 256
 
+    let syscalls: Syscalls
     let pollDescriptor: Int32
     let events: UnsafeMutablePointer<epoll_event>
     private var slots: [Connection?] = []
     private var generations: [UInt32] = []
     private var freeSlots: [Int] = []
 
-    init() {
+    init(syscalls: Syscalls) {
+        self.syscalls = syscalls
         do {
-            pollDescriptor = try Syscalls.pollCreate()
+            pollDescriptor = try syscalls.pollCreate()
         } catch {
             fatalError("cannot create an epoll instance for an event loop: \(error)")
         }
@@ -38,9 +41,10 @@ struct ReadinessTable {
     /// handler, the one point after which Dispatch no longer touches the descriptor.
     var release: @Sendable () -> Void {
         let descriptor = pollDescriptor
+        let syscalls = syscalls
         nonisolated(unsafe) let buffer = events
         return {
-            Syscalls.close(descriptor)
+            syscalls.close(descriptor)
             buffer.deallocate()
         }
     }
@@ -58,7 +62,7 @@ struct ReadinessTable {
         }
         let token = UInt64(generations[slot]) << 32 | UInt64(slot)
         do {
-            try Syscalls.pollControl(pollDescriptor, Int32(EPOLL_CTL_ADD), connection.descriptor, events: events, token: token)
+            try syscalls.pollControl(pollDescriptor, Int32(EPOLL_CTL_ADD), connection.descriptor, events: events, token: token)
         } catch {
             release(slot: slot)
             throw error
@@ -67,12 +71,12 @@ struct ReadinessTable {
     }
 
     func change(_ connection: Connection, token: UInt64, events: UInt32) throws(Errno) {
-        try Syscalls.pollControl(pollDescriptor, Int32(EPOLL_CTL_MOD), connection.descriptor, events: events, token: token)
+        try syscalls.pollControl(pollDescriptor, Int32(EPOLL_CTL_MOD), connection.descriptor, events: events, token: token)
     }
 
     /// Stops watching; events already fetched for `token` are ignored from now on.
     mutating func remove(_ connection: Connection, token: UInt64) {
-        Syscalls.pollRemove(pollDescriptor, connection.descriptor)
+        syscalls.pollRemove(pollDescriptor, connection.descriptor)
         release(slot: Int(token & 0xFFFF_FFFF))
     }
 

@@ -2,6 +2,7 @@
 // 128-byte sockaddr_storage) because one is stored per connection.
 import Forwarding
 import Glibc
+import Platform
 
 /// An IPv4 or IPv6 address and port.
 public enum SocketAddress: Sendable, Hashable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 // Outgoing connections on the same loops and machinery as accepted ones.
 import Glibc
+import Platform
 
 /// Opens client connections (tests and the load-test driver).
 public enum SocketClient {
@@ -20,7 +21,7 @@ public enum SocketClient {
         if let tls { precondition(!tls.isServer, "a client needs a client TLS context") }
         let descriptor: Int32
         do {
-            descriptor = try Syscalls.socket(family: remote.family)
+            descriptor = try loop.syscalls.socket(family: remote.family)
         } catch {
             throw .system(call: "socket", error)
         }
@@ -30,15 +31,15 @@ public enum SocketClient {
                 do {
                     // Lets the kernel pick the port at connect time per destination, not per bind,
                     // so one source address serves far more than 28k connections.
-                    try? Syscalls.setOption(descriptor, level: Int32(IPPROTO_IP), name: IP_BIND_ADDRESS_NO_PORT, value: 1)
-                    try Syscalls.bind(descriptor, to: local)
+                    try? loop.syscalls.setOption(descriptor, level: Int32(IPPROTO_IP), name: IP_BIND_ADDRESS_NO_PORT, value: 1)
+                    try loop.syscalls.bind(descriptor, to: local)
                 } catch {
                     throw SocketError.system(call: "bind to \(sourceAddress)", error)
                 }
             }
-            try? Syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+            try? loop.syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
         } catch {
-            Syscalls.close(descriptor)
+            loop.syscalls.close(descriptor)
             throw error
         }
         var session: TLSSession?
@@ -47,7 +48,7 @@ public enum SocketClient {
                 let peerName = serverName ?? host
                 session = try TLSSession(context: tls, serverName: numericOrName(peerName), expectedPeerName: peerName)
             } catch {
-                Syscalls.close(descriptor)
+                loop.syscalls.close(descriptor)
                 throw error
             }
         }

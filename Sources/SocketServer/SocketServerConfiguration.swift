@@ -1,6 +1,7 @@
 // Tunables of the transport, one documented default each.
 import Forwarding
 import Foundation
+import Platform
 
 /// Per-connection limits, shared by server-accepted and client connections.
 public struct ConnectionOptions: Sendable {
@@ -65,8 +66,10 @@ public struct SocketServerConfiguration: Sendable {
     /// Period of each loop's deadline sweep. 250 ms is precise enough for handshake, idle and
     /// ping deadlines measured in seconds, and costs one pass over the loop's connections.
     public var tickMilliseconds = 250
-    /// Faults a test injects into this server's sockets only (nil: none; checked in debug builds).
-    public var faults: FaultInjector?
+    /// The system calls this server, its listeners and its event loops make.
+    /// Default `.live`: the real calls. Tests hand in a layer with a fault rule; it affects this
+    /// server's sockets only.
+    public var syscalls: Syscalls = .live
     /// Limits applied to every accepted connection.
     public var connection = ConnectionOptions()
     /// Serve TLS with this certificate and key; nil serves plain TCP.

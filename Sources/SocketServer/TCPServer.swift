@@ -8,6 +8,7 @@
 // spinning on a readiness that cannot be served; existing connections are untouched.
 import Dispatch
 import Glibc
+import Platform
 import Synchronization
 
 /// A TCP/TLS server whose connections are served by `ConnectionHandler`s.
@@ -38,7 +39,7 @@ public final class TCPServer: @unchecked Sendable {
         self.group = group ?? EventLoopGroup(count: max(1, configuration.eventLoopCount),
                                              readBufferSize: configuration.readBufferSize,
                                              tickMilliseconds: configuration.tickMilliseconds,
-                                             faults: configuration.faults)
+                                             syscalls: configuration.syscalls)
         self.makeHandler = makeHandler
     }
 
@@ -73,12 +74,12 @@ public final class TCPServer: @unchecked Sendable {
                     addresses[index] = address
                 }
                 let listener = try Listener(address: address, backlog: configuration.backlog,
-                                            isIPv6Only: addresses.count > 1)
+                                            isIPv6Only: addresses.count > 1, syscalls: configuration.syscalls)
                 opened.append(listener)
                 bound.append(listener.address)
             }
         } catch {
-            for listener in opened { Syscalls.close(listener.descriptor) }
+            for listener in opened { configuration.syscalls.close(listener.descriptor) }
             throw error
         }
         acceptQueue.sync {
@@ -113,7 +114,8 @@ public final class TCPServer: @unchecked Sendable {
     private func startAccepting(_ listener: Listener) {
         let source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: acceptQueue)
         source.setEventHandler { [unowned listener] in self.acceptBatch(listener) }
-        source.setCancelHandler { Syscalls.close(listener.descriptor) }
+        let syscalls = configuration.syscalls
+        source.setCancelHandler { syscalls.close(listener.descriptor) }
         listener.source = source
         source.activate()
     }
@@ -122,16 +124,14 @@ public final class TCPServer: @unchecked Sendable {
         for _ in 0..<configuration.acceptBatchSize {
             let accepted: (Int32, SocketAddress)?
             do {
-                accepted = try Syscalls.accept(listener.descriptor, faults: configuration.faults)
+                accepted = try configuration.syscalls.acceptConnection(on: listener.descriptor)
             } catch {
-                switch error {
-                case .tooManyOpenFiles, .tooManyOpenFilesInSystem, Errno(ENOBUFS), Errno(ENOMEM):
+                if error.isResourceExhaustion {
                     listener.backOff(milliseconds: configuration.acceptBackoffMilliseconds, queue: acceptQueue)
                     return
-                default:
-                    // ECONNABORTED and friends concern one peer only; keep accepting.
-                    continue
                 }
+                // ECONNABORTED and friends concern one peer only; keep accepting.
+                continue
             }
             guard let (descriptor, address) = accepted else { return }
             adopt(descriptor: descriptor, address: address)
@@ -149,11 +149,11 @@ public final class TCPServer: @unchecked Sendable {
             return true
         }
         guard admitted else {
-            Syscalls.close(descriptor)
+            configuration.syscalls.close(descriptor)
             return
         }
         // Small frames (WebSocket pushes) must leave at once rather than wait for Nagle.
-        try? Syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+        try? configuration.syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
         let loop = group.next()
         let options = configuration.connection
         let tlsContext = tlsContext.withLock { $0 }
@@ -162,7 +162,7 @@ public final class TCPServer: @unchecked Sendable {
             if let tlsContext {
                 session = try? TLSSession(context: tlsContext, serverName: nil)
                 if session == nil {
-                    Syscalls.close(descriptor)
+                    loop.syscalls.close(descriptor)
                     self.connectionReleased()
                     return
                 }
@@ -194,24 +194,24 @@ final class Listener: @unchecked Sendable {
     /// `isIPv6Only` is set when the host resolved to several addresses (`localhost`), so the
     /// IPv4 and IPv6 sockets do not collide; a lone `::` stays dual-stack and also serves IPv4
     /// clients (seen as `::ffff:a.b.c.d`).
-    init(address: SocketAddress, backlog: Int32, isIPv6Only: Bool) throws(SocketError) {
+    init(address: SocketAddress, backlog: Int32, isIPv6Only: Bool, syscalls: Syscalls) throws(SocketError) {
         let descriptor: Int32
         do {
-            descriptor = try Syscalls.socket(family: address.family)
+            descriptor = try syscalls.socket(family: address.family)
         } catch {
             throw .system(call: "socket", error)
         }
         do {
-            try Syscalls.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
+            try syscalls.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
             if address.family == AF_INET6 {
-                try Syscalls.setOption(descriptor, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY,
+                try syscalls.setOption(descriptor, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY,
                                        value: isIPv6Only ? 1 : 0)
             }
-            try Syscalls.bind(descriptor, to: address)
-            try Syscalls.listen(descriptor, backlog: backlog)
-            self.address = try Syscalls.localAddress(descriptor)
+            try syscalls.bind(descriptor, to: address)
+            try syscalls.listen(descriptor, backlog: backlog)
+            self.address = try syscalls.localAddress(of: descriptor)
         } catch {
-            Syscalls.close(descriptor)
+            syscalls.close(descriptor)
             throw .system(call: "listen on \(address)", error)
         }
         self.descriptor = descriptor

@@ -6,7 +6,7 @@ import Foundation
 
 let version = "0.1.0"
 
-// `bangbang admin …` is its own tool (Sources/BangbangServer/Admin/): it never serves.
+// `bangbang admin …` is its own tool (Admin/): it never serves.
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "admin" {
     exit(AdminCLI.run(arguments: Array(CommandLine.arguments.dropFirst(2)), environment: ProcessInfo.processInfo.environment))
 }
@@ -48,6 +48,10 @@ if configuration.smsCommand != nil {
     logger.warning("development_mode", ["detail": "SMS codes are logged and returned in replies (dev_code); never use --dev in production"])
 } else {
     logger.warning("development_sms_provider", ["detail": "no SMS provider configured: codes are written to this log only"])
+}
+
+if configuration.isClustered {
+    runClusterNode(configuration, logger: logger)
 }
 
 let server: Server
@@ -96,3 +100,43 @@ reloadSource.setEventHandler {
 }
 reloadSource.resume()
 dispatchMain()
+
+/// `--nats` given: a node of a cluster, a standby until it owns the partition (ClusterRunner).
+func runClusterNode(_ configuration: ServerConfiguration, logger: Logger) -> Never {
+    let runner = ClusterRunner(configuration: configuration, logger: logger)
+    do {
+        try runner.start()
+    } catch {
+        logger.error("startup_failed", ["error": "\(error)"])
+        FileHandle.standardError.write(Data("bangbang: cannot start: \(error)\n".utf8))
+        exit(70)
+    }
+    signal(SIGPIPE, SIG_IGN)
+    var sources: [DispatchSourceSignal] = []
+    for signalNumber in [SIGTERM, SIGINT] {
+        signal(signalNumber, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+        source.setEventHandler {
+            logger.info("shutting_down", ["signal": signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"])
+            runner.shutdown()
+            exit(0)
+        }
+        source.resume()
+        sources.append(source)
+    }
+    signal(SIGHUP, SIG_IGN)
+    let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+    reload.setEventHandler {
+        do {
+            let reloaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
+                                                        environment: ProcessInfo.processInfo.environment)
+            let applied = try runner.reload(reloaded.configuration)
+            logger.level = LogLevel(name: reloaded.configuration.logLevel) ?? logger.level
+            logger.info("reloaded", ["log_level": reloaded.configuration.logLevel, "applied": applied.joined(separator: ",")])
+        } catch {
+            logger.error("reload_failed", ["error": "\(error)"])
+        }
+    }
+    reload.resume()
+    withExtendedLifetime((sources, reload)) { dispatchMain() }
+}

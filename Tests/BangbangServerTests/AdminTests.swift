@@ -109,6 +109,14 @@ private struct Accounts {
         #expect(replayed == event)
     }
 
+    /// `bangbang admin journal` counts records by these names.
+    @Test func journalRecordsAreNamedByOwnerAndKind() {
+        let event = BuiltInAdministrator.makeAdministratorChange(user: UserID(7), isGranted: true,
+                                                                 at: Timestamp(milliseconds: 42))
+        #expect(JournalRecordNames.kind(of: JournalEntry.account(event).encoded()) == "account.administratorChanged")
+        #expect(JournalRecordNames.kind(of: [0xFF, 0x00, 0x13]) == "unreadable")
+    }
+
     @Test func lookupsSeeEverythingAndFeedbackIsEmptyWithoutAccounts() throws {
         var accounts = Accounts()
         #expect(BuiltInAdministrator.feedbackPage(accounts.store, before: nil, limit: 20) == nil)
@@ -145,121 +153,5 @@ private struct Accounts {
         #expect(mode == 0o600)
         let second = try AdminSecret.create(in: directory)
         #expect(second != first && AdminSecret.read(from: directory) == second)
-    }
-}
-
-@Suite struct AdminInvocationTests {
-    @Test func commandsBecomeTheirRequests() throws {
-        let approve = try AdminInvocation.parse(["approve", "12", "--data-dir", "/srv/bb", "--json"])
-        #expect(approve.command == .approve(user: 12) && approve.printsJSON && approve.mode == .auto)
-        #expect(approve.serverArguments == ["--data-dir", "/srv/bb"])
-        #expect(approve.command.request?.operation == "admin.decide_verification")
-        #expect(approve.command.request?.data == ["user_id": 12, "decision": "approve"])
-        #expect(approve.command.isChange)
-
-        let reject = try AdminInvocation.parse(["reject", "3", "--reason=photo unreadable", "--offline"])
-        #expect(reject.command == .reject(user: 3, reason: "photo unreadable") && reject.mode == .offline)
-        #expect(try AdminInvocation.parse(["user", "--phone", "13800138000"]).command == .userByPhone("13800138000"))
-        #expect(try AdminInvocation.parse(["feedback", "--limit", "5"]).command.request?.data == ["limit": 5])
-        #expect(try AdminInvocation.parse(["journal", "--echo"]).serverArguments == ["--echo"])
-        let online = try AdminInvocation.parse(["pending", "--url", "ws://[::1]:9/ws", "--config", "/etc/bb.conf"])
-        #expect(online.url == "ws://[::1]:9/ws" && online.serverArguments == ["--config", "/etc/bb.conf"])
-        #expect(try AdminInvocation.parse(["pending"]).url == nil)
-        #expect(!online.command.isChange && AdminCommand.journal.request == nil)
-    }
-
-    @Test(arguments: [
-        ([], "which command"),
-        (["launch"], "launch"),
-        (["approve"], "USER_ID"),
-        (["approve", "0"], "USER_ID"),
-        (["approve", "1", "2"], "USER_ID"),
-        (["reject", "4"], "--reason"),
-        (["pending", "extra"], "no operands"),
-        (["pending", "--bogus"], "--bogus"),
-        (["pending", "--url"], "--url"),
-        (["feedback", "--limit", "x"], "--limit"),
-    ])
-    func badCommandLinesAreRefusedNamingTheProblem(arguments: [String], mentioned: String) {
-        do {
-            _ = try AdminInvocation.parse(arguments)
-            Issue.record("\(arguments) was accepted")
-        } catch {
-            #expect(error.message.contains(mentioned), "\(error.message)")
-        }
-    }
-
-    @Test func theOnlineEndpointFollowsTheServersConfiguration() throws {
-        let plain = try AdminOnline.endpoint(for: try AdminInvocation.parse(["pending"]), configuration: ServerConfiguration())
-        #expect(plain.url.description == "ws://127.0.0.1:8080/ws")
-        #expect(AdminCLI.loopbackHost("0.0.0.0") == "127.0.0.1" && AdminCLI.loopbackHost("::") == "[::1]")
-
-        // A TLS-only server: wss:// on loopback, its own certificate trusted and its name checked.
-        let certificate = try SelfSignedCertificate(names: "DNS:*.example.edu,DNS:bangbang.example.edu,IP:10.0.0.1")
-        var secure = ServerConfiguration()
-        secure.host = "0.0.0.0"
-        secure.port = 8443
-        secure.tlsCertificatePath = certificate.path
-        let derived = try AdminOnline.endpoint(for: try AdminInvocation.parse(["pending"]), configuration: secure)
-        #expect(derived.url.description == "wss://127.0.0.1:8443/ws")
-        #expect(derived.trustedCertificatePaths == [certificate.path] && derived.usesSystemTrustStore)
-        #expect(derived.serverName == "bangbang.example.edu", "the first name that is not a wildcard")
-
-        let explicit = try AdminOnline.endpoint(
-            for: try AdminInvocation.parse(["pending", "--url", "wss://[::1]:9000/ws", "--ca-file", "/etc/ca.pem",
-                                            "--server-name", "admin.example.edu"]),
-            configuration: secure)
-        #expect(explicit.url.host == "::1" && explicit.url.port == 9000)
-        #expect(explicit.trustedCertificatePaths == ["/etc/ca.pem"] && !explicit.usesSystemTrustStore)
-        #expect(explicit.serverName == "admin.example.edu")
-
-        #expect(throws: ConfigurationError.self) {
-            try AdminOnline.endpoint(for: try AdminInvocation.parse(["pending", "--url", "ws://127.0.0.1:1/ws", "--ca-file", "x"]),
-                                     configuration: ServerConfiguration())
-        }
-        #expect(throws: ConfigurationError.self) {
-            try AdminOnline.endpoint(for: try AdminInvocation.parse(["pending", "--url", "http://127.0.0.1/ws"]),
-                                     configuration: ServerConfiguration())
-        }
-    }
-}
-
-/// A self-signed certificate naming `names` (an openssl subjectAltName list).
-private struct SelfSignedCertificate {
-    let path: String
-
-    init(names: String) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bangbang-admin-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        path = directory.appendingPathComponent("cert.pem").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                             "-keyout", directory.appendingPathComponent("key.pem").path, "-out", path, "-days", "1",
-                             "-subj", "/CN=bangbang", "-addext", "subjectAltName=\(names)"]
-        process.standardError = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ConfigurationError("openssl req failed") }
-    }
-}
-
-@Suite struct AdminOutputTests {
-    @Test func listsBecomeTablesAndObjectsKeyValueLines() {
-        let reply: JSONValue = ["users": [
-            ["id": 1, "profile": ["nickname": "Ann"], "is_verified_runner": false],
-            ["id": 22, "profile": ["nickname": "Bo"], "phone": "+8613800138000"],
-        ]]
-        let table = AdminOutput.render(reply).split(separator: "\n").map(String.init)
-        #expect(table[0] == "users (2):")
-        #expect(table[1].hasPrefix("ID") && table[1].contains("PROFILE.NICKNAME") && table[1].contains("PHONE"))
-        #expect(table[2].contains("Ann") && table[2].contains("no"))
-        #expect(table[3].contains("22") && table[3].contains("+8613800138000"))
-
-        let single = AdminOutput.render(["user": ["id": 5, "verification": ["status": "approved"]], "empty": [],
-                                         "counts": [:]])
-        #expect(single.contains("user.verification.status  approved") && single.contains("empty: none"))
-        #expect(single.contains("counts: none"))
     }
 }

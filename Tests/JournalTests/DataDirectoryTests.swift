@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Testing
 @testable import Journal
 
@@ -61,12 +62,12 @@ import Testing
         let root = TemporaryDirectory()
         defer { root.remove() }
         let faults = FaultScript()
-        faults.inject([.fail(EACCES)], into: .makeDirectory)
+        faults.inject([.fail(.permissionDenied)], into: .makeDirectory)
         let missing = errorOf { try openJournal(root, configuration(faults: faults)) }
         #expect(missing == .permissionDenied(path: root.path))
         #expect(missing?.description.contains("permission denied on \(root.path)") == true)
 
-        faults.inject([.fail(EACCES)], into: .open)
+        faults.inject([.fail(.permissionDenied)], into: .open)
         #expect(errorOf { try openJournal(root, configuration(faults: faults)) } == .permissionDenied(path: root.file("LOCK")))
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Foundation
+import Platform
 import Synchronization
 import Testing
 @testable import Journal
@@ -21,7 +22,7 @@ import Testing
         let sizeBefore = activeSegmentSize(directory)
 
         // Part of the record reaches the file, then the disk fills up.
-        faults.inject([.shortWrite(5), .fail(ENOSPC)], into: .write)
+        faults.inject([.limitBytes(5), .fail(.noSpace)], into: .write)
         let failed = await appendAndWait(journal, payload(99))
         #expect(throws: JournalError.noSpace) { try failed.get() }
         #expect(activeSegmentSize(directory) == sizeBefore)
@@ -38,6 +39,27 @@ import Testing
         #expect(recovery.report.warnings.isEmpty)
     }
 
+    @Test func faultsInjectedIntoOneJournalLeaveAnotherInTheSameProcessAlone() async throws {
+        let fullDirectory = TemporaryDirectory()
+        let healthyDirectory = TemporaryDirectory()
+        defer {
+            fullDirectory.remove()
+            healthyDirectory.remove()
+        }
+        let isDiskFull = Mutex(false)
+        var fullDisk = configuration()
+        fullDisk.simulateFullDisk(when: { isDiskFull.withLock { $0 } })
+        let (full, _) = try openJournal(fullDirectory, fullDisk)
+        let (healthy, _) = try openJournal(healthyDirectory)
+        isDiskFull.withLock { $0 = true }
+
+        #expect(await appendAndWait(full, payload(1)) == .failure(.noSpace))
+        #expect(try await appendAndWait(healthy, payload(1)).get() == 1)
+        try healthy.close()
+        isDiskFull.withLock { $0 = false }
+        try full.close()
+    }
+
     @Test func noSpaceOnSyncFailsTheAppendAndTruncatesTheBatch() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -46,7 +68,7 @@ import Testing
         let kept = try await appendRecords(journal, count: 3)
         let sizeBefore = activeSegmentSize(directory)
 
-        faults.inject([.fail(ENOSPC)], into: .sync)
+        faults.inject([.fail(.noSpace)], into: .sync)
         let failed = await appendAndWait(journal, payload(50))
         #expect(throws: JournalError.noSpace) { try failed.get() }
         #expect(activeSegmentSize(directory) == sizeBefore)
@@ -64,7 +86,7 @@ import Testing
         defer { directory.remove() }
         let faults = FaultScript()
         let (journal, _) = try openJournal(directory, configuration(faults: faults))
-        faults.inject([.fail(EIO)], into: .write)
+        faults.inject([.fail(.ioError)], into: .write)
         let failed = await appendAndWait(journal, [1])
         #expect(throws: JournalError.io(EIO)) { try failed.get() }
         #expect(try await appendAndWait(journal, [2]).get() == 2)
@@ -79,7 +101,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let arrived = DispatchSemaphore(value: 0)
         faults.holdNextSync(until: gate, arrived: arrived)
-        faults.inject([nil, .fail(EIO)], into: .sync)
+        faults.inject([nil, .fail(.ioError)], into: .sync)
 
         let results = Mutex<[UInt64: Result<UInt64, JournalError>]>([:])
         let done = DispatchGroup()
@@ -117,7 +139,7 @@ import Testing
         let first = try await appendRecords(journal, count: 2)
         let segmentsBefore = directory.segmentNames()
 
-        faults.inject([.fail(ENOSPC)], into: .open)
+        faults.inject([.fail(.noSpace)], into: .open)
         let failed = await appendAndWait(journal, payload(3))
         #expect(throws: JournalError.noSpace) { try failed.get() }
         #expect(directory.segmentNames() == segmentsBefore)
@@ -136,8 +158,8 @@ import Testing
         let faults = FaultScript()
         let (journal, _) = try openJournal(directory, configuration(faults: faults))
         _ = try await appendRecords(journal, count: 1)
-        faults.inject([.shortWrite(3), .fail(EIO)], into: .write)
-        faults.inject([.fail(EIO)], into: .truncate)
+        faults.inject([.limitBytes(3), .fail(.ioError)], into: .write)
+        faults.inject([.fail(.ioError)], into: .truncate)
         let failed = await appendAndWait(journal, [1])
         #expect(throws: JournalError.io(EIO)) { try failed.get() }
         let refused = await appendAndWait(journal, [2])
@@ -156,7 +178,7 @@ import Testing
         let faults = FaultScript()
         let (journal, _) = try openJournal(directory, configuration(.never, faults: faults))
         _ = try await appendRecords(journal, count: 2)
-        faults.inject([.fail(EIO)], into: .sync)
+        faults.inject([.fail(.ioError)], into: .sync)
         #expect(throws: JournalError.io(EIO)) { try journal.close() }
     }
 
@@ -165,7 +187,7 @@ import Testing
         defer { directory.remove() }
         let faults = FaultScript()
         let (journal, _) = try openJournal(directory, configuration(faults: faults))
-        faults.inject([.shortWrite(1), .shortWrite(7), .shortWrite(2)], into: .write)
+        faults.inject([.limitBytes(1), .limitBytes(7), .limitBytes(2)], into: .write)
         let bytes = payload(1, length: 40)
         #expect(try await appendAndWait(journal, bytes).get() == 1)
         try journal.close()

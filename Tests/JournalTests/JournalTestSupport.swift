@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Platform
 import Synchronization
 import Testing
 @testable import Journal
@@ -29,14 +30,14 @@ struct TemporaryDirectory {
 /// holds the next sync until the test opens it.
 final class FaultScript: Sendable {
     private struct State {
-        var planned: [SyscallOperation: [InjectedFault?]] = [:]
+        var planned: [SystemCall: [InjectedFault?]] = [:]
         var heldSync: (gate: DispatchSemaphore, arrived: DispatchSemaphore?)?
         var syncsHeld = 0
     }
     private let state = Mutex(State())
 
     /// `nil` entries let a call through, so a script can fail, say, the second sync.
-    func inject(_ faults: [InjectedFault?], into operation: SyscallOperation) {
+    func inject(_ faults: [InjectedFault?], into operation: SystemCall) {
         state.withLock { $0.planned[operation, default: []].append(contentsOf: faults) }
     }
 
@@ -46,7 +47,7 @@ final class FaultScript: Sendable {
     }
 
     var syscalls: Syscalls {
-        Syscalls { [self] operation in
+        Syscalls(injectingFaults: { [self] operation in
             let (fault, gate): (InjectedFault??, (gate: DispatchSemaphore, arrived: DispatchSemaphore?)?) = state.withLock { state in
                 var gate: (gate: DispatchSemaphore, arrived: DispatchSemaphore?)?
                 if operation == .sync, let held = state.heldSync {
@@ -63,7 +64,7 @@ final class FaultScript: Sendable {
                 gate.gate.wait()
             }
             return fault ?? nil
-        }
+        })
     }
 }
 

@@ -2,6 +2,7 @@
 // end of the written part, a torn write inside them is still a torn tail, and a disk too full
 // for a chunk of zeros still takes plain appends.
 import Foundation
+import Platform
 import Glibc
 import Testing
 @testable import Journal
@@ -99,7 +100,7 @@ import Testing
         #expect(directory.size(of: name) == 4096)
         // The next batch outgrows the zeroed space, and filling more of it fails (no room for a
         // chunk): the zeros are cut off and the batch is written as a plain append.
-        faults.inject([.fail(ENOSPC)], into: .write)
+        faults.inject([.fail(.noSpace)], into: .write)
         let big = [UInt8](repeating: 7, count: 5000)
         let sequence = try await appendAndWait(journal, big).get()
         let end = SegmentHeader.size + 2 * RecordFormat.headerSize + first[0].count + big.count
@@ -108,7 +109,7 @@ import Testing
         #expect(try await appendAndWait(journal, [1]).get() == sequence + 1)
         #expect(directory.size(of: name) == end + RecordFormat.headerSize + 1)
         // A batch that cannot be written at all still fails as before.
-        faults.inject([.fail(ENOSPC)], into: .write)
+        faults.inject([.fail(.noSpace)], into: .write)
         #expect(await appendAndWait(journal, [2]) == .failure(.noSpace))
         #expect(directory.size(of: name) == end + RecordFormat.headerSize + 1)
         try journal.close()

@@ -1,5 +1,6 @@
 import NATSProtocol
 import Testing
+import TestSupport
 @testable import NATSClient
 import JSON
 
@@ -9,23 +10,11 @@ enum JSONParserShim {
 
 /// The client's sans-I/O parts, without a server.
 @Suite struct ClientUnitTests {
-    /// A seeded generator (SplitMix64), so runs repeat.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private let servers = (1...3).map { NATSServerAddress(host: "127.0.0.1", port: 4220 + $0) }
 
     @Test func aRoundOfServersIsTriedWithoutWaitingThenTheWaitDoublesUpToTheMaximum() {
         var pool = ServerPool(servers: servers, initialWait: 100, maximumWait: 400)
-        var random = SeededGenerator(state: 7)
+        var random = SeededGenerator(seed: 7)
         var attempts: [(Int, Int)] = []
         for _ in 0..<12 {
             let attempt = pool.nextAttempt(using: &random)
@@ -51,7 +40,7 @@ enum JSONParserShim {
 
     @Test func aSuccessStartsTheRoundsAgainAndAfterALossTheNextServerIsTriedAtOnce() {
         var pool = ServerPool(servers: servers, initialWait: 100, maximumWait: 400)
-        var random = SeededGenerator(state: 7)
+        var random = SeededGenerator(seed: 7)
         for _ in 0..<4 {
             _ = pool.nextAttempt(using: &random)
             pool.recordFailure()

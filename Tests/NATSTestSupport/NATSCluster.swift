@@ -8,6 +8,7 @@ import Foundation
 import Glibc
 import NATSClient
 import Testing
+import TestSupport
 
 public final class NATSCluster: @unchecked Sendable {
     // Confinement: built once, then used by one test at a time (the suites are serialized);
@@ -237,20 +238,22 @@ public func connectClient(to cluster: NATSCluster, first: Int = 0, name: String 
     return connection
 }
 
-/// Waits (bounded) until `condition` holds, checking every 10 ms; an error thrown by
-/// `condition` counts as "not yet" and is reported if time runs out.
+/// TestSupport's `eventually`, checking every 10 ms, for conditions that ask a server: an error
+/// thrown by `condition` counts as "not yet", and if time runs out the thrown error names `what`
+/// and the last such error.
 public func eventually(timeoutSeconds: Double = 10, _ what: String, _ condition: () async throws -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(timeoutSeconds)
-    var lastError: Error?
-    while Date() < deadline {
+    var lastError: (any Error)?
+    let held = await TestSupport.eventually(timeout: .milliseconds(Int(timeoutSeconds * 1000)), interval: .milliseconds(10)) {
         do {
-            if try await condition() { return }
+            return try await condition()
         } catch {
             lastError = error
+            return false
         }
-        try await Task.sleep(for: .milliseconds(10))
     }
-    throw HarnessError("timed out waiting for \(what)" + (lastError.map { "; last error: \($0)" } ?? ""))
+    if !held {
+        throw HarnessError("timed out waiting for \(what)" + (lastError.map { "; last error: \($0)" } ?? ""))
+    }
 }
 
 /// The JetStream error `body` threw; nil when it succeeded (or failed otherwise, which is

@@ -36,6 +36,36 @@ func executeRaw(_ sql: String, at path: String) {
     sqlite3_close(handle)
 }
 
+/// The one integer `sql` returns, through a plain SQLite connection.
+func integer(_ sql: String, at path: String) -> Int64 {
+    rows(sql, at: path).first.flatMap { Int64($0) } ?? -1
+}
+
+/// The names of the indexes created in the file (not SQLite's own), sorted.
+func indexes(at path: String) -> [String] {
+    rows("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name", at: path)
+}
+
+/// The steps of `EXPLAIN QUERY PLAN sql`, such as "SEARCH orders USING INDEX …".
+func queryPlan(_ sql: String, at path: String) -> [String] {
+    rows("EXPLAIN QUERY PLAN " + sql, at: path, column: 3)
+}
+
+/// The first column (or `column`) of every row `sql` returns, as text.
+func rows(_ sql: String, at path: String, column: Int32 = 0) -> [String] {
+    var handle: OpaquePointer?
+    precondition(sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK)
+    defer { sqlite3_close(handle) }
+    var statement: OpaquePointer?
+    precondition(sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, String(cString: sqlite3_errmsg(handle)))
+    defer { sqlite3_finalize(statement) }
+    var values: [String] = []
+    while sqlite3_step(statement) == SQLITE_ROW {
+        values.append(sqlite3_column_text(statement, column).map { String(cString: $0) } ?? "")
+    }
+    return values
+}
+
 /// Throws at one fault point, once.
 final class FaultTrigger: Sendable {
     let point: ArchiveFaultPoint

@@ -47,6 +47,55 @@ private func order(_ id: UInt64, createdAt: Int64, publisher: String = "1", runn
         #expect(try archive.orders(of: "1", as: .publisher, before: CreationCursor(createdAt: .max, id: .max), limit: 1).map(\.id) == ["3"])
     }
 
+    @Test func pagesInEachRoleVisitEachOrderOnce() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let archive = try OrderArchive(path: directory.file("archive.sqlite"))
+        // User 3 publishes some orders, runs others, does both on a few; every four share a
+        // creation time, so the cursor needs the id.
+        var orders: [ArchivedOrder] = []
+        for number in 1...23 {
+            let publishes = number % 3 != 0
+            orders.append(order(UInt64(number), createdAt: 10_000 - Int64(number / 4) * 100, publisher: publishes ? "3" : "4",
+                                runner: publishes ? (number % 2 == 0 ? "3" : "5") : "3"))
+        }
+        orders.append(order(100, createdAt: 20_000, publisher: "4", runner: "5"))
+        try archive.archive(orders, throughSequence: 1)
+
+        let roles: [(ArchiveRole, (ArchivedOrder) -> Bool)] = [(.publisher, { $0.publisher == "3" }), (.runner, { $0.runner == "3" })]
+        for (role, holds) in roles {
+            var pages: [[ArchivedOrder]] = []
+            var cursor: CreationCursor?
+            while true {
+                let page = try archive.orders(of: "3", as: role, before: cursor, limit: 5)
+                if page.isEmpty { break }
+                pages.append(page)
+                cursor = CreationCursor(createdAt: page.last!.createdAt, id: UInt64(page.last!.id)!)
+            }
+            let expected = orders.filter(holds)
+                .sorted { ($0.createdAt, UInt64($0.id)!) > ($1.createdAt, UInt64($1.id)!) }
+            #expect(pages.joined().map(\.id) == expected.map(\.id), "\(role)")
+            #expect(pages.dropLast().allSatisfy { $0.count == 5 }, "\(role)")
+        }
+    }
+
+    /// Every query the server runs walks an index; none scans the orders table.
+    @Test func everyServerQueryWalksAnIndex() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("archive.sqlite")
+        _ = try OrderArchive(path: path)
+        var queries = [Schema.order, HistorySchema.runnerTotals, "SELECT revision FROM orders WHERE id = ?1"]
+        for role in ArchiveRole.allCases {
+            queries += [HistorySchema.orders(of: role, afterCursor: false), HistorySchema.orders(of: role, afterCursor: true)]
+        }
+        for query in queries {
+            let plan = queryPlan(query, at: path)
+            #expect(plan.contains { $0.hasPrefix("SEARCH orders USING") || $0.hasPrefix("SEARCH participants USING") }, "\(plan)")
+            #expect(!plan.contains { $0.hasPrefix("SCAN orders") || $0.hasPrefix("SCAN participants") }, "\(plan)")
+        }
+    }
+
     @Test func participantsFollowTheStoredRevision() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -91,7 +140,7 @@ private func order(_ id: UInt64, createdAt: Int64, publisher: String = "1", runn
 
 @Suite struct SchemaMigrationTests {
     /// The version 1 schema, as the first archive build created it.
-    static let version1 = """
+    static let version1Tables = """
         CREATE TABLE orders(id TEXT PRIMARY KEY, type TEXT NOT NULL, campus TEXT NOT NULL, publisher TEXT NOT NULL,
             runner TEXT, status TEXT NOT NULL, tip INTEGER NOT NULL, created_at INTEGER NOT NULL,
             closed_at INTEGER NOT NULL, revision INTEGER NOT NULL, publisher_rating INTEGER, runner_rating INTEGER,
@@ -102,10 +151,25 @@ private func order(_ id: UInt64, createdAt: Int64, publisher: String = "1", runn
         INSERT INTO orders VALUES('5', 'express', 'north', '1', '2', 'completed', 300, 1000, 2000, 4, 5, NULL, 300, x'0205');
         INSERT INTO watermark VALUES(1, 77);
         PRAGMA application_id = 1111638354;
-        PRAGMA user_version = 1;
+        """
+    static let version1 = version1Tables + "PRAGMA user_version = 1;"
+
+    /// The version 2 schema, as the build with the history reads created it, holding a group order.
+    static let version2 = version1Tables + """
+        CREATE INDEX orders_by_publisher_created ON orders(publisher, created_at DESC);
+        CREATE INDEX orders_by_runner_created ON orders(runner, created_at DESC);
+        CREATE TABLE participants(user_id TEXT NOT NULL, order_id TEXT NOT NULL, order_created_at INTEGER NOT NULL,
+            PRIMARY KEY(user_id, order_created_at, order_id)) WITHOUT ROWID;
+        CREATE INDEX participants_by_order ON participants(order_id);
+        INSERT INTO orders VALUES('7', 'group', 'north', '1', NULL, 'completed', 0, 1500, 2500, 2, NULL, NULL, 0, x'0207');
+        INSERT INTO participants VALUES('8', '7', 1500), ('9', '7', 1500);
+        PRAGMA user_version = 2;
         """
 
-    @Test func aVersion1ArchiveGainsTheHistoryTablesAndKeepsItsOrders() throws {
+    /// What a version 3 archive holds besides the tables: exactly the indexes by creation time.
+    static let version3Indexes = ["orders_by_publisher_created", "orders_by_runner_created", "participants_by_order"]
+
+    @Test func aVersion1ArchiveIsUpgradedToTheCurrentSchemaAndKeepsItsOrders() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.file("archive.sqlite")
@@ -120,12 +184,36 @@ private func order(_ id: UInt64, createdAt: Int64, publisher: String = "1", runn
         #expect(try archive.writerPageCount() > 0)
         let reopened = try OrderArchive(path: path)
         #expect(try reopened.orders(of: "8", as: .participant, limit: 5).map(\.id) == ["6"])
-        var handle: OpaquePointer?
-        _ = sqlite3_open(path, &handle)
-        defer { sqlite3_close(handle) }
-        var statement: OpaquePointer?
-        _ = sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nil)
-        defer { sqlite3_finalize(statement) }
-        #expect(sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_int(statement, 0) == Schema.version)
+        #expect(integer("PRAGMA user_version", at: path) == Schema.version)
+        #expect(indexes(at: path) == Self.version3Indexes)
+    }
+
+    @Test func aVersion2ArchiveLosesTheClosingTimeIndexesAndKeepsEverythingElse() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("archive.sqlite")
+        executeRaw(Self.version2, at: path)
+        #expect(indexes(at: path).contains("orders_by_publisher"))
+        let archive = try OrderArchive(path: path)
+        #expect(integer("PRAGMA user_version", at: path) == Schema.version)
+        #expect(indexes(at: path) == Self.version3Indexes)
+        #expect(try archive.watermark() == 77)
+        #expect(try archive.orders(of: "1", as: .publisher, limit: 5).map(\.id) == ["7", "5"])
+        #expect(try archive.orders(of: "9", as: .participant, limit: 5).map(\.id) == ["7"])
+        #expect(try archive.order(id: "7")?.participants == ["8", "9"])
+        #expect(try archive.orders(of: "2", as: .runner, limit: 5).map(\.id) == ["5"])
+        _ = try OrderArchive(path: path)
+        #expect(integer("PRAGMA user_version", at: path) == Schema.version)
+    }
+
+    @Test func anUpgradeThatFailsLeavesTheFileAsItWas() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("archive.sqlite")
+        // A version 1 file that already has a table the upgrade creates: the upgrade fails part way.
+        executeRaw(Self.version1 + "CREATE TABLE participants(x);", at: path)
+        #expect(throws: ArchiveError.self) { try OrderArchive(path: path) }
+        #expect(integer("PRAGMA user_version", at: path) == 1)
+        #expect(indexes(at: path) == ["orders_by_publisher", "orders_by_runner"])
     }
 }

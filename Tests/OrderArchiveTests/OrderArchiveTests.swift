@@ -27,10 +27,8 @@ import Testing
         let orders = (1...3).map { makeOrder($0, earning: 100 * $0) }
         try archive.archive(orders, throughSequence: 10)
         try archive.archive(orders, throughSequence: 10)
-        #expect(try archive.history(of: "alice", limit: 10).count == 3)
-        let earnings = try archive.earnings(of: "bob")
-        #expect(earnings.count == 3)
-        #expect(earnings.total == 600)
+        #expect(try archive.orders(of: "alice", as: .publisher, limit: 10).count == 3)
+        #expect(try archive.runnerTotals(of: "bob") == ["completed": ArchivedRunnerTotals(count: 3, earned: 600, ratingCount: 1, ratingStars: 5)])
         #expect(try archive.watermark() == 10)
     }
 
@@ -47,37 +45,6 @@ import Testing
         #expect(try archive.order(id: third.id) == third)
         // The watermark never goes back.
         #expect(try archive.watermark() == 6)
-    }
-
-    @Test func historyPagesVisitEachOrderOnceNewestFirst() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let archive = try OrderArchive(path: directory.file("archive.sqlite"))
-        // Carol publishes some, runs others, and some share a closing time so ties need the id.
-        var orders: [ArchivedOrder] = []
-        for number in 0..<23 {
-            let publishes = number % 3 != 0
-            orders.append(makeOrder(number, publisher: publishes ? "carol" : "dave",
-                                    runner: publishes ? (number % 2 == 0 ? "carol" : "erin") : "carol",
-                                    closedAt: Int64(10_000 - (number / 4) * 100)))
-        }
-        orders.append(makeOrder(100, publisher: "dave", runner: "erin"))
-        try archive.archive(orders, throughSequence: 1)
-
-        var pages: [[ArchivedOrder]] = []
-        var cursor: HistoryCursor?
-        while true {
-            let page = try archive.history(of: "carol", before: cursor, limit: 5)
-            if page.isEmpty { break }
-            pages.append(page)
-            cursor = HistoryCursor(closedAt: page.last!.closedAt, id: page.last!.id)
-        }
-        let visited = pages.flatMap { $0 }
-        let expected = orders.filter { $0.publisher == "carol" || $0.runner == "carol" }
-            .sorted { ($0.closedAt, $1.id) > ($1.closedAt, $0.id) }
-        #expect(visited.map(\.id) == expected.map(\.id))
-        #expect(Set(visited.map(\.id)).count == visited.count)
-        #expect(pages.dropLast().allSatisfy { $0.count == 5 })
     }
 
     @Test func anotherApplicationsDatabaseIsRefusedAndLeftAsItWas() throws {
@@ -127,7 +94,7 @@ import Testing
         let reopened = try OrderArchive(path: path)
         let committed = point == .afterCommit
         #expect(try reopened.watermark() == (committed ? 20 : 7))
-        let stored = try reopened.history(of: "alice", limit: 100)
+        let stored = try reopened.orders(of: "alice", as: .publisher, limit: 100)
         #expect(stored.count == (committed ? 8 : 3))
         #expect(try reopened.order(id: "order-1")?.revision == (committed ? 2 : 1))
         for order in batch.dropLast() { #expect((try reopened.order(id: order.id) != nil) == committed) }
@@ -148,7 +115,7 @@ import Testing
             return false
         }
         #expect(try archive.watermark() == 3)
-        #expect(try archive.history(of: "alice", limit: 100).map(\.id) == kept.reversed().map(\.id))
+        #expect(try archive.orders(of: "alice", as: .publisher, limit: 100).map(\.id) == kept.reversed().map(\.id))
         // Small writes that fit still go through on the same connection.
         try archive.archive([makeOrder(1, revision: 2)], throughSequence: 4)
         #expect(try archive.watermark() == 4)
@@ -168,7 +135,7 @@ import Testing
 
         let restored = try OrderArchive(path: backupPath)
         #expect(try restored.watermark() == 99)
-        #expect(try restored.history(of: "alice", limit: 100) == orders.reversed())
+        #expect(try restored.orders(of: "alice", as: .publisher, limit: 100) == orders.reversed())
         #expect(try restored.order(id: "order-51") == nil)
     }
 }

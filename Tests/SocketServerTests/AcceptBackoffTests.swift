@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Testing
 import TestSupport
 @testable import SocketServer
@@ -8,14 +9,13 @@ extension SocketServerTests {
         @Test func descriptorExhaustionPausesAcceptingWithoutHurtingOpenConnections() async throws {
             let exhausted = Counter()
             let attempts = Counter()
-            let faults = FaultInjector()
-            faults.install { call, _ in
+            let faulty = Syscalls(injectingFaults: { call in
                 guard call == .accept, exhausted.isSet else { return nil }
                 _ = attempts.increment()
                 return .fail(.tooManyOpenFiles)
-            }
+            })
             let collector = HandlerCollector(echoes: true)
-            let (server, port) = try startServer(collector: collector) { $0.acceptBackoffMilliseconds = 100; $0.faults = faults }
+            let (server, port) = try startServer(collector: collector) { $0.acceptBackoffMilliseconds = 100; $0.syscalls = faulty }
             defer { server.stop() }
             let loop = EventLoop()
             let first = RecordingHandler()

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Testing
 import TestSupport
 @testable import SocketServer
@@ -9,14 +10,13 @@ extension SocketServerTests {
             let writes = Counter()
             let writesWhileCorked = Counter()
             let corked = CorkFlag()
-            let faults = FaultInjector()
-            faults.install { call, _ in
+            let faulty = Syscalls(injectingFaults: { call in
                 if call == .writev {
                     _ = writes.increment()
                     if corked.isSet { _ = writesWhileCorked.increment() }
                 }
                 return nil
-            }
+            })
             let pieces = (0..<5).map { pattern(count: 100 + $0, seed: $0) }
             let collector = HandlerCollector(echoes: false) { connection in
                 connection.cork()
@@ -27,7 +27,7 @@ extension SocketServerTests {
                 connection.uncork()
                 #expect(writes.count == before + 1, "uncork writes the queued pieces in one writev")
             }
-            let (server, port) = try startServer(collector: collector) { $0.faults = faults }
+            let (server, port) = try startServer(collector: collector) { $0.syscalls = faulty }
             defer { server.stop() }
             let loop = EventLoop()
             let client = RecordingHandler()

@@ -2,6 +2,7 @@
 import Forwarding
 import Foundation
 import Glibc
+import Platform
 @testable import SocketServer
 
 /// Records every event; optionally echoes what it receives. Events arrive on the loop, the

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Glibc
 import Testing
 import TestSupport
@@ -56,18 +57,17 @@ extension SocketServerTests {
 
         @Test func shortWritesAndWouldBlockPreserveByteOrder() async throws {
             let calls = Counter()
-            let faults = FaultInjector()
-            faults.install { call, _ in
+            let faulty = Syscalls(injectingFaults: { call in
                 guard call == .writev else { return nil }
                 let count = calls.increment()
                 return count % 3 == 0 ? .fail(.wouldBlock) : .limitBytes(1 + count % 997)
-            }
+            })
             let pieces = (0..<40).map { pattern(count: 1000 + $0 * 37, seed: $0) }
             let expected = pieces.flatMap { $0 }
             let collector = HandlerCollector(echoes: false) { connection in
                 for piece in pieces { _ = connection.send(piece) }
             }
-            let (server, port) = try startServer(collector: collector) { $0.faults = faults }
+            let (server, port) = try startServer(collector: collector) { $0.syscalls = faulty }
             defer { server.stop() }
             let loop = EventLoop()
             let client = RecordingHandler()
@@ -78,10 +78,9 @@ extension SocketServerTests {
         }
 
         @Test func injectedWriteErrorClosesWithThatError() async throws {
-            let faults = FaultInjector()
-            faults.install { call, _ in call == .writev ? .fail(.noSpace) : nil }
+            let faulty = Syscalls(injectingFaults: { call in call == .writev ? .fail(.noSpace) : nil })
             let collector = HandlerCollector(echoes: false) { _ = $0.send([1, 2, 3]) }
-            let (server, port) = try startServer(collector: collector) { $0.faults = faults }
+            let (server, port) = try startServer(collector: collector) { $0.syscalls = faulty }
             defer { server.stop() }
             let raw = try RawSocket(port: port)
             defer { raw.close() }

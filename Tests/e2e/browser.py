@@ -7,7 +7,7 @@ import tempfile
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import (ElementClickInterceptedException, NoSuchElementException,
+from selenium.common.exceptions import (ElementClickInterceptedException, ElementNotInteractableException, NoSuchElementException,
                                         StaleElementReferenceException, TimeoutException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -133,13 +133,22 @@ class Browser:
         return self.wait(clicked, f"{selector} to be clickable", timeout)
 
     def type(self, selector, text, clear=True):
-        """Types into a field, first selecting and deleting what it holds, as a person would."""
-        element = self.element(selector)
-        if clear and element.get_attribute("value"):
-            element.send_keys(Keys.CONTROL, "a")
-            element.send_keys(Keys.BACKSPACE)
-        element.send_keys(text)
-        return element
+        """Types into a field once it shows and takes input (a row just added may still be
+        settling), first selecting and deleting what it holds, as a person would."""
+        def typed(driver):
+            element = next((e for e in driver.find_elements(By.CSS_SELECTOR, selector)
+                            if e.is_displayed() and e.is_enabled()), None)
+            if element is None:
+                return None
+            try:
+                if clear and element.get_attribute("value"):
+                    element.send_keys(Keys.CONTROL, "a")
+                    element.send_keys(Keys.BACKSPACE)
+                element.send_keys(text)
+            except ElementNotInteractableException:
+                return None
+            return element
+        return self.wait(typed, f"{selector} to take input", WAIT_SECONDS)
 
     def choose(self, selector, value):
         from selenium.webdriver.support.ui import Select

@@ -44,6 +44,13 @@ public struct Cancellation: Codable, Hashable, Sendable {
     public var fee: Cents
     /// The runner who held the order when it was cancelled, if any.
     public var runner: UserID?
+
+    public init(cause: Cause, reason: String?, fee: Cents, runner: UserID?) {
+        self.cause = cause
+        self.reason = reason
+        self.fee = fee
+        self.runner = runner
+    }
 }
 
 /// An order: common fields, the per-type details and its life so far.
@@ -78,6 +85,33 @@ public struct Order: Codable, Hashable, Sendable {
     /// campus, which has a filter of its own). Computed at publish and again when an order is
     /// loaded, because orders recorded before 2026-12-01 also carry their campus here.
     public var searchText: String
+
+    /// Every field as given (the storage decoders rebuild stored orders with it).
+    public init(id: OrderID, publisher: UserID, campus: String, createdAt: Timestamp, deadline: Timestamp, tip: Cents,
+                status: OrderStatus, runner: UserID?, acceptedAt: Timestamp?, autoConfirmAt: Timestamp?,
+                deliveryCode: String?, details: OrderDetails, participants: [UserID], timeline: [TimelineEntry],
+                cancellation: Cancellation?, ratingByPublisher: Rating?, ratingByRunner: Rating?, revision: Int,
+                searchText: String) {
+        self.id = id
+        self.publisher = publisher
+        self.campus = campus
+        self.createdAt = createdAt
+        self.deadline = deadline
+        self.tip = tip
+        self.status = status
+        self.runner = runner
+        self.acceptedAt = acceptedAt
+        self.autoConfirmAt = autoConfirmAt
+        self.deliveryCode = deliveryCode
+        self.details = details
+        self.participants = participants
+        self.timeline = timeline
+        self.cancellation = cancellation
+        self.ratingByPublisher = ratingByPublisher
+        self.ratingByRunner = ratingByRunner
+        self.revision = revision
+        self.searchText = searchText
+    }
 
     public var type: OrderType { details.type }
 
@@ -123,3 +157,4 @@ public struct Order: Codable, Hashable, Sendable {
         }
     }
 }
+

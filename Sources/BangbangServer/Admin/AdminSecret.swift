@@ -6,37 +6,38 @@
 // (`ClientOrigin.isLoopback`: through a proxy, only when the real client is), and never logged.
 import Crypto
 import Foundation
+import Platform
 
-public enum AdminSecret {
-    public static let fileName = "admin-secret"
+package enum AdminSecret {
+    package static let fileName = "admin-secret"
 
-    public static func path(in dataDirectory: String) -> String {
+    package static func path(in dataDirectory: String) -> String {
         (dataDirectory as NSString).appendingPathComponent(fileName)
     }
 
     /// Makes a new secret and writes it (temp file 0600, then rename, so a reader never sees
     /// half a secret). Call after the data directory's lock is taken.
     @discardableResult
-    public static func create(in dataDirectory: String) throws -> String {
+    package static func create(in dataDirectory: String) throws -> String {
         let secret = SecureRandom.bytes(count: 32).map { byte in
             let digits = Array("0123456789abcdef")
             return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
         }.joined()
         let target = path(in: dataDirectory)
         let temporary = target + ".tmp"
-        unlink(temporary)
+        try? Syscalls.live.removeFile(temporary)
         guard FileManager.default.createFile(atPath: temporary, contents: Data((secret + "\n").utf8),
                                              attributes: [.posixPermissions: 0o600]) else {
             throw ConfigurationError("cannot write \(temporary): check the data directory's permissions")
         }
-        guard rename(temporary, target) == 0 else {
-            throw ConfigurationError("cannot create \(target): \(String(cString: strerror(errno)))")
+        do { try Syscalls.live.rename(temporary, to: target) } catch {
+            throw ConfigurationError("cannot create \(target): \(error.reason)")
         }
         return secret
     }
 
     /// The secret of the server that owns `dataDirectory`, or nil if there is none (never started).
-    public static func read(from dataDirectory: String) -> String? {
+    package static func read(from dataDirectory: String) -> String? {
         guard let text = try? String(contentsOfFile: path(in: dataDirectory), encoding: .utf8) else { return nil }
         let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return secret.isEmpty ? nil : secret

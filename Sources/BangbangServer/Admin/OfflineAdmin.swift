@@ -1,4 +1,5 @@
-// `bangbang admin` on a stopped server's data directory. It recovers the application exactly as
+// `bangbang admin` on a stopped server's data directory. The command line (Sources/bangbang/Admin/)
+// parses and prints; what runs here is server logic, so it stays beside the server. It recovers the application exactly as
 // the server does at start (taking the directory's lock, so a server cannot start meanwhile),
 // runs one command on the owners' queues as the built-in administrator, commits a change
 // through its owner's `commit` (the server's one commit path: journaled and fsynced before the
@@ -10,10 +11,34 @@ import Dispatch
 import Journal
 import Synchronization
 
-enum OfflineAdmin {
+/// A refusal from the server (or from the offline run), with the protocol's error code.
+package struct AdminReplyError: Error, Sendable, Equatable {
+    package var code: String
+    package var message: String
+
+    package init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+package enum OfflineAdmin {
+    /// What a stopped server's data directory can be asked: the administrator's requests.
+    package enum Action: Sendable, Equatable {
+        case pendingVerifications
+        case approve(user: Int64)
+        case reject(user: Int64, reason: String)
+        case feedback(limit: Int64?, before: Int64?)
+        case user(id: Int64)
+        case userByPhone(String)
+        case order(id: Int64)
+        case grantAdmin(user: Int64)
+        case revokeAdmin(user: Int64)
+    }
+
     /// Runs `command`; throws when the data directory cannot be opened (locked: the server runs).
-    static func run(_ command: AdminCommand, configuration: ServerConfiguration,
-                    logger: Logger) throws -> Result<JSONValue, AdminReplyError> {
+    package static func run(_ command: Action, configuration: ServerConfiguration,
+                            logger: Logger) throws -> Result<JSONValue, AdminReplyError> {
         let app = try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
                                   clock: Server.wallClock, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: false))
         defer {
@@ -33,7 +58,7 @@ enum OfflineAdmin {
         return result
     }
 
-    private static func execute(_ command: AdminCommand, app: Application,
+    private static func execute(_ command: Action, app: Application,
                                 finish: @escaping @Sendable (Result<JSONValue, DomainError>) -> Void) {
         switch command {
         case .pendingVerifications:
@@ -94,8 +119,6 @@ enum OfflineAdmin {
                     }
                 })
             }
-        case .journal, .backup, .restore:
-            preconditionFailure("\(command) works on the data directory's files, not as a command")
         }
     }
 }

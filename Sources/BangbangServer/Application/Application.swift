@@ -5,7 +5,9 @@
 // Start-up is recovery: open the journal (which takes the data directory's lock), load the
 // snapshot, replay the journal through the same `apply` + `publish` path that live changes take
 // (so the personal streams are rebuilt with the same numbering), then apply what came due while
-// the server was down. Only then does the server accept connections. Snapshots, the final
+// the server was down. Only then does the server accept connections. In a cluster the journal
+// and snapshot come from the owned partition's stream and the object store instead
+// (`ClusterStorage`), and so does the session secret. Snapshots, the final
 // snapshot at shutdown and the rebuild after a failed journal write are in Durability.swift.
 // The order archive is opened next to the journal (ArchiveFile.swift); once memory is
 // recovered, every closed order in it is handed to the archiver, which stores whatever the
@@ -26,7 +28,8 @@ final class Application: @unchecked Sendable {
     let logger: Logger
     let metrics: ServerMetrics
     let clock: @Sendable () -> Timestamp
-    let journal: WriteAheadLog
+    /// The local write-ahead log, or in a cluster the owned partition's stream (CommitJournal.swift).
+    let journal: any CommitJournal
     /// Closed orders, in `archive.sqlite` in the data directory (ArchiveFile.swift).
     let archive: OrderArchive
     /// Writes closed orders into `archive` and tells the shards what it holds (Archiver.swift).
@@ -69,7 +72,8 @@ final class Application: @unchecked Sendable {
          passwordHasher: PasswordHasher = PasswordHasher(),
          ownersTarget: DispatchQueue? = nil,
          journalTestHook: ((inout JournalConfiguration) -> Void)? = nil,
-         archiveFaultInjection: OrderArchive.FaultInjection? = nil) throws {
+         archiveFaultInjection: OrderArchive.FaultInjection? = nil,
+         cluster: ClusterStorage? = nil) throws {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
@@ -105,7 +109,18 @@ final class Application: @unchecked Sendable {
             journalConfiguration.simulateFullDisk(when: { access(flagFile, F_OK) == 0 })
         }
         if let configure = journalTestHook { configure(&journalConfiguration) }
-        let (journal, recovery) = try WriteAheadLog.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
+        let journal: any CommitJournal
+        let recovery: RecoveredLog
+        if let cluster {
+            // The data directory holds only the node's archive here; nothing else makes it.
+            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+            journal = cluster.makeJournal(publishingQueue)
+            recovery = cluster.recovered
+        } else {
+            let (local, recovered) = try WriteAheadLog.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
+            journal = local
+            recovery = RecoveredLog(recovered)
+        }
         self.journal = journal
         do { archive = try Self.openArchive(in: configuration.dataDirectory, faultInjection: archiveFaultInjection) } catch {
             // Give the data directory's lock back: the caller may fix the file and try again.
@@ -119,7 +134,7 @@ final class Application: @unchecked Sendable {
         self.archiver = archiver
         let log = CommitLog(journal: journal, publisher: publisher, archiver: archiver)
         self.log = log
-        self.tokenSecret = try SecretFile.loadOrCreate(in: configuration.dataDirectory)
+        self.tokenSecret = try cluster?.sessionSecret ?? SecretFile.loadOrCreate(in: configuration.dataDirectory)
         let layout = BoardLayout(shardsPerType: configuration.shardsPerType)
         self.layout = layout
 
@@ -139,19 +154,19 @@ final class Application: @unchecked Sendable {
             publisher.streams.restore(snapshot.streams, now: clock())
             publisher.boardSequences.withLock { $0 = snapshot.boardSequences }
         }
-        for warning in recovery.report.warnings { logger.warning("journal_recovery", ["detail": warning]) }
+        for warning in recovery.warnings { logger.warning("journal_recovery", ["detail": warning]) }
         var state = OwnedState(snapshot, policy: policy, layout: layout)
         try replay(recovery.records, into: &state, publishing: true)
         install(state)
         refreshApprovedRunners()
-        snapshotSchedule.withLock { $0.lastSequence = recovery.report.snapshotSequence }
+        snapshotSchedule.withLock { $0.lastSequence = recovery.snapshotSequence }
         log.onStorageFailure { [weak self] error in self?.noteStorageFailure(error) }
         archiver.onArchived { [weak self] stored in self?.tellShards(archived: stored) }
         // Whatever closed but was not archived before the last stop (or was archived by a server
         // from before the archive, which kept all history in its snapshots) is archived now.
         let closed = shards.flatMap { $0.shard.orders.values.filter(\.status.isTerminal) }
         archiver.noteRecovered(closed, through: journal.nextSequence - 1)
-        logger.info("recovered", ["snapshot_sequence": recovery.report.snapshotSequence,
+        logger.info("recovered", ["snapshot_sequence": recovery.snapshotSequence,
                                   "records": recovery.records.count, "users": accounts.store.state.accounts.count,
                                   "orders": shards.reduce(0) { $0 + $1.shard.orders.count }])
     }
@@ -183,8 +198,10 @@ final class Application: @unchecked Sendable {
             owner.perform { $0.applyDueTransitions() }
         }
         accounts.startSessionPurge()
-        for owner in shards { owner.startArchiveSweeps(every: Self.archiveSweepInterval, rules: orderRules,
-                                                     counting: metrics.ordersMovedToArchive) }
+        if configuration.evictsClosedOrders {
+            for owner in shards { owner.startArchiveSweeps(every: Self.archiveSweepInterval, rules: orderRules,
+                                                         counting: metrics.ordersMovedToArchive) }
+        }
         scheduleSnapshots()
     }
 

@@ -9,7 +9,7 @@ import Journal
 import Synchronization
 
 final class CommitLog: Sendable {
-    let journal: WriteAheadLog
+    let journal: any CommitJournal
     let publisher: Publisher
     let archiver: Archiver
     /// Commits between append and completion, and whether memory is ahead of the disk.
@@ -18,7 +18,7 @@ final class CommitLog: Sendable {
     /// rebuild from disk; see Durability.swift). Set once, before the first commit.
     private let storageFailureHandler = Mutex<(@Sendable (JournalError) -> Void)?>(nil)
 
-    init(journal: WriteAheadLog, publisher: Publisher, archiver: Archiver) {
+    init(journal: any CommitJournal, publisher: Publisher, archiver: Archiver) {
         self.journal = journal
         self.publisher = publisher
         self.archiver = archiver
@@ -37,7 +37,7 @@ final class CommitLog: Sendable {
                 afterPublish: (@Sendable () -> Void)? = nil) {
         let bytes = entry.encoded()
         tracker.withLock { $0.inFlight += 1 }
-        journal.append(bytes) { [self] result in
+        journal.appendRecord(bytes) { [self] result in
             switch result {
             case .success(let sequence):
                 archiver.noteDurable(sequence: sequence, closing: closing)

@@ -43,6 +43,14 @@
 // waited for, login throttles) goes back to what disk has, so a code sent just before the failure
 // may have to be requested again. If reading back fails, the process exits (status 75) so a
 // supervisor restarts it from what is on disk.
+//
+// IN A CLUSTER
+//
+// The journal is the owned partition's stream (Cluster/StreamJournal.swift): a snapshot goes to
+// the object store and the stream is purged through it, and memory is never rebuilt in place. A
+// failed append there means the node may no longer own the partition, so every later append
+// fails with `.closed` (no rebuild is scheduled for it) and the node exits for its supervisor to
+// restart it as a standby.
 import BangbangCore
 import BangbangStorage
 import Dispatch
@@ -151,18 +159,17 @@ extension Application {
             let encodedAt = clock.now
             // Segments go only once the archive covers them too (Archiver.swift, COVERAGE).
             let archived = archiver.coveredSequence
-            let report = try journal.writeSnapshot(contents: bytes, coveringThrough: cut.sequence,
-                                                   keepingRecordsAfter: archived)
+            let report = try journal.storeSnapshot(bytes, coveringThrough: cut.sequence, keepingRecordsAfter: archived)
             let elapsed = clock.now - started
             metrics.snapshotDuration.observe(elapsed.seconds)
-            metrics.snapshotBytes.set(report.fileBytes)
+            metrics.snapshotBytes.set(report.storedBytes)
             snapshotSchedule.withLock { $0.lastSequence = max($0.lastSequence, cut.sequence) }
             logger.info("snapshot_written", [
-                "reason": reason, "file": report.file, "sequence": cut.sequence,
-                "content_bytes": report.contentBytes, "file_bytes": report.fileBytes,
+                "reason": reason, "file": report.location, "sequence": cut.sequence,
+                "content_bytes": report.contentBytes, "file_bytes": report.storedBytes,
                 "encode_ms": Int((encodedAt - started).seconds * 1000), "total_ms": Int(elapsed.seconds * 1000),
                 "orders": cut.contents.shards.reduce(0) { $0 + $1.orders.count },
-                "deleted_segments": report.deletedSegments.count, "archive_covers": archived,
+                "deleted_segments": report.removed.count, "archive_covers": archived,
             ])
             return true
         } catch {
@@ -180,7 +187,7 @@ extension Application {
             return schedule.isWriting
         }
         guard !isBusy else { return }
-        let bytesNow = journal.statistics.bytesWritten
+        let bytesNow = journal.bytesAppended
         guard let cut = takeSnapshotCut() else {
             snapshotSchedule.withLock { $0.isWriting = false }
             logger.warning("snapshot_skipped", ["reason": reason, "detail": "memory is being rebuilt after a storage failure"])
@@ -201,7 +208,7 @@ extension Application {
         maintenanceQueue.asyncAfter(deadline: .now() + .seconds(1)) { [self] in
             guard !log.tracker.withLock({ $0.isShuttingDown }) else { return }
             let (bytesAtLast, lastAt) = snapshotSchedule.withLock { ($0.bytesAtLastSnapshot, $0.lastSnapshotAt) }
-            let grown = journal.statistics.bytesWritten - bytesAtLast
+            let grown = journal.bytesAppended - bytesAtLast
             if grown >= configuration.snapshotJournalBytes {
                 snapshotInBackground(reason: "journal_bytes")
             } else if ContinuousClock.now - lastAt >= .seconds(configuration.snapshotIntervalSeconds) {
@@ -259,7 +266,7 @@ extension Application {
         waitForCommitsInFlight()
         let failures = log.tracker.withLock { $0.failures }
         do {
-            let recovery = try journal.readBack()
+            let recovery = try journal.readBackAll()
             let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
             var state = OwnedState(snapshot, policy: accounts.store.policy, layout: layout)
             try replay(recovery.records, into: &state, publishing: false)

@@ -1,3 +1,6 @@
+// What the gateway needs to know about ownership: this node's name and who owns the partition
+// now, with a call on every change. ClusterNode implements it from the lease key's watch.
+
 /// Who owns the cluster's partition, as this node sees it.
 protocol OwnerDirectory: AnyObject, Sendable {
     var localNodeID: String { get }

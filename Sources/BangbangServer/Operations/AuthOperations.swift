@@ -181,6 +181,12 @@ enum AuthOperations {
         let app = context.app
         app.accounts.perform { owner in
             let list = owner.store.activeSessions(of: user, now: app.clock())
+            // This connection's session may have just been revoked from another device, its
+            // logout still on the way to this connection's loop: the store is the truth.
+            if let current, !list.contains(where: { $0.id == current }) {
+                context.fail(DomainError(.unauthenticated, "this session was logged out; log in again"))
+                return
+            }
             context.succeed(["sessions": .array(list.map { SessionWire.encode($0, isCurrent: $0.id == current) })])
         }
     }

@@ -39,7 +39,7 @@ final class TestOwnerDirectory: OwnerDirectory {
 }
 
 /// One node: a `Server` on a temporary data directory, its NATS connection and its directory.
-final class ClusterNode: @unchecked Sendable {
+final class RelayTestNode: @unchecked Sendable {
     static let adminPhone = "+8613000000000"
 
     let name: String

@@ -37,11 +37,11 @@ import WebSocketProtocol
     @Test func clientsOnEitherNodeWorkTogetherThroughTheOwner() async throws {
         let nats = try await NATSCluster.start(size: 1)
         defer { nats.stop() }
-        let a = try await ClusterNode(name: "node-a", owner: "node-a", nats: nats.addresses)
-        let b = try await ClusterNode(name: "node-b", owner: "node-a", nats: nats.addresses)
+        let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses)
+        let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses)
 
         let admin = try await a.connect()
-        _ = try await admin.logIn(ClusterNode.adminPhone)
+        _ = try await admin.logIn(RelayTestNode.adminPhone)
         let publisherOnA = try await a.connect()
         _ = try await publisherOnA.logIn("+8613900007001")
         let runnerOnB = try await b.connect()

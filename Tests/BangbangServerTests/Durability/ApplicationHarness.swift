@@ -4,6 +4,7 @@
 import BangbangCore
 import Foundation
 import Journal
+import NATSClient
 import OrderArchive
 import Testing
 import TestSupport
@@ -73,8 +74,14 @@ final class ApplicationHarness: @unchecked Sendable {
     var configuration = ServerConfiguration()
     private(set) var app: Application!
 
-    init(shardsPerType: Int = 1) throws {
+    /// With `cluster`, the application commits to that journal instead of the data directory's
+    /// (as a node of a cluster does), and `configuration` names a NATS server.
+    let cluster: ClusterStorage?
+
+    init(shardsPerType: Int = 1, cluster: ClusterStorage? = nil) throws {
+        self.cluster = cluster
         directory = try makeTemporaryDirectory("bangbang-durability")
+        if cluster != nil { configuration.natsServers = [NATSServerAddress(host: "127.0.0.1", port: 4222)] }
         configuration.dataDirectory = directory + "/data"
         configuration.fsyncPolicy = .never
         configuration.shardsPerType = shardsPerType
@@ -98,7 +105,8 @@ final class ApplicationHarness: @unchecked Sendable {
                                journalTestHook: { $0.simulateFullDisk(when: { state.isDiskFull.withLock { $0 } }) },
                                archiveFaultInjection: { point throws(ArchiveError) in
                                    if state.archiveFault.withLock({ $0 }) == point { throw .storageUnavailable("injected at \(point)") }
-                               })
+                               },
+                               cluster: cluster)
     }
 
     /// Stops the application the way a crash leaves the disk (every completed record is there,

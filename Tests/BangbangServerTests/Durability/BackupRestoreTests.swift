@@ -1,11 +1,13 @@
 // `bangbang admin backup` taken while orders are being published, restored into a new data
 // directory: every order acknowledged before the backup began is there, in memory or in the
 // archive. And the refusals: a non-empty target, a running server, a damaged or unfinished backup.
+// The backup code is the command line's (the executable's Admin/); the harness is the server's.
 import BangbangCore
 import Foundation
 import Synchronization
 import Testing
 @testable import BangbangServer
+@testable import bangbang
 
 final class StopFlag: Sendable {
     let isSet = Atomic(false)
@@ -118,11 +120,25 @@ final class StopFlag: Sendable {
         #expect(unfinished?.description.contains("not a backup") == true)
     }
 
-    @Test func theAdminCommandLineParsesAndListsBothCommands() throws {
-        #expect(try AdminInvocation.parse(["backup", "/tmp/b", "--data-dir", "/d"]).command == .backup(directory: "/tmp/b"))
-        #expect(try AdminInvocation.parse(["restore", "/tmp/b", "--force"]).command == .restore(directory: "/tmp/b", force: true))
-        #expect(try AdminInvocation.parse(["restore", "/tmp/b"]).command == .restore(directory: "/tmp/b", force: false))
-        #expect(throws: ConfigurationError.self) { try AdminInvocation.parse(["backup"]) }
-        #expect(AdminInvocation.helpText.contains("backup DIR") && AdminInvocation.helpText.contains("restore DIR"))
+    @Test func aRestoreThatFailsPartWayLeavesNoneOfTheBackupsFilesBehind() async throws {
+        let harness = try ApplicationHarness()
+        let publisher = try await harness.logIn("+8613900000302")
+        _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: publisher)
+        let backup = harness.directory + "/backup"
+        _ = try DataBackup.backup(dataDirectory: harness.configuration.dataDirectory, into: backup)
+        let manifest = try BackupManifest.verified(in: backup)
+        #expect(manifest.files.count >= 3)
+
+        // The last file cannot be written (a directory stands where its temporary copy goes), so
+        // the files before it were already in place when the restore fails.
+        let target = harness.directory + "/target"
+        let last = try #require(manifest.files.last)
+        try FileManager.default.createDirectory(atPath: target + "/" + last.name + ".restoring", withIntermediateDirectories: true)
+        let failure = #expect(throws: DataBackup.Failure.self) {
+            try DataBackup.restore(from: backup, into: target, force: true)
+        }
+        #expect(failure?.description.contains("nothing was restored") == true)
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: target))
+        for file in manifest.files { #expect(!left.contains(file.name), "\(file.name) was left half-restored") }
     }
 }

@@ -41,4 +41,28 @@ import Testing
         #expect(await harness.call("auth.logout")?.isSuccess == true)
         #expect(await harness.call("orders.mine")?.errorCode == "unauthenticated")
     }
+
+    /// A revocation from another device is durable before this connection's logout reaches its
+    /// loop; a request in between must already find the session gone.
+    @Test func aSessionRevokedInTheStoreNoLongerListsSessionsBeforeItsConnectionHears() async throws {
+        let harness = try SessionHarness()
+        #expect(try await harness.logIn("+8613900001004").isSuccess)
+        #expect(await harness.call("auth.sessions")?.isSuccess == true)
+        let user = try #require(harness.session.user)
+        let session = try #require(harness.session.sessionID)
+        let app = try #require(harness.application.app)
+        let revoked: Bool = await withCheckedContinuation { done in
+            app.accounts.perform { owner in
+                let now = app.clock()
+                guard let event = try? owner.store.decideRevokeSession(user: user, session: session, now: now) else {
+                    return done.resume(returning: false)
+                }
+                owner.commit(event, at: now, onDurable: { result in done.resume(returning: (try? result.get()) != nil) })
+            }
+        }
+        #expect(revoked)
+        #expect(harness.session.sessionID == session, "the connection itself was not told")
+        let reply = await harness.call("auth.sessions")
+        #expect(reply?.errorCode == "unauthenticated", "\(String(describing: reply))")
+    }
 }

@@ -2,9 +2,8 @@
 // their sizes and sequence ranges) comes from names and sizes alone, so it is safe while the
 // server runs. With the directory free, the journal is also opened as recovery opens it, which
 // gives the last sequence and the records after the snapshot counted by kind.
-import BangbangCore
-import BangbangStorage
 import BangbangProtocol
+import BangbangServer
 import Foundation
 import Journal
 
@@ -27,7 +26,7 @@ enum JournalInspection {
             lastSequence = recovery.report.lastSequence
             snapshotSequence = recovery.report.snapshotSequence
             warnings = recovery.report.warnings
-            for record in recovery.records { counts[kind(of: record.payload), default: 0] += 1 }
+            for record in recovery.records { counts[JournalRecordNames.kind(of: record.payload), default: 0] += 1 }
         }
         let segmentBases = names.compactMap { sequence(in: $0, prefix: segmentPrefix, suffix: segmentSuffix) }.sorted()
         var files: [JSONValue] = []
@@ -60,18 +59,6 @@ enum JournalInspection {
             result["warnings"] = .array(warnings.map(JSONValue.string))
         }
         return .object(result)
-    }
-
-    /// "account.registered", "order.accepted", … for a journal record.
-    static func kind(of payload: [UInt8]) -> String {
-        guard let entry = try? JournalEntry.decode(payload) else { return "unreadable" }
-        switch entry {
-        case .account(let event):
-            let label = String(describing: event).prefix { $0 != "(" }
-            return "account.\(label)"
-        case .order(_, let event):
-            return "order.\(OrderNotifications.changeName(event.change))"
-        }
     }
 
     private static func sequence(in name: String, prefix: String, suffix: String) -> UInt64? {

@@ -14,9 +14,10 @@
 //   5. manifest.json last: a backup cut short has none and is refused by restore.
 // Restore verifies every file against the manifest before it writes anything, and fsyncs each
 // file and the directory before it reports success.
+import BangbangServer
 import Foundation
-import Journal
 import OrderArchive
+import Platform
 
 enum DataBackup {
     struct Failure: Error, CustomStringConvertible {
@@ -31,13 +32,14 @@ enum DataBackup {
     }
 
     static let maximumAttempts = 5
+    private static let system = Syscalls.live
     private static let segmentPrefix = "journal-", segmentSuffix = ".log"
     private static let snapshotPrefix = "snapshot-", snapshotSuffix = ".snap"
-    private static let copiedFiles = [SecretFile.name]
+    private static let copiedFiles = [DataDirectoryFiles.sessionSecret]
     /// Files of a data directory that a restore with `--force` replaces.
     private static func isDataFile(_ name: String) -> Bool {
-        name.hasPrefix(segmentPrefix) || name.hasPrefix(snapshotPrefix) || name.hasPrefix(Application.archiveFileName)
-            || name == SecretFile.name || name == AdminSecret.fileName
+        name.hasPrefix(segmentPrefix) || name.hasPrefix(snapshotPrefix) || name.hasPrefix(DataDirectoryFiles.archive)
+            || name == DataDirectoryFiles.sessionSecret || name == AdminSecret.fileName
     }
 
     // MARK: Backup
@@ -53,14 +55,14 @@ enum DataBackup {
             do {
                 let (journalFiles, cut) = try copyJournal(from: dataDirectory, to: target)
                 var names = journalFiles
-                let archive = dataDirectory + "/" + Application.archiveFileName
+                let archive = dataDirectory + "/" + DataDirectoryFiles.archive
                 if FileManager.default.fileExists(atPath: archive) {
                     do {
-                        try OrderArchive.backup(archiveAt: archive, to: target + "/" + Application.archiveFileName)
+                        try OrderArchive.backup(archiveAt: archive, to: target + "/" + DataDirectoryFiles.archive)
                     } catch {
                         throw Failure("cannot copy \(archive): \(error)")
                     }
-                    names.append(Application.archiveFileName)
+                    names.append(DataDirectoryFiles.archive)
                 }
                 for name in copiedFiles where FileManager.default.fileExists(atPath: dataDirectory + "/" + name) {
                     try copy(dataDirectory + "/" + name, to: target + "/" + name)
@@ -154,8 +156,8 @@ enum DataBackup {
                               + "its journal, snapshots, archive and secrets")
             }
             for name in existing where isDataFile(name) {
-                guard unlink(dataDirectory + "/" + name) == 0 else {
-                    throw Failure("cannot remove \(dataDirectory)/\(name): \(String(cString: strerror(errno)))")
+                do { try system.removeFile(dataDirectory + "/" + name) } catch {
+                    throw Failure("cannot remove \(dataDirectory)/\(name): \(error.reason)")
                 }
             }
         }
@@ -165,15 +167,20 @@ enum DataBackup {
                 let temporary = dataDirectory + "/" + file.name + ".restoring"
                 try copy(backup + "/" + file.name, to: temporary)
                 try sync(temporary)
-                guard rename(temporary, dataDirectory + "/" + file.name) == 0 else {
-                    throw Failure("cannot rename \(temporary): \(String(cString: strerror(errno)))")
+                do { try system.rename(temporary, to: dataDirectory + "/" + file.name) } catch {
+                    throw Failure("cannot rename \(temporary): \(error.reason)")
                 }
             }
             try sync(dataDirectory)
-        } catch let failure as Failure {
-            throw failure
         } catch {
-            throw Failure("cannot restore into \(dataDirectory): \(error)")
+            // A half-restored directory would start as a server that silently misses what the
+            // files not yet copied held: leave none of the backup's files behind.
+            for file in manifest.files {
+                try? system.removeFile(dataDirectory + "/" + file.name + ".restoring")
+                try? system.removeFile(dataDirectory + "/" + file.name)
+            }
+            let reason = (error as? Failure)?.description ?? "cannot restore into \(dataDirectory): \(error)"
+            throw Failure(reason + "; nothing was restored (\(dataDirectory) holds none of the backup's files)")
         }
         return manifest
     }
@@ -181,15 +188,17 @@ enum DataBackup {
     // MARK: Files
 
     private static func sync(_ path: String) throws(Failure) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Failure("cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw Failure("cannot fsync \(path): \(String(cString: strerror(errno)))") }
+        let descriptor: Int32
+        do { descriptor = try system.openFile(path, flags: O_RDONLY) } catch {
+            throw Failure("cannot open \(path): \(error.reason)")
+        }
+        defer { system.close(descriptor) }
+        do { try system.fullSync(descriptor) } catch { throw Failure("cannot fsync \(path): \(error.reason)") }
     }
 
     private static func clear(_ directory: String) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
-            unlink(directory + "/" + name)
+            try? system.removeFile(directory + "/" + name)
         }
     }
 

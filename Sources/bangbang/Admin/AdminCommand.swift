@@ -2,6 +2,7 @@
 // command becomes. Both modes (a running server over `/ws`, or a stopped server's data
 // directory) run the same requests, so they answer the same way.
 import BangbangProtocol
+import BangbangServer
 
 enum AdminCommand: Sendable, Equatable {
     case pendingVerifications
@@ -34,6 +35,23 @@ enum AdminCommand: Sendable, Equatable {
         case .order(let id): ("admin.order", ["order_id": .integer(id)])
         case .grantAdmin(let user): ("admin.grant_admin", ["user_id": .integer(user)])
         case .revokeAdmin(let user): ("admin.revoke_admin", ["user_id": .integer(user)])
+        case .journal, .backup, .restore: nil
+        }
+    }
+
+    /// What the command asks of a stopped server's data directory (nil for `journal`, `backup`
+    /// and `restore`, which the command line does itself).
+    var offlineAction: OfflineAdmin.Action? {
+        switch self {
+        case .pendingVerifications: .pendingVerifications
+        case .approve(let user): .approve(user: user)
+        case .reject(let user, let reason): .reject(user: user, reason: reason)
+        case .feedback(let limit, let before): .feedback(limit: limit, before: before)
+        case .user(let id): .user(id: id)
+        case .userByPhone(let phone): .userByPhone(phone)
+        case .order(let id): .order(id: id)
+        case .grantAdmin(let user): .grantAdmin(user: user)
+        case .revokeAdmin(let user): .revokeAdmin(user: user)
         case .journal, .backup, .restore: nil
         }
     }
@@ -116,11 +134,11 @@ struct AdminInvocation: Sendable {
             case "config":
                 serverArguments += ["--config", try value("--config", inline)]
             default:
-                guard let setting = SettingsTable.named(name) else {
+                guard let takesValue = ServerOptions.takesValue(name) else {
                     throw ConfigurationError("unknown option '--\(name)'; see bangbang admin --help")
                 }
                 serverArguments.append("--\(name)")
-                if setting.kind != .flag { serverArguments.append(try value("--\(name)", inline)) }
+                if takesValue { serverArguments.append(try value("--\(name)", inline)) }
                 else if let inline { serverArguments[serverArguments.count - 1] += "=\(inline)" }
             }
         }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BangbangServer
+@testable import bangbang
 
 @Suite struct BackupManifestTests {
     private func backup(_ files: [String: String]) throws -> String {

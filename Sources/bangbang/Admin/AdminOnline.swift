@@ -14,15 +14,10 @@
 // failure is the answer (exit status 69).
 import BangbangClient
 import BangbangProtocol
+import BangbangServer
 import Dispatch
 import SocketServer
 import Synchronization
-
-/// A refusal from the server (or from the offline run), with the protocol's error code.
-struct AdminReplyError: Error, Sendable, Equatable {
-    var code: String
-    var message: String
-}
 
 enum AdminOnline {
     enum Failure: Error, Sendable, Equatable {

@@ -11,11 +11,13 @@
 // script does not care which one ran. `journal` reads the directory in both.
 import BangbangClient
 import BangbangProtocol
+import BangbangServer
 import Foundation
+import Platform
 
-public enum AdminCLI {
+enum AdminCLI {
     /// Runs `bangbang admin ARGUMENTS…`; returns the process exit status.
-    public static func run(arguments: [String], environment: [String: String]) -> Int32 {
+    static func run(arguments: [String], environment: [String: String]) -> Int32 {
         if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") || arguments.first == "help" {
             print(AdminInvocation.helpText)
             return 0
@@ -93,8 +95,11 @@ public enum AdminCLI {
             case .failure(.unreachable(let reason)): return fail("cannot reach the server at \(endpoint.url): \(reason)", status: 69)
             }
         } else {
+            guard let action = invocation.command.offlineAction else {
+                fatalError("internal inconsistency in AdminCLI: a command without an offline action")
+            }
             do {
-                reply = try OfflineAdmin.run(invocation.command, configuration: configuration, logger: Logger(level: .warning))
+                reply = try OfflineAdmin.run(action, configuration: configuration, logger: Logger(level: .warning))
             } catch {
                 return fail("cannot open \(configuration.dataDirectory): \(error)", status: 70)
             }
@@ -124,11 +129,13 @@ public enum AdminCLI {
 
     /// Whether a server holds the directory's `LOCK` (flock, as the journal takes it).
     static func isDirectoryLocked(_ directory: String) -> Bool {
-        let descriptor = open((directory as NSString).appendingPathComponent("LOCK"), O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
-        flock(descriptor, LOCK_UN)
+        let system = Syscalls.live
+        guard let descriptor = try? system.openFile((directory as NSString).appendingPathComponent("LOCK"), flags: O_RDONLY) else {
+            return false
+        }
+        // Closing the descriptor releases a lock this check took.
+        defer { system.close(descriptor) }
+        do { try system.lockExclusively(descriptor) } catch { return error == .wouldBlock }
         return false
     }
 

@@ -1,0 +1,72 @@
+// Where the application's committed changes are stored: the local write-ahead log (the default,
+// one node on its own) or, in a cluster, the JetStream stream of the partition this node owns
+// (Cluster/StreamJournal.swift). The application sees only this: appends completed in sequence
+// order on the publishing queue, the next sequence, snapshots covering a sequence, and reading
+// back what is stored.
+import Journal
+
+/// A journal the application commits to. Completions run in sequence order on the queue the
+/// journal was made with (the publishing queue).
+protocol CommitJournal: AnyObject, Sendable {
+    /// Stores `payload` as the next record; `completion` gets its sequence once it is durable.
+    func appendRecord(_ payload: [UInt8], completion: @escaping @Sendable (Result<UInt64, JournalError>) -> Void)
+    /// The sequence the next append will get.
+    var nextSequence: UInt64 { get }
+    /// Payload bytes appended since start: a snapshot is due after `--snapshot-bytes` of them.
+    var bytesAppended: Int { get }
+    /// Stores `contents` as the state through `sequence` and drops what recovery no longer
+    /// needs, keeping every record after `keepingRecordsAfter` (what the order archive lacks).
+    /// Blocks; call it off the completion queue.
+    func storeSnapshot(_ contents: [UInt8], coveringThrough sequence: UInt64,
+                       keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot
+    /// Everything stored, to rebuild memory after a failed append.
+    func readBackAll() throws -> RecoveredLog
+    /// Accepts appends again after `readBackAll` rebuilt memory.
+    func resumeAfterFailure()
+    func close() throws
+}
+
+/// What a journal holds: the newest snapshot's bytes, then the records after it.
+struct RecoveredLog: Sendable {
+    var snapshot: [UInt8]?
+    /// The last sequence the snapshot covers (0 without one).
+    var snapshotSequence: UInt64
+    var records: [JournalRecord]
+    var warnings: [String] = []
+}
+
+/// Where a snapshot went, for the log and metrics.
+struct StoredSnapshot: Sendable {
+    /// The file or object written.
+    var location: String
+    var contentBytes: Int
+    var storedBytes: Int
+    /// What was dropped because the snapshot covers it (segments, or a purged range).
+    var removed: [String]
+}
+
+extension WriteAheadLog: CommitJournal {
+    func appendRecord(_ payload: [UInt8], completion: @escaping @Sendable (Result<UInt64, JournalError>) -> Void) {
+        append(payload, completion: completion)
+    }
+
+    var bytesAppended: Int { statistics.bytesWritten }
+
+    func storeSnapshot(_ contents: [UInt8], coveringThrough sequence: UInt64,
+                       keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
+        let report = try writeSnapshot(contents: contents, coveringThrough: sequence, keepingRecordsAfter: bound)
+        return StoredSnapshot(location: report.file, contentBytes: report.contentBytes, storedBytes: report.fileBytes,
+                              removed: report.deletedSegments)
+    }
+
+    func readBackAll() throws -> RecoveredLog {
+        RecoveredLog(try readBack())
+    }
+}
+
+extension RecoveredLog {
+    init(_ recovery: Recovery) {
+        self.init(snapshot: recovery.snapshot, snapshotSequence: recovery.report.snapshotSequence,
+                  records: recovery.records, warnings: recovery.report.warnings)
+    }
+}

@@ -1,0 +1,168 @@
+// One Bangbang node of a cluster (docs/scale-out.md, sections 1, 5 and 8), in the first shape of
+// the scale-out: the whole deployment is one board partition, `p0`, owned by one node at a time
+// through its lease; the others are standbys.
+//
+// The node owns its single NATS connection (listing every server, so it moves to a survivor when
+// its server dies) and everything built on it: the lease manager for `p0`, the watch of `p0`'s
+// lease key that tells who owns it (OwnerDirectory), the partition's journal stream and snapshot
+// bucket, and the session secret shared by every node (`session-secret` in `bb-config`, created
+// by compare-and-set, so the first two nodes agree on one).
+import Cluster
+import Crypto
+import Foundation
+import NATSClient
+import Synchronization
+
+final class ClusterNode: OwnerDirectory {
+    /// The one partition of this step: every campus's boards and every account.
+    static let partition = PartitionID(space: .boards, index: 0)
+    static let map = PartitionMap(partitionCount: 1)
+    static let configBucketName = "bb-config"
+    static let sessionSecretKey = "session-secret"
+
+    let localNodeID: String
+    let connection: NATSConnection
+    let jetStream: JetStream
+    /// Copies of every stream and bucket: 3 with a 3-server cluster, fewer with fewer servers.
+    let replicas: Int
+    let leaseConfiguration: LeaseConfiguration
+
+    private struct State {
+        var owner: String?
+        var handlers: [@Sendable (String?) -> Void] = []
+        var watch: KeyWatch?
+        var watchTask: Task<Void, Never>?
+        var leases: LeaseManager?
+    }
+    private let state = Mutex(State())
+
+    init(configuration: ServerConfiguration) {
+        localNodeID = configuration.nodeID.isEmpty ? Self.nodeID(fromHostName: ProcessInfo.processInfo.hostName) : configuration.nodeID
+        connection = NATSConnection(configuration: NATSConfiguration(servers: configuration.natsServers, name: "bangbang-\(localNodeID)"))
+        jetStream = JetStream(connection: connection)
+        replicas = min(3, configuration.natsServers.count)
+        leaseConfiguration = LeaseConfiguration(duration: .milliseconds(configuration.leaseMilliseconds))
+    }
+
+    /// A host name as a node id: its first label, with anything but letters, digits, - and _ as -.
+    static func nodeID(fromHostName host: String) -> String {
+        let label = host.split(separator: ".").first.map(String.init) ?? ""
+        let cleaned = String(label.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" })
+        return cleaned.isEmpty ? "node" : cleaned
+    }
+
+    var currentOwner: String? { state.withLock { $0.owner } }
+
+    func onOwnerChange(_ handler: @escaping @Sendable (String?) -> Void) {
+        state.withLock { $0.handlers.append(handler) }
+    }
+
+    /// Connects and waits for JetStream to answer (the cluster has a meta leader), for up to
+    /// `timeout`.
+    func connect(timeout: Duration = .seconds(30)) async throws {
+        try await connection.connect()
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                _ = try await jetStream.accountInfo()
+                return
+            } catch {
+                guard ContinuousClock.now < deadline else { throw ClusterError("JetStream does not answer: \(error)") }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    /// Starts following the lease key and taking part in the leases; returns what the node
+    /// gains and loses.
+    func start() async throws -> AsyncStream<LeaseEvent> {
+        let bucket = try await PartitionLease.makeBucket(in: jetStream, replicas: replicas)
+        let watch = try bucket.watch(Self.partition.description)
+        let task = Task { [weak self] in
+            for await entry in watch.updates {
+                let owner = entry.operation == .put ? LeaseRecord(decoding: entry.value)?.node : nil
+                self?.noteOwner(owner)
+            }
+        }
+        state.withLock {
+            $0.watch = watch
+            $0.watchTask = task
+        }
+        let leases = try await LeaseManager.start(node: localNodeID, map: Self.map, partitions: [Self.partition],
+                                                  jetStream: jetStream, configuration: leaseConfiguration, replicas: replicas)
+        state.withLock { $0.leases = leases }
+        return leases.events
+    }
+
+    private func noteOwner(_ owner: String?) {
+        let handlers = state.withLock { state -> [@Sendable (String?) -> Void] in
+            guard state.owner != owner else { return [] }
+            state.owner = owner
+            return state.handlers
+        }
+        for handler in handlers { handler(owner) }
+    }
+
+    /// The partition's journal stream, created if absent.
+    func partitionJournal() async throws -> PartitionJournal {
+        try await PartitionJournal.create(Self.partition, in: jetStream, replicas: replicas)
+    }
+
+    func snapshotStore() async throws -> SnapshotStore {
+        try await SnapshotStore.create(in: jetStream, replicas: replicas)
+    }
+
+    /// The secret that signs session tokens, the same on every node: read from `bb-config`, or
+    /// made and stored there by the first node (by compare-and-set: of two first nodes, the one
+    /// that loses reads the winner's).
+    /// Two nodes creating the bucket at the same moment may see one creation time out (the
+    /// stream exists by then), so a failed attempt is tried again a few times.
+    func sessionSecret() async throws -> [UInt8] {
+        var attempt = 1
+        while true {
+            do {
+                return try await readOrCreateSessionSecret()
+            } catch {
+                guard attempt < 4 else { throw error }
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    private func readOrCreateSessionSecret() async throws -> [UInt8] {
+        let bucket = try await KeyValueBucket.create(Self.configBucketName, in: jetStream,
+                                                     configuration: .init(history: 1, replicas: replicas))
+        for _ in 0..<5 {
+            if let entry = try await bucket.get(Self.sessionSecretKey) {
+                guard let secret = Base64.decode(String(decoding: entry.value, as: UTF8.self)), secret.count >= 32 else {
+                    throw ClusterError("\(Self.configBucketName)/\(Self.sessionSecretKey) is not a valid session secret (32+ bytes, base64)")
+                }
+                return secret
+            }
+            let secret = SecureRandom.bytes(count: 32)
+            if try await Self.create(Self.sessionSecretKey, Array(Base64.encode(secret).utf8), in: bucket) { return secret }
+        }
+        throw ClusterError("cannot agree on a session secret in \(Self.configBucketName)")
+    }
+
+    /// Whether `value` was written: false when the key already has one (another node came first).
+    private static func create(_ key: String, _ value: [UInt8], in bucket: KeyValueBucket) async throws -> Bool {
+        do {
+            try await bucket.create(key, value)
+            return true
+        } catch .jetStream(let error) where error.isWrongLastSequence {
+            return false
+        }
+    }
+
+    /// A clean leave: hands the lease back (a standby takes the partition at once), removes the
+    /// heartbeat, stops the watch and closes the connection.
+    func leave() async {
+        let (leases, watch, task) = state.withLock { ($0.leases, $0.watch, $0.watchTask) }
+        await leases?.stop()
+        watch?.stop()
+        task?.cancel()
+        await connection.close()
+    }
+}

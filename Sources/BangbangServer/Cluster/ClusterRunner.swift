@@ -1,0 +1,167 @@
+// The life of a cluster node (`--nats` given), from start to exit (docs/scale-out.md, section 8).
+//
+//   standby ──acquired p0──▶ recovering ──▶ owner ──lost / fenced append──▶ exit 75
+//      │                                      │
+//      └──────────── SIGTERM ─────────────────┴──▶ lease handed back, exit 0
+//
+// A standby listens with StandbyListener. When the lease of `p0` is acquired, the application
+// is recovered from the object store's snapshot and a replay of the stream (never from the data
+// directory's journal), then the standby listener stops and the server starts on the same
+// address. Losing the lease, or an append the stream refuses, ends the process with status 75:
+// crash-only, so the memory of a node that is no longer the owner is never served, and a
+// supervisor's restart brings it back as a standby. A clean stop hands the lease back, so a
+// standby takes over at once instead of after a lease time.
+import Cluster
+import Dispatch
+import Foundation
+import NATSClient
+import Synchronization
+
+public final class ClusterRunner: Sendable {
+    /// The exit status of a node that stopped owning the partition (EX_TEMPFAIL: restart me).
+    public static let ownershipLostStatus: Int32 = 75
+
+    let configuration: ServerConfiguration
+    let logger: Logger
+    let node: ClusterNode
+    private let standby: StandbyListener
+    private let server = Mutex<Server?>(nil)
+    /// Set by `shutdown`: the lease it hands back is then not a loss.
+    private let isLeaving = Atomic(false)
+
+    public init(configuration: ServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        node = ClusterNode(configuration: configuration)
+        standby = StandbyListener(configuration: configuration, directory: node, logger: logger)
+    }
+
+    /// Listens as a standby at once, then joins the cluster in the background. Throws when the
+    /// address cannot be bound.
+    public func start() throws {
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        try lockDataDirectory()
+        for address in try standby.start() {
+            logger.info("standby_listening", ["address": address.description, "port": address.port, "node": node.localNodeID])
+        }
+        node.onOwnerChange { [logger] owner in logger.info("partition_owner", ["owner": owner ?? "none"]) }
+        Task { await run() }
+    }
+
+    private func join() async throws -> (secret: [UInt8], events: AsyncStream<LeaseEvent>) {
+        try await node.connect()
+        let secret = try await node.sessionSecret()
+        return (secret, try await node.start())
+    }
+
+    private func run() async {
+        let joined: (secret: [UInt8], events: AsyncStream<LeaseEvent>)
+        do {
+            joined = try await join()
+        } catch {
+            fail("cluster_join_failed", "cannot join the cluster: \(error)")
+        }
+        let (secret, events) = joined
+        logger.info("cluster_joined", ["node": node.localNodeID, "nats": configuration.natsServers.map(\.description).joined(separator: ","),
+                                       "replicas": node.replicas, "lease_ms": configuration.leaseMilliseconds])
+        for await event in events {
+            switch event {
+            case .acquired(let partition, let term):
+                logger.info("partition_acquired", ["partition": "\(partition)", "term": term])
+                await becomeOwner(term: term, secret: secret)
+            case .lost(let partition, let reason):
+                guard !isLeaving.load(ordering: .acquiring) else { return }
+                fail("partition_lost", "lost the lease of \(partition) (\(reason)); exiting to come back as a standby")
+            }
+        }
+    }
+
+    private func becomeOwner(term: UInt64, secret: [UInt8]) async {
+        let started = ContinuousClock.now
+        do {
+            let journal = try await node.partitionJournal()
+            let snapshots = try await node.snapshotStore()
+            let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
+            let (nodeID, logger) = (node.localNodeID, logger)
+            let storage = ClusterStorage(recovered: recovered, sessionSecret: secret) { queue in
+                StreamJournal(journal: journal, snapshots: snapshots, nodeID: nodeID, lastSequence: last, completionQueue: queue) { why in
+                    logger.error("journal_fenced", ["detail": "\(why); this node no longer owns the partition, exiting to come back as a standby"])
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { exit(Self.ownershipLostStatus) }
+                }
+            }
+            let server = try Server(configuration: configuration, logger: logger, clock: Server.wallClock, cluster: storage)
+            try AdminSecret.create(in: configuration.dataDirectory)
+            standby.stop()
+            try await startListening(server)
+            self.server.withLock { $0 = server }
+            logger.info("partition_serving", ["term": term, "snapshot_sequence": recovered.snapshotSequence,
+                                              "records": recovered.records.count, "journal_sequence": last,
+                                              "ms": Int((ContinuousClock.now - started).seconds * 1000)])
+        } catch {
+            fail("partition_recovery_failed", "cannot recover the partition: \(error)")
+        }
+    }
+
+    /// Takes the data directory's `LOCK`, as the local journal does, for the life of the
+    /// process: the node's archive and administrator secret are there, and a second server on
+    /// the same directory is refused.
+    private func lockDataDirectory() throws {
+        let path = configuration.dataDirectory + "/LOCK"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw ClusterError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw ClusterError("data directory \(configuration.dataDirectory) is locked by another running server (LOCK is held); "
+                               + "stop that server first, or use another directory")
+        }
+    }
+
+    /// The standby's listening socket closes on its queue shortly after `stop`; until then the
+    /// address is taken, so binding is tried again for up to a second.
+    private func startListening(_ server: Server) async throws {
+        var attempts = 0
+        while true {
+            do {
+                _ = try server.start()
+                return
+            } catch {
+                attempts += 1
+                guard attempts < 50 else { throw error }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    private func fail(_ event: String, _ detail: String) -> Never {
+        logger.error(event, ["detail": detail])
+        FileHandle.standardError.write(Data("bangbang: \(detail)\n".utf8))
+        exit(Self.ownershipLostStatus)
+    }
+
+    /// A clean stop (SIGTERM): serving ends as in single-node mode (clients told 1001, a final
+    /// snapshot), then the lease is handed back. Blocks.
+    public func shutdown() {
+        isLeaving.store(true, ordering: .releasing)
+        if let server = server.withLock({ $0 }) {
+            server.shutdown()
+        } else {
+            standby.stop()
+        }
+        let node = node
+        _ = try? blocking { await node.leave() }
+    }
+
+    /// SIGHUP: as in single-node mode, once serving.
+    public func reload(_ new: ServerConfiguration) throws -> [String] {
+        guard let server = server.withLock({ $0 }) else { return [] }
+        return try server.reload(new)
+    }
+}
+
+/// What a node that took the partition hands the application: the recovered journal, the
+/// cluster's session secret, and how to make the stream journal on the publishing queue.
+struct ClusterStorage: Sendable {
+    var recovered: RecoveredLog
+    var sessionSecret: [UInt8]
+    var makeJournal: @Sendable (_ completionQueue: DispatchQueue) -> any CommitJournal
+}

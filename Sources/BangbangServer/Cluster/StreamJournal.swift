@@ -1,0 +1,173 @@
+// The application's journal in a cluster: the JetStream stream of the partition this node owns
+// (docs/scale-out.md, sections 3, 4 and 6), behind the same CommitJournal as the local log.
+//
+// Appends are pipelined: each is queued on the NATS connection at once, under the lock that
+// assigns its sequence (so the connection sends them in sequence order), fenced on the sequence
+// before it and, after the first, on the message id of this owner's append before it
+// (AppendPipeline.swift says why both), carrying `Nats-Msg-Id: <node>:<partition>:<sequence>`; AppendPipeline releases
+// the acknowledgements in order onto the completion queue (the publishing queue). A refused or
+// unanswered append fails with every later one, and `onFailure` is told once: the node stops
+// owning the partition (crash-only, the process exits and comes back as a standby). Those
+// appends complete with `.closed`, which the application treats as "shutting down": it answers
+// `storage_unavailable` and does not try to rebuild memory in place.
+//
+// Snapshots go to the object store (SnapshotStore), then the stream is purged through the
+// snapshot's sequence. That is safe only because a clustered node keeps every order in memory,
+// closed ones included (ServerConfiguration.evictsClosedOrders): the snapshot alone holds all
+// history, so the archive never needs a purged record. Recovery is the latest snapshot plus a
+// replay of the stream after it (`recover`); the data directory's journal is never read.
+import Cluster
+import Dispatch
+import Journal
+import NATSClient
+import NATSProtocol
+import Synchronization
+
+final class StreamJournal: CommitJournal {
+    typealias Completion = @Sendable (Result<UInt64, Journal.JournalError>) -> Void
+
+    let partitionJournal: PartitionJournal
+    let snapshots: SnapshotStore
+    let nodeID: String
+    private let completionQueue: DispatchQueue
+    private let onFailure: @Sendable (String) -> Void
+    private let pipeline: Mutex<AppendPipeline<Completion>>
+    private let appendedBytes = Atomic<Int>(0)
+
+    /// `lastSequence`: where the stream ended when this node replayed it; the first append is
+    /// fenced on it.
+    init(journal: PartitionJournal, snapshots: SnapshotStore, nodeID: String, lastSequence: UInt64,
+         completionQueue: DispatchQueue, onFailure: @escaping @Sendable (String) -> Void) {
+        partitionJournal = journal
+        self.snapshots = snapshots
+        self.nodeID = nodeID
+        self.completionQueue = completionQueue
+        self.onFailure = onFailure
+        pipeline = Mutex(AppendPipeline(after: lastSequence))
+    }
+
+    func appendRecord(_ payload: [UInt8], completion: @escaping Completion) {
+        appendedBytes.add(payload.count, ordering: .relaxed)
+        let journal = partitionJournal
+        let started: (PendingAcknowledgement, UInt64)? = pipeline.withLock { pipeline in
+            let (start, refused) = pipeline.start(completion)
+            guard case .publish(let expected, let sequence, let followsOwnAppend) = start else {
+                if let refused { release([refused], failure: nil) }
+                return nil
+            }
+            let options = PublishOptions(messageID: messageID(of: sequence), expectedLastSequence: expected,
+                                         expectedStream: journal.streamName)
+            var headers = NATSHeaders()
+            if followsOwnAppend { headers.set(Self.expectedLastMessageIDHeader, messageID(of: expected)) }
+            do {
+                return (try journal.jetStream.startPublish(journal.subject, payload: payload, options: options, headers: headers),
+                        sequence)
+            } catch {
+                let (released, failure) = pipeline.answer(.failed("\(error)"), for: sequence)
+                release(released, failure: failure)
+                return nil
+            }
+        }
+        guard let (pending, sequence) = started else { return }
+        Task {
+            let answer = await Self.answer(of: pending, fencedOn: sequence - 1)
+            self.pipeline.withLock { pipeline in
+                let (released, failure) = pipeline.answer(answer, for: sequence)
+                release(released, failure: failure)
+            }
+        }
+    }
+
+    /// The stream stores a message only if its last message has this id.
+    static let expectedLastMessageIDHeader = "Nats-Expected-Last-Msg-Id"
+
+    /// This node's append of `sequence`: a retry within the stream's duplicate window is not
+    /// stored twice, and the next append names it as the record it must follow.
+    func messageID(of sequence: UInt64) -> String { "\(nodeID):\(partitionJournal.partition):\(sequence)" }
+
+    private static func answer(of pending: PendingAcknowledgement, fencedOn expected: UInt64) async -> AppendPipeline<Completion>.Answer {
+        do throws(NATSClientError) {
+            return .stored(at: try await pending.acknowledgement().sequence)
+        } catch .jetStream(let error) where error.isWrongLastSequence {
+            return .failed("fenced: the stream no longer ends at \(expected), another node appended")
+        } catch {
+            return .failed("\(error)")
+        }
+    }
+
+    /// Runs completions in order on the completion queue. Called under the pipeline's lock, so
+    /// blocks are queued in sequence order.
+    private func release(_ released: [AppendPipeline<Completion>.Release], failure: String?) {
+        if let failure { onFailure(failure) }
+        guard !released.isEmpty else { return }
+        completionQueue.async {
+            for entry in released {
+                entry.completion(entry.sequence.map { .success($0) } ?? .failure(.closed))
+            }
+        }
+    }
+
+    var nextSequence: UInt64 { pipeline.withLock { $0.lastAssigned + 1 } }
+
+    var bytesAppended: Int { appendedBytes.load(ordering: .relaxed) }
+
+    /// The bound is not needed here: nothing leaves memory for the archive in a cluster (see the
+    /// top of this file), so the stream is purged through the snapshot.
+    func storeSnapshot(_ contents: [UInt8], coveringThrough sequence: UInt64,
+                       keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
+        let (journal, snapshots) = (partitionJournal, snapshots)
+        let snapshot = PartitionSnapshot(partition: journal.partition, sequence: sequence, state: contents)
+        try blocking {
+            try await snapshots.save(snapshot)
+            try await journal.purge(through: sequence)
+        }
+        return StoredSnapshot(location: "\(SnapshotStore.bucketName)/\(journal.partition)", contentBytes: contents.count,
+                              storedBytes: snapshot.encoded().count,
+                              removed: ["\(journal.streamName) through \(sequence)"])
+    }
+
+    /// Memory is never rebuilt in place in a cluster: a failed append ends the ownership.
+    func readBackAll() throws -> RecoveredLog {
+        throw ClusterError("a partition's journal is not read back in place; the node restarts as a standby")
+    }
+
+    func resumeAfterFailure() {}
+
+    func close() throws {
+        pipeline.withLock { $0.close("the journal is closed") }
+    }
+
+    /// The partition as stored: its latest snapshot and every record after it, up to the
+    /// stream's end when called.
+    static func recover(_ journal: PartitionJournal, from snapshots: SnapshotStore) async throws -> (RecoveredLog, lastSequence: UInt64) {
+        var recovered = RecoveredLog(snapshot: nil, snapshotSequence: 0, records: [])
+        let last = try await journal.recover(from: snapshots, restore: { snapshot in
+            recovered.snapshot = snapshot?.state
+            recovered.snapshotSequence = snapshot?.sequence ?? 0
+        }, apply: { sequence, record in
+            recovered.records.append(JournalRecord(sequence: sequence, payload: record))
+        })
+        return (recovered, last)
+    }
+}
+
+/// Runs `body` on the cooperative pool and blocks the calling thread (never one of the pool's)
+/// until it is done.
+func blocking<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
+    let done = DispatchSemaphore(value: 0)
+    let result = Mutex<Result<Value, any Error>?>(nil)
+    Task {
+        let outcome: Result<Value, any Error>
+        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        result.withLock { $0 = outcome }
+        done.signal()
+    }
+    done.wait()
+    return try result.withLock { $0! }.get()
+}
+
+/// A cluster operation that failed, said for an operator.
+struct ClusterError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

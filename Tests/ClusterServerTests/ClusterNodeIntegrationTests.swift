@@ -1,0 +1,65 @@
+// A cluster node's shared pieces against a real 3-node JetStream cluster: every node gets the
+// same session secret, and the owner directory follows the lease of p0 from node to node.
+import Cluster
+import Foundation
+import NATSClient
+import NATSTestSupport
+import Synchronization
+import Testing
+@testable import BangbangServer
+
+@Suite(.serialized, .timeLimit(.minutes(2))) struct ClusterNodeIntegrationTests {
+    func configuration(_ cluster: NATSCluster, node: String) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.natsServers = cluster.addresses
+        configuration.nodeID = node
+        configuration.leaseMilliseconds = 1_500
+        return configuration
+    }
+
+    @Test func twoFirstNodesAgreeOnOneSessionSecretAndLaterNodesReadIt() async throws {
+        try await withCluster { cluster in
+            let nodes = ["a", "b", "c"].map { ClusterNode(configuration: configuration(cluster, node: $0)) }
+            for node in nodes { try await node.connect() }
+            async let first = nodes[0].sessionSecret()
+            async let second = nodes[1].sessionSecret()
+            let (one, two) = try await (first, second)
+            #expect(one.count == 32 && one == two)
+            #expect(try await nodes[2].sessionSecret() == one)
+            for node in nodes { await node.leave() }
+        }
+    }
+
+    @Test func theOwnerDirectoryFollowsTheLeaseAndAStandbyTakesOverAtOnceAfterACleanLeave() async throws {
+        try await withCluster { cluster in
+            let a = ClusterNode(configuration: configuration(cluster, node: "a"))
+            let b = ClusterNode(configuration: configuration(cluster, node: "b"))
+            let seenByB = Mutex<[String?]>([])
+            b.onOwnerChange { owner in seenByB.withLock { $0.append(owner) } }
+            try await a.connect()
+            try await b.connect()
+            #expect(a.localNodeID == "a" && a.currentOwner == nil)
+            var aEvents = try await a.start().makeAsyncIterator()
+            guard case .acquired(let partition, _)? = await aEvents.next() else {
+                Issue.record("the first node did not take p0")
+                return
+            }
+            #expect(partition == ClusterNode.partition)
+            var bEvents = try await b.start().makeAsyncIterator()
+            try await eventually("b sees a as the owner") { b.currentOwner == "a" }
+            try await eventually("a sees itself as the owner") { a.currentOwner == "a" }
+
+            let left = ContinuousClock.now
+            await a.leave()
+            guard case .acquired? = await bEvents.next() else {
+                Issue.record("the standby did not take p0")
+                return
+            }
+            let takeover = ContinuousClock.now - left
+            #expect(takeover < .milliseconds(1_500), "a clean leave is taken over before a lease time (\(takeover))")
+            try await eventually("b sees itself as the owner") { b.currentOwner == "b" }
+            #expect(seenByB.withLock { $0.first } == "a")
+            await b.leave()
+        }
+    }
+}

@@ -1,0 +1,112 @@
+// The application's journal in a cluster, against a real 3-node JetStream cluster: what an
+// owner's StreamJournal acknowledged is what the next owner recovers, a stale owner's appends
+// are refused once the next owner has appended (and it is told once), and a snapshot in the
+// object store plus the stream after it is the partition.
+import Cluster
+import Dispatch
+import Foundation
+import Journal
+import NATSClient
+import NATSTestSupport
+import Synchronization
+import Testing
+@testable import BangbangServer
+
+/// The failures a StreamJournal reported, as its owner would see them.
+final class Failures: Sendable {
+    private let reasons = Mutex<[String]>([])
+    func note(_ why: String) { reasons.withLock { $0.append(why) } }
+    var all: [String] { reasons.withLock { $0 } }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamJournalIntegrationTests {
+    let partition = ClusterNode.partition
+
+    /// Appends `texts` one after the other without waiting (a pipeline) and returns the outcomes
+    /// in completion order.
+    func appendAll(_ texts: [String], to journal: StreamJournal) async -> [Result<UInt64, Journal.JournalError>] {
+        let outcomes = Mutex<[Result<UInt64, Journal.JournalError>]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let remaining = Atomic(texts.count)
+            for text in texts {
+                journal.appendRecord(Array(text.utf8)) { result in
+                    outcomes.withLock { $0.append(result) }
+                    if remaining.subtract(1, ordering: .relaxed).newValue == 0 { done.resume() }
+                }
+            }
+        }
+        return outcomes.withLock { $0 }
+    }
+
+    func owner(_ connection: NATSConnection, node: String, failures: Failures) async throws -> (StreamJournal, RecoveredLog) {
+        let jetStream = JetStream(connection: connection)
+        let journal = try await PartitionJournal.create(partition, in: jetStream)
+        let snapshots = try await SnapshotStore.create(in: jetStream)
+        let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
+        let streamJournal = StreamJournal(journal: journal, snapshots: snapshots, nodeID: node, lastSequence: last,
+                                          completionQueue: DispatchQueue(label: "test.commits")) { why in
+            failures.note(why)
+        }
+        return (streamJournal, recovered)
+    }
+
+    func texts(_ recovered: RecoveredLog) -> [String] {
+        recovered.records.map { String(decoding: $0.payload, as: UTF8.self) }
+    }
+
+    @Test func whatAnOwnerAcknowledgedIsWhatTheNextOwnerRecoversAndAStaleOwnerIsFenced() async throws {
+        try await withCluster { cluster in
+            let first = try await connectClient(to: cluster, first: 0, name: "first")
+            let second = try await connectClient(to: cluster, first: 1, name: "second")
+            let firstFailures = Failures()
+            let secondFailures = Failures()
+
+            let (old, nothing) = try await owner(first, node: "a", failures: firstFailures)
+            #expect(nothing.records.isEmpty && nothing.snapshot == nil)
+            let written = (1...50).map { "a\($0)" }
+            let outcomes = await appendAll(written, to: old)
+            #expect(outcomes == (1...50).map { .success(UInt64($0)) }, "completions in sequence order, all stored")
+            #expect(old.nextSequence == 51)
+
+            // The next owner replays everything acknowledged, in order, then appends after it.
+            let (new, recovered) = try await owner(second, node: "b", failures: secondFailures)
+            #expect(texts(recovered) == written)
+            #expect(recovered.records.map(\.sequence) == (1...50).map { UInt64($0) })
+            #expect(await appendAll(["b51"], to: new) == [.success(51)])
+
+            // The old owner still believes the stream ends at 50: refused, and every later append too.
+            let stale = await appendAll(["a51", "a52", "a53"], to: old)
+            #expect(stale == [.failure(.closed), .failure(.closed), .failure(.closed)])
+            #expect(firstFailures.all.count == 1)
+            #expect(firstFailures.all.first?.contains("fenced") == true)
+            #expect(await appendAll(["a54"], to: old) == [.failure(.closed)])
+            #expect(firstFailures.all.count == 1, "the failure is reported once")
+
+            let (_, final) = try await owner(first, node: "c", failures: Failures())
+            #expect(texts(final) == written + ["b51"])
+            #expect(secondFailures.all.isEmpty)
+            await first.close()
+            await second.close()
+        }
+    }
+
+    @Test func aSnapshotInTheObjectStorePlusTheStreamAfterItIsThePartition() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "owner")
+            let (journal, _) = try await owner(connection, node: "a", failures: Failures())
+            _ = await appendAll((1...10).map { "r\($0)" }, to: journal)
+            let stored = try await Task.detached {
+                try journal.storeSnapshot(Array("state through 8".utf8), coveringThrough: 8, keepingRecordsAfter: 0)
+            }.value
+            #expect(stored.location == "bb-snapshots/p0")
+            #expect(try await journal.partitionJournal.jetStream.streamInfo("BB_P0").firstSequence == 9, "purged through the snapshot")
+
+            let (next, recovered) = try await owner(connection, node: "b", failures: Failures())
+            #expect(recovered.snapshotSequence == 8)
+            #expect(recovered.snapshot.map { String(decoding: $0, as: UTF8.self) } == "state through 8")
+            #expect(texts(recovered) == ["r9", "r10"])
+            #expect(next.nextSequence == 11)
+            await connection.close()
+        }
+    }
+}

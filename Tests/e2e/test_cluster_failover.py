@@ -1,0 +1,191 @@
+"""Step 1 of the scale-out (docs/scale-out.md): one partition, owned by one of two Bangbang nodes
+over a 3-node NATS JetStream cluster, the other a standby. Orders are published on the owner and
+acknowledged; the owner is killed with SIGKILL; the standby takes the partition over within a
+stated bound, recovers it from the stream, and has every acknowledged order; a session token
+issued by the old owner still resumes on the new one."""
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from bbclient import Client, fresh_phone
+from conftest import server_binary
+from nats_cluster import NatsCluster, free_ports
+
+LEASE_MS = 1500
+# Expiry is seen after one lease time without a renewal, the take-over write and the replay
+# follow: a bound of lease + 3 s leaves room for a slow shared machine.
+TAKEOVER_BOUND_SECONDS = LEASE_MS / 1000 + 3.0
+ORDERS = 40
+
+
+class Node:
+    """One `bangbang --nats …` process, started and killed by its PID."""
+
+    def __init__(self, name, port, directory, nats_urls):
+        self.name = name
+        self.port = port
+        self.log_path = os.path.join(directory, f"{name}.log")
+        arguments = [server_binary(), "--dev", "--fsync", "never", "--port", str(port),
+                     "--data-dir", os.path.join(directory, f"{name}-data"), "--node-id", name,
+                     "--lease-ms", str(LEASE_MS), "--sms-per-ip-hourly", "0",
+                     "--requests-per-second", "0", "--user-requests-per-second", "0"]
+        for url in nats_urls:
+            arguments += ["--nats", url]
+        self.process = subprocess.Popen(arguments, stdout=open(self.log_path, "ab"), stderr=subprocess.STDOUT)
+
+    @property
+    def url(self):
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def http(self, path):
+        """(status, body, headers) of a GET, or None while nothing listens."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=2) as response:
+                return response.status, response.read().decode(), dict(response.headers)
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(), dict(error.headers)
+        except OSError:
+            return None
+
+    def is_ready(self):
+        answer = self.http("/readyz")
+        return answer is not None and answer[0] == 200
+
+    def log(self):
+        return open(self.log_path, encoding="utf-8", errors="replace").read()
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self, timeout=15):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def wait_until(condition, timeout, what, node=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = condition()
+        if result:
+            return result
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}" + (f"; its log:\n{node.log()}" if node else ""))
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    nats = NatsCluster.start()
+    ports = free_ports(2)
+    nodes = []
+    try:
+        nodes.append(Node("bb1", ports[0], str(tmp_path), nats.urls))
+        # The first node takes the free lease; the second starts as its standby.
+        wait_until(nodes[0].is_ready, 20, "the first node to own the partition", nodes[0])
+        nodes.append(Node("bb2", ports[1], str(tmp_path), nats.urls))
+        wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join", nodes[1])
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()
+        nats.stop()
+
+
+def publish(client, title):
+    deadline = int(time.time() * 1000) + 3_600_000
+    return client.ok("order.publish", {"type": "bounty", "campus": "North", "deadline": deadline, "tip": 100,
+                                       "details": {"title": title, "description": "failover test"}})["order"]
+
+
+def test_a_standby_takes_over_a_killed_owner_with_every_acknowledged_order(cluster):
+    owner, standby = cluster
+
+    # A standby says who owns the partition, and refuses /ws until it does.
+    status, body, _ = standby.http("/healthz")
+    assert status == 200
+    status, body, _ = standby.http("/readyz")
+    assert status == 503 and body.strip() == "standby; owner is bb1"
+    status, body, headers = standby.http("/ws")
+    assert status == 503 and headers.get("Retry-After") == "2" and "standby" in body
+
+    acknowledged = {}
+    with Client(owner.url) as publisher:
+        publisher.login(fresh_phone())
+        token = publisher.token
+        user_id = publisher.user["id"]
+        for index in range(ORDERS):
+            order = publish(publisher, f"order {index}")
+            acknowledged[order["id"]] = f"order {index}"
+    assert len(acknowledged) == ORDERS
+
+    killed_at = time.monotonic()
+    owner.kill()
+    wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)
+    takeover = time.monotonic() - killed_at
+    print(f"\ntakeover after kill -9 of the owner: {takeover:.2f} s (lease {LEASE_MS} ms)")
+    assert takeover < TAKEOVER_BOUND_SECONDS, f"took {takeover:.2f} s, bound {TAKEOVER_BOUND_SECONDS} s"
+    assert re.search(r"event=partition_serving .*records=\d+", standby.log())
+
+    # The old owner's token resumes on the new owner: the secret is the cluster's.
+    with Client(standby.url) as resumed:
+        resumed.ok("auth.resume", {"token": token})
+        for order_id, title in acknowledged.items():
+            order = resumed.ok("order.get", {"order_id": order_id})["order"]
+            assert order["details"]["title"] == title
+            assert order["publisher"] == user_id
+        listed = resumed.ok("board.list", {"types": ["bounty"], "limit": 100})
+        assert listed["total"] == ORDERS
+        assert {o["id"] for o in listed["orders"]} == set(acknowledged)
+        # The new owner appends after what it replayed.
+        new_order = publish(resumed, "after the failover")
+        assert new_order["id"] not in acknowledged
+
+
+def test_sigterm_hands_the_lease_back_and_the_standby_takes_over_at_once(cluster):
+    owner, standby = cluster
+    with Client(owner.url) as publisher:
+        publisher.login(fresh_phone())
+        order = publish(publisher, "before the clean stop")
+    stopped_at = time.monotonic()
+    assert owner.stop() == 0
+    wait_until(standby.is_ready, LEASE_MS / 1000 + 5, "the standby to become ready", standby)
+    takeover = time.monotonic() - stopped_at
+    print(f"\ntakeover after SIGTERM of the owner: {takeover:.2f} s (lease {LEASE_MS} ms)")
+    # Handed back, not expired: the standby does not wait out a lease time.
+    assert "event=partition_acquired" in standby.log()
+    assert takeover < LEASE_MS / 1000 + 1.0, f"took {takeover:.2f} s"
+    with Client(standby.url) as client:
+        client.login(fresh_phone())
+        assert client.ok("order.get", {"order_id": order["id"]})["order"]["details"]["title"] == "before the clean stop"
+
+
+def test_an_owner_paused_past_its_lease_is_fenced_and_exits_75(cluster):
+    owner, standby = cluster
+    with Client(owner.url) as publisher:
+        publisher.login(fresh_phone())
+        publish(publisher, "before the pause")
+    owner.process.send_signal(signal.SIGSTOP)
+    try:
+        wait_until(standby.is_ready, LEASE_MS / 1000 + 5, "the standby to take over from the paused owner", standby)
+        with Client(standby.url) as client:
+            client.login(fresh_phone())
+            publish(client, "on the new owner")
+    finally:
+        owner.process.send_signal(signal.SIGCONT)
+    # Back from the pause, the old owner finds its lease gone (or its next append refused) and
+    # exits for its supervisor to restart it as a standby.
+    assert owner.process.wait(timeout=10) == 75
+    assert re.search(r"event=(partition_lost|journal_fenced)", owner.log())
