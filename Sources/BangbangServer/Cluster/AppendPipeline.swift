@@ -71,6 +71,10 @@ struct AppendPipeline<Completion> {
         var newFailure: String?
         var publish: [Publish] = []
         var retryAfter: Duration?
+        /// A retry episode began: the first unknown outcome, said for an operator.
+        var retryStarted: String?
+        /// The episode ended with every append it held up stored, after this long and this many rounds.
+        var retrySettled: (duration: Duration, rounds: Int)?
     }
 
     private enum State {
@@ -101,6 +105,7 @@ struct AppendPipeline<Completion> {
     private var head = 0
     /// When the current retry episode must be over; nil outside one.
     private var episodeDeadline: ContinuousClock.Instant?
+    private var episodeStart: ContinuousClock.Instant?
     private var lastUnknown = ""
     private var rounds = 0
 
@@ -137,11 +142,18 @@ struct AppendPipeline<Completion> {
             preconditionFailure("internal inconsistency in AppendPipeline: answer for an append not in flight (\(sequence))")
         }
         inFlight[index].state = .answered(answer, sentAsHead: asHead)
+        var started: String?
         if case .unknown(let why) = answer, failure == nil {
             lastUnknown = why
-            if episodeDeadline == nil { episodeDeadline = now + retryBound }
+            if episodeDeadline == nil {
+                episodeDeadline = now + retryBound
+                episodeStart = now
+                started = "append \(sequence): \(why)"
+            }
         }
-        return settle(now: now)
+        var step = settle(now: now)
+        step.retryStarted = started
+        return step
     }
 
     /// Publishes every unsettled append again, in order; called when a `Step` asked for it.
@@ -177,10 +189,13 @@ struct AppendPipeline<Completion> {
 
     private mutating func settle(now: ContinuousClock.Instant) -> Step {
         var step = Step()
+        let (start, roundsMade) = (episodeStart, rounds)
         settle(into: &step)
+        if let start, episodeStart == nil, failure == nil { step.retrySettled = (now - start, roundsMade) }
         guard failure == nil, isRetrying, head < inFlight.count, !hasSentEntry else { return step }
         if inFlight[head...].allSatisfy({ $0.attempts == 0 }) {
             // Everything that was unknown is settled; what waited behind it goes out now.
+            if let start { step.retrySettled = (now - start, roundsMade) }
             endEpisode()
             sendWaiting(into: &step)
         } else {
@@ -253,6 +268,7 @@ struct AppendPipeline<Completion> {
 
     private mutating func endEpisode() {
         episodeDeadline = nil
+        episodeStart = nil
         rounds = 0
         lastUnknown = ""
     }

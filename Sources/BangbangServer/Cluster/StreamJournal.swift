@@ -33,6 +33,7 @@ final class StreamJournal: CommitJournal {
     let nodeID: String
     private let completionQueue: DispatchQueue
     private let onFailure: @Sendable (String) -> Void
+    private let onRetry: @Sendable (RetryNews) -> Void
     /// An append's record, kept until it is settled: it may be published again.
     struct PendingAppend: Sendable {
         var payload: [UInt8]
@@ -46,12 +47,14 @@ final class StreamJournal: CommitJournal {
     /// `lastSequence`: where the stream ended when this node replayed it; the first append is
     /// fenced on it.
     init(journal: PartitionJournal, snapshots: SnapshotStore, nodeID: String, lastSequence: UInt64,
-         completionQueue: DispatchQueue, onFailure: @escaping @Sendable (String) -> Void) {
+         completionQueue: DispatchQueue, onRetry: @escaping @Sendable (RetryNews) -> Void = { _ in },
+         onFailure: @escaping @Sendable (String) -> Void) {
         partitionJournal = journal
         self.snapshots = snapshots
         self.nodeID = nodeID
         self.completionQueue = completionQueue
         self.onFailure = onFailure
+        self.onRetry = onRetry
         pipeline = Mutex(AppendPipeline(after: lastSequence))
     }
 
@@ -108,8 +111,16 @@ final class StreamJournal: CommitJournal {
         }
     }
 
+    /// What an operator is told of a retry episode.
+    enum RetryNews: Sendable {
+        case started(String)
+        case settled(Duration, rounds: Int)
+    }
+
     /// Does what the pipeline asked for. Called under the pipeline's lock.
     private func perform(_ step: Pipeline.Step, on pipeline: inout Pipeline) {
+        if let why = step.retryStarted { onRetry(.started(why)) }
+        if let (duration, rounds) = step.retrySettled { onRetry(.settled(duration, rounds: rounds)) }
         release(step.released, failure: step.newFailure)
         for publish in step.publish { send(publish, on: &pipeline) }
         if let delay = step.retryAfter {

@@ -115,6 +115,7 @@ extension AppendPipeline {
         let lost = pipeline.answer(.unknown("timeout"), for: 11, now: now)
         #expect(lost.released.isEmpty && lost.newFailure == nil && lost.publish.isEmpty)
         #expect(lost.retryAfter == nil, "no round while earlier answers are still due")
+        #expect(lost.retryStarted == "append 11: timeout")
         #expect(pipeline.isRetrying)
         guard case .queued = pipeline.start(3).0 else {
             Issue.record("an append during a retry went out ahead of it")
@@ -132,12 +133,18 @@ extension AppendPipeline {
         #expect(round.publish.map(\.followsOwnAppend) == [false, true, true, true])
         #expect(round.publish.map(\.completion) == [0, 1, 2, 3])
         var released: [Int] = []
+        var settled: [Int] = []
         for sequence in [12, 11, 14, 13] as [UInt64] {
-            let step = pipeline.answer(.stored(at: sequence), for: sequence, now: now)
-            #expect(step.newFailure == nil)
+            let step = pipeline.answer(.stored(at: sequence), for: sequence, now: now + .milliseconds(80))
+            #expect(step.newFailure == nil && step.retryStarted == nil)
             released += step.released.map(\.completion)
+            if let (duration, rounds) = step.retrySettled {
+                settled.append(rounds)
+                #expect(duration == .milliseconds(80))
+            }
         }
         #expect(released == [0, 1, 2, 3])
+        #expect(settled == [1], "the end of the episode is told once, with its rounds")
         #expect(!pipeline.isRetrying && pipeline.inFlightCount == 0)
         guard case .publish(14, 15, true) = pipeline.start(4).0 else {
             Issue.record("after the retry, appends are not published at once")
