@@ -50,16 +50,22 @@ if configuration.smsCommand != nil {
     logger.warning("development_sms_provider", ["detail": "no SMS provider configured: codes are written to this log only"])
 }
 
-if configuration.isClustered {
-    runClusterNode(configuration, logger: logger)
-}
-
-let server: Server
+/// What serves: one node on its own (`Server`), or, with `--nats`, a node of a cluster that is
+/// a standby until it owns the partition (`ClusterRunner`).
+let shutdown: @Sendable () -> Void
+let reload: @Sendable (ServerConfiguration) throws -> [String]
 do {
-    server = try Server(configuration: configuration, logger: logger)
-    // Written once the data directory is ours (locked), before anyone can connect.
-    try AdminSecret.create(in: configuration.dataDirectory)
-    _ = try server.start()
+    if configuration.isClustered {
+        let runner = ClusterRunner(configuration: configuration, logger: logger)
+        try runner.start()
+        (shutdown, reload) = ({ runner.shutdown() }, { try runner.reload($0) })
+    } else {
+        let server = try Server(configuration: configuration, logger: logger)
+        // Written once the data directory is ours (locked), before anyone can connect.
+        try AdminSecret.create(in: configuration.dataDirectory)
+        _ = try server.start()
+        (shutdown, reload) = ({ server.shutdown() }, { try server.reload($0) })
+    }
 } catch {
     logger.error("startup_failed", ["error": "\(error)"])
     FileHandle.standardError.write(Data("bangbang: cannot start: \(error)\n".utf8))
@@ -75,7 +81,7 @@ for signalNumber in [SIGTERM, SIGINT] {
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
         logger.info("shutting_down", ["signal": signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"])
-        server.shutdown()
+        shutdown()
         exit(0)
     }
     source.resume()
@@ -89,7 +95,7 @@ reloadSource.setEventHandler {
     do {
         let reloaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
                                                     environment: ProcessInfo.processInfo.environment)
-        let applied = try server.reload(reloaded.configuration)
+        let applied = try reload(reloaded.configuration)
         logger.level = LogLevel(name: reloaded.configuration.logLevel) ?? logger.level
         logger.info("reloaded", ["log_level": reloaded.configuration.logLevel,
                                  "applied": applied.joined(separator: ","),
@@ -100,43 +106,3 @@ reloadSource.setEventHandler {
 }
 reloadSource.resume()
 dispatchMain()
-
-/// `--nats` given: a node of a cluster, a standby until it owns the partition (ClusterRunner).
-func runClusterNode(_ configuration: ServerConfiguration, logger: Logger) -> Never {
-    let runner = ClusterRunner(configuration: configuration, logger: logger)
-    do {
-        try runner.start()
-    } catch {
-        logger.error("startup_failed", ["error": "\(error)"])
-        FileHandle.standardError.write(Data("bangbang: cannot start: \(error)\n".utf8))
-        exit(70)
-    }
-    signal(SIGPIPE, SIG_IGN)
-    var sources: [DispatchSourceSignal] = []
-    for signalNumber in [SIGTERM, SIGINT] {
-        signal(signalNumber, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
-        source.setEventHandler {
-            logger.info("shutting_down", ["signal": signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"])
-            runner.shutdown()
-            exit(0)
-        }
-        source.resume()
-        sources.append(source)
-    }
-    signal(SIGHUP, SIG_IGN)
-    let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
-    reload.setEventHandler {
-        do {
-            let reloaded = try ConfigurationLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
-                                                        environment: ProcessInfo.processInfo.environment)
-            let applied = try runner.reload(reloaded.configuration)
-            logger.level = LogLevel(name: reloaded.configuration.logLevel) ?? logger.level
-            logger.info("reloaded", ["log_level": reloaded.configuration.logLevel, "applied": applied.joined(separator: ",")])
-        } catch {
-            logger.error("reload_failed", ["error": "\(error)"])
-        }
-    }
-    reload.resume()
-    withExtendedLifetime((sources, reload)) { dispatchMain() }
-}
