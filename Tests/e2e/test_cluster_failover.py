@@ -27,7 +27,7 @@ ORDERS = 40
 class Node:
     """One `bangbang --nats …` process, started and killed by its PID."""
 
-    def __init__(self, name, port, directory, nats_urls):
+    def __init__(self, name, port, directory, nats_urls, extra=()):
         self.name = name
         self.port = port
         self.log_path = os.path.join(directory, f"{name}.log")
@@ -37,6 +37,7 @@ class Node:
                      "--requests-per-second", "0", "--user-requests-per-second", "0"]
         for url in nats_urls:
             arguments += ["--nats", url]
+        arguments += list(extra)
         self.process = subprocess.Popen(arguments, stdout=open(self.log_path, "ab"), stderr=subprocess.STDOUT)
 
     @property
@@ -113,13 +114,15 @@ def publish(client, title):
 def test_a_standby_takes_over_a_killed_owner_with_every_acknowledged_order(cluster):
     owner, standby = cluster
 
-    # A standby says who owns the partition, and refuses /ws until it does.
+    # A standby says who owns the partition, and relays /ws to it (docs/scale-out.md, 7a).
     status, body, _ = standby.http("/healthz")
     assert status == 200
     status, body, _ = standby.http("/readyz")
     assert status == 503 and body.strip() == "standby; owner is bb1"
     status, body, headers = standby.http("/ws")
-    assert status == 503 and headers.get("Retry-After") == "2" and "standby" in body
+    assert status == 426, "/ws speaks WebSocket only, on a standby as on the owner"
+    with Client(standby.url) as relayed:
+        assert relayed.ok("info.get")["version"]
 
     acknowledged = {}
     with Client(owner.url) as publisher:

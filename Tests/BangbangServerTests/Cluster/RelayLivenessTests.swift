@@ -20,8 +20,8 @@ import WebSocketProtocol
     @Test func theOwnerDropsTheSessionsOfAGatewayThatFallsSilent() async throws {
         let nats = try await NATSCluster.start(size: 1)
         defer { nats.stop() }
-        let a = try await ClusterNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
-        let b = try await ClusterNode(name: "node-b", owner: "node-a", nats: nats.addresses, timings: Self.quick)
+        let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
+        let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses, timings: Self.quick)
         let client = try await b.connect()
         _ = try await client.logIn("+8613900008001")
         #expect(a.relay.host.sessionCount == 1)
@@ -38,8 +38,8 @@ import WebSocketProtocol
     @Test func aGatewayClosesItsClientsWhenTheOwnerStopsAnswering() async throws {
         let nats = try await NATSCluster.start(size: 1)
         defer { nats.stop() }
-        let a = try await ClusterNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
-        let b = try await ClusterNode(name: "node-b", owner: "node-a", nats: nats.addresses, timings: Self.quick)
+        let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
+        let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses, timings: Self.quick)
         let client = try await b.connect()
         _ = try await client.logIn("+8613900008002")
         try await Task.sleep(for: .milliseconds(1_200))
@@ -54,17 +54,17 @@ import WebSocketProtocol
     @Test func aClientTheOwnerDoesNotKnowIsClosedWith1012() async throws {
         let nats = try await NATSCluster.start(size: 1)
         defer { nats.stop() }
-        let a = try await ClusterNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
+        let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
         // A patient gateway: only the owner's answer to its beat can close the client here.
         let patient = RelayTimings(aliveIntervalMilliseconds: 100, gatewayTimeoutMilliseconds: 600, ownerTimeoutMilliseconds: 60_000)
-        let b = try await ClusterNode(name: "node-b", owner: "node-a", nats: nats.addresses, timings: patient)
+        let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses, timings: patient)
         let client = try await b.connect()
         _ = try await client.logIn("+8613900008003")
         // The owner's process dies without a word and comes back under the same name, owning
         // again: it has never heard of the client the gateway still lists.
         await a.dropNATS()
         await a.stop()
-        let restarted = try await ClusterNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
+        let restarted = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
         #expect(await client.waitForClose() == .serviceRestart)
         #expect(await eventually { b.relay.gateway.connectionCount == 0 })
         await b.stop()
@@ -74,8 +74,8 @@ import WebSocketProtocol
     @Test func aFeedEventCrossesNATSOnceForEveryRunnerOfAGateway() async throws {
         let nats = try await NATSCluster.start(size: 1)
         defer { nats.stop() }
-        let a = try await ClusterNode(name: "node-a", owner: "node-a", nats: nats.addresses, eventLoops: 1)
-        let b = try await ClusterNode(name: "node-b", owner: "node-a", nats: nats.addresses)
+        let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, eventLoops: 1)
+        let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses)
         var runners: [ProtocolClient] = []
         for index in 0..<4 {
             let runner = try await b.connect()
@@ -112,8 +112,8 @@ import WebSocketProtocol
     @Test func measuresTheRoundTripOfOneRelayHop() async throws {
         let nats = try await NATSCluster.start(size: 1)
         defer { nats.stop() }
-        let a = try await ClusterNode(name: "node-a", owner: "node-a", nats: nats.addresses)
-        let b = try await ClusterNode(name: "node-b", owner: "node-a", nats: nats.addresses)
+        let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses)
+        let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses)
         let direct = try await a.connect()
         let relayed = try await b.connect()
         direct.checkInterval = .microseconds(10)
