@@ -40,12 +40,17 @@ def free_ports(count: int) -> list:
 
 def jetstream_info(port: int, timeout: float = 1.0) -> dict:
     """`$JS.API.INFO` over a raw NATS connection: the core protocol is small enough to speak here."""
+    return jetstream_request(port, "$JS.API.INFO", timeout)
+
+
+def jetstream_request(port: int, subject: str, timeout: float = 1.0) -> dict:
+    """One JetStream API request with an empty body, and its JSON answer."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         reader = s.makefile("rb")
         if not reader.readline().startswith(b"INFO "):
             raise RuntimeError("no INFO")
         s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\n'
-                  b"SUB _INBOX.probe 1\r\nPUB $JS.API.INFO _INBOX.probe 0\r\n\r\n")
+                  b"SUB _INBOX.probe 1\r\nPUB " + subject.encode() + b" _INBOX.probe 0\r\n\r\n")
         while True:
             line = reader.readline()
             if not line:
@@ -114,6 +119,23 @@ class NatsCluster:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"JetStream not ready on node {index}; logs in {self.directory}")
                 time.sleep(0.1)
+
+    def stream_leader(self, stream: str, timeout: float = 10.0) -> int:
+        """The index of the node that leads `stream` (its `cluster.leader`, a server name n<i+1>)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for index, port in enumerate(self.client_ports):
+                if index not in self.processes:
+                    continue
+                try:
+                    leader = jetstream_request(port, f"$JS.API.STREAM.INFO.{stream}").get("cluster", {}).get("leader")
+                except (OSError, RuntimeError, ValueError):
+                    continue
+                if leader:
+                    return int(leader[1:]) - 1
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{stream} has no leader; logs in {self.directory}")
+            time.sleep(0.1)
 
     def kill(self, index: int) -> None:
         """kill -9 of one node, by the PID this helper started."""

@@ -27,17 +27,16 @@ ORDERS = 40
 class Node:
     """One `bangbang --nats …` process, started and killed by its PID."""
 
-    def __init__(self, name, port, directory, nats_urls, extra=()):
+    def __init__(self, name, port, directory, nats_urls, lease_ms=LEASE_MS, extra=()):
         self.name = name
         self.port = port
         self.log_path = os.path.join(directory, f"{name}.log")
         arguments = [server_binary(), "--dev", "--fsync", "never", "--port", str(port),
                      "--data-dir", os.path.join(directory, f"{name}-data"), "--node-id", name,
-                     "--lease-ms", str(LEASE_MS), "--sms-per-ip-hourly", "0",
-                     "--requests-per-second", "0", "--user-requests-per-second", "0"]
+                     "--lease-ms", str(lease_ms), "--sms-per-ip-hourly", "0",
+                     "--requests-per-second", "0", "--user-requests-per-second", "0", *extra]
         for url in nats_urls:
             arguments += ["--nats", url]
-        arguments += list(extra)
         self.process = subprocess.Popen(arguments, stdout=open(self.log_path, "ab"), stderr=subprocess.STDOUT)
 
     @property

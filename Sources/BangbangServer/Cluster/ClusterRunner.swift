@@ -87,7 +87,15 @@ public final class ClusterRunner: Sendable {
             let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
             let (nodeID, logger) = (node.localNodeID, logger)
             let storage = ClusterStorage(recovered: recovered, sessionSecret: secret) { queue in
-                StreamJournal(journal: journal, snapshots: snapshots, nodeID: nodeID, lastSequence: last, completionQueue: queue) { why in
+                StreamJournal(journal: journal, snapshots: snapshots, nodeID: nodeID, lastSequence: last, completionQueue: queue,
+                              onRetry: { news in
+                                  switch news {
+                                  case .started(let why):
+                                      logger.warning("journal_retrying", ["detail": "no definite answer for \(why); publishing again with the same message id"])
+                                  case .settled(let duration, let rounds):
+                                      logger.info("journal_retried", ["ms": Int(duration.seconds * 1000), "rounds": rounds])
+                                  }
+                              }) { why in
                     logger.error("journal_fenced", ["detail": "\(why); this node no longer owns the partition, exiting to come back as a standby"])
                     DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { exit(Self.ownershipLostStatus) }
                 }

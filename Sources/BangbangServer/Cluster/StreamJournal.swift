@@ -5,9 +5,11 @@
 // assigns its sequence (so the connection sends them in sequence order), fenced on the sequence
 // before it and, after the first, on the message id of this owner's append before it
 // (AppendPipeline.swift says why both), carrying `Nats-Msg-Id: <node>:<partition>:<sequence>`; AppendPipeline releases
-// the acknowledgements in order onto the completion queue (the publishing queue). A refused or
-// unanswered append fails with every later one, and `onFailure` is told once: the node stops
-// owning the partition (crash-only, the process exits and comes back as a standby). Those
+// the acknowledgements in order onto the completion queue (the publishing queue). An append with
+// no definite answer (a NATS server died, the stream is electing a leader) is published again
+// with the same message id and fences, with later appends held behind it, for up to the
+// pipeline's retry bound. A refused append, or one still unknown at the bound, fails with every
+// later one, and `onFailure` is told once: the node stops owning the partition (crash-only, the process exits and comes back as a standby). Those
 // appends complete with `.closed`, which the application treats as "shutting down": it answers
 // `storage_unavailable` and does not try to rebuild memory in place.
 //
@@ -31,49 +33,43 @@ final class StreamJournal: CommitJournal {
     let nodeID: String
     private let completionQueue: DispatchQueue
     private let onFailure: @Sendable (String) -> Void
-    private let pipeline: Mutex<AppendPipeline<Completion>>
+    private let onRetry: @Sendable (RetryNews) -> Void
+    /// An append's record, kept until it is settled: it may be published again.
+    struct PendingAppend: Sendable {
+        var payload: [UInt8]
+        var completion: Completion
+    }
+    typealias Pipeline = AppendPipeline<PendingAppend>
+
+    private let pipeline: Mutex<Pipeline>
     private let appendedBytes = Atomic<Int>(0)
 
     /// `lastSequence`: where the stream ended when this node replayed it; the first append is
     /// fenced on it.
     init(journal: PartitionJournal, snapshots: SnapshotStore, nodeID: String, lastSequence: UInt64,
-         completionQueue: DispatchQueue, onFailure: @escaping @Sendable (String) -> Void) {
+         completionQueue: DispatchQueue, onRetry: @escaping @Sendable (RetryNews) -> Void = { _ in },
+         onFailure: @escaping @Sendable (String) -> Void) {
         partitionJournal = journal
         self.snapshots = snapshots
         self.nodeID = nodeID
         self.completionQueue = completionQueue
         self.onFailure = onFailure
+        self.onRetry = onRetry
         pipeline = Mutex(AppendPipeline(after: lastSequence))
     }
 
     func appendRecord(_ payload: [UInt8], completion: @escaping Completion) {
         appendedBytes.add(payload.count, ordering: .relaxed)
-        let journal = partitionJournal
-        let started: (PendingAcknowledgement, UInt64)? = pipeline.withLock { pipeline in
-            let (start, refused) = pipeline.start(completion)
-            guard case .publish(let expected, let sequence, let followsOwnAppend) = start else {
+        pipeline.withLock { pipeline in
+            let append = PendingAppend(payload: payload, completion: completion)
+            switch pipeline.start(append) {
+            case (.publish(let expected, let sequence, let followsOwnAppend), _):
+                send(Pipeline.Publish(expected: expected, sequence: sequence, followsOwnAppend: followsOwnAppend,
+                                      completion: append), on: &pipeline)
+            case (.refuse, let refused):
                 if let refused { release([refused], failure: nil) }
-                return nil
-            }
-            let options = PublishOptions(messageID: messageID(of: sequence), expectedLastSequence: expected,
-                                         expectedStream: journal.streamName)
-            var headers = NATSHeaders()
-            if followsOwnAppend { headers.set(Self.expectedLastMessageIDHeader, messageID(of: expected)) }
-            do {
-                return (try journal.jetStream.startPublish(journal.subject, payload: payload, options: options, headers: headers),
-                        sequence)
-            } catch {
-                let (released, failure) = pipeline.answer(.failed("\(error)"), for: sequence)
-                release(released, failure: failure)
-                return nil
-            }
-        }
-        guard let (pending, sequence) = started else { return }
-        Task {
-            let answer = await Self.answer(of: pending, fencedOn: sequence - 1)
-            self.pipeline.withLock { pipeline in
-                let (released, failure) = pipeline.answer(answer, for: sequence)
-                release(released, failure: failure)
+            case (.queued, _):
+                break
             }
         }
     }
@@ -81,28 +77,82 @@ final class StreamJournal: CommitJournal {
     /// The stream stores a message only if its last message has this id.
     static let expectedLastMessageIDHeader = "Nats-Expected-Last-Msg-Id"
 
+    /// Bound on one attempt of an append: well under the stream's own API timeout, so an append
+    /// lost with a NATS server is published again soon (it is stored once whatever happens).
+    static let appendTimeoutMilliseconds = 2_000
+
     /// This node's append of `sequence`: a retry within the stream's duplicate window is not
     /// stored twice, and the next append names it as the record it must follow.
     func messageID(of sequence: UInt64) -> String { "\(nodeID):\(partitionJournal.partition):\(sequence)" }
 
-    private static func answer(of pending: PendingAcknowledgement, fencedOn expected: UInt64) async -> AppendPipeline<Completion>.Answer {
+    /// Queues one attempt of an append on the connection. Called under the pipeline's lock, so
+    /// attempts go out in the order the pipeline hands them.
+    private func send(_ publish: Pipeline.Publish, on pipeline: inout Pipeline) {
+        let journal = partitionJournal
+        var jetStream = journal.jetStream
+        jetStream.timeoutMilliseconds = Self.appendTimeoutMilliseconds
+        let options = PublishOptions(messageID: messageID(of: publish.sequence), expectedLastSequence: publish.expected,
+                                     expectedStream: journal.streamName)
+        var headers = NATSHeaders()
+        if publish.followsOwnAppend { headers.set(Self.expectedLastMessageIDHeader, messageID(of: publish.expected)) }
+        let sequence = publish.sequence
+        let pending: PendingAcknowledgement
+        do {
+            pending = try jetStream.startPublish(journal.subject, payload: publish.completion.payload, options: options, headers: headers)
+        } catch {
+            perform(pipeline.answer(.unknown("\(error)"), for: sequence, now: .now), on: &pipeline)
+            return
+        }
+        Task {
+            let answer = await Self.answer(of: pending, fencedOn: sequence - 1)
+            self.pipeline.withLock { pipeline in
+                self.perform(pipeline.answer(answer, for: sequence, now: .now), on: &pipeline)
+            }
+        }
+    }
+
+    /// What an operator is told of a retry episode.
+    enum RetryNews: Sendable {
+        case started(String)
+        case settled(Duration, rounds: Int)
+    }
+
+    /// Does what the pipeline asked for. Called under the pipeline's lock.
+    private func perform(_ step: Pipeline.Step, on pipeline: inout Pipeline) {
+        if let why = step.retryStarted { onRetry(.started(why)) }
+        if let (duration, rounds) = step.retrySettled { onRetry(.settled(duration, rounds: rounds)) }
+        release(step.released, failure: step.newFailure)
+        for publish in step.publish { send(publish, on: &pipeline) }
+        if let delay = step.retryAfter {
+            Task {
+                try? await Task.sleep(for: delay)
+                self.pipeline.withLock { pipeline in
+                    self.perform(pipeline.retry(now: .now), on: &pipeline)
+                }
+            }
+        }
+    }
+
+    private static func answer(of pending: PendingAcknowledgement, fencedOn expected: UInt64) async -> Pipeline.Answer {
         do throws(NATSClientError) {
             return .stored(at: try await pending.acknowledgement().sequence)
         } catch .jetStream(let error) where error.isWrongLastSequence {
             return .failed("fenced: the stream no longer ends at \(expected), another node appended")
+        } catch .jetStream(let error) where error.isWrongLastMessageID {
+            return .failed("fenced: the record at \(expected) is not this node's, another node appended")
         } catch {
-            return .failed("\(error)")
+            return .unknown("\(error)")
         }
     }
 
     /// Runs completions in order on the completion queue. Called under the pipeline's lock, so
     /// blocks are queued in sequence order.
-    private func release(_ released: [AppendPipeline<Completion>.Release], failure: String?) {
+    private func release(_ released: [Pipeline.Release], failure: String?) {
         if let failure { onFailure(failure) }
         guard !released.isEmpty else { return }
         completionQueue.async {
             for entry in released {
-                entry.completion(entry.sequence.map { .success($0) } ?? .failure(.closed))
+                entry.completion.completion(entry.sequence.map { .success($0) } ?? .failure(.closed))
             }
         }
     }
@@ -134,7 +184,9 @@ final class StreamJournal: CommitJournal {
     func resumeAfterFailure() {}
 
     func close() throws {
-        pipeline.withLock { $0.close("the journal is closed") }
+        pipeline.withLock { pipeline in
+            release(pipeline.close("the journal is closed"), failure: nil)
+        }
     }
 
     /// The partition as stored: its latest snapshot and every record after it, up to the

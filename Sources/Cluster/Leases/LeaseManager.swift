@@ -6,7 +6,10 @@
 // does not make the node's state current, PartitionJournal does).
 //
 // Every decision is made by the table from what was read; this file only moves bytes. Writes are
-// made one at a time on the actor, so the table sees outcomes in the order they happened.
+// made one at a time on the actor, so the table sees outcomes in the order they happened. Each
+// is bounded well under L (LeaseConfiguration.writeTimeoutMilliseconds), so when a NATS server
+// dies a lost renewal is simply made again at the next tick; one whose outcome was lost but that
+// was stored shows up on the watch (or the re-read after a refused renewal) as this node's own.
 import NATSClient
 
 public actor LeaseManager {
@@ -17,8 +20,12 @@ public actor LeaseManager {
     /// Gains and losses, in order.
     public nonisolated let events: AsyncStream<LeaseEvent>
     private let continuation: AsyncStream<LeaseEvent>.Continuation
+    /// Reads and writes, each bounded by `writeTimeoutMilliseconds`.
     private let leases: KeyValueBucket
     private let nodes: KeyValueBucket
+    /// The same buckets with the API's own timeout, for making their watches.
+    private let watchedLeases: KeyValueBucket
+    private let watchedNodes: KeyValueBucket
     private var table: LeaseTable
     private var liveness: NodeLiveness
     private var watches: [KeyWatch] = []
@@ -52,8 +59,10 @@ public actor LeaseManager {
         self.map = map
         self.partitions = partitions
         self.configuration = configuration
-        self.leases = leases
-        self.nodes = nodes
+        watchedLeases = leases
+        watchedNodes = nodes
+        self.leases = leases.bounded(toMilliseconds: configuration.writeTimeoutMilliseconds)
+        self.nodes = nodes.bounded(toMilliseconds: configuration.writeTimeoutMilliseconds)
         table = LeaseTable(node: node, configuration: configuration)
         liveness = NodeLiveness(duration: configuration.duration)
         (events, continuation) = AsyncStream<LeaseEvent>.makeStream()
@@ -67,8 +76,9 @@ public actor LeaseManager {
 
     private func run() async throws(NATSClientError) {
         isRunning = true
-        try await heartbeat()
-        for (bucket, isLeases) in [(leases, true), (nodes, false)] {
+        // The first write may wait for the buckets' streams to settle: the API's own timeout.
+        try await heartbeat(in: watchedNodes)
+        for (bucket, isLeases) in [(watchedLeases, true), (watchedNodes, false)] {
             let watch = try bucket.watch(">")
             watches.append(watch)
             tasks.append(Task { [weak self] in
@@ -145,9 +155,9 @@ public actor LeaseManager {
         return isRunning
     }
 
-    private func heartbeat() async throws(NATSClientError) {
+    private func heartbeat(in bucket: KeyValueBucket? = nil) async throws(NATSClientError) {
         let startedAt = ContinuousClock.now
-        try await nodes.put(node, Array("{\"node\":\"\(node)\"}".utf8))
+        try await (bucket ?? nodes).put(node, Array("{\"node\":\"\(node)\"}".utf8))
         lastHeartbeat = startedAt
     }
 

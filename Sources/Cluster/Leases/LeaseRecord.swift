@@ -81,6 +81,11 @@ public struct LeaseConfiguration: Sendable, Equatable {
     /// How often a node looks at its leases: a quarter of the renewal interval.
     public var tickInterval: Duration { duration / 12 }
 
+    /// Bound on one lease or heartbeat write (L/4, within 250 ms and 2 s): a write lost with a
+    /// NATS server, or waiting on a bucket's leader election, gives way to the next tick's
+    /// attempt long before the lease runs out, instead of holding the writes for the API's 5 s.
+    public var writeTimeoutMilliseconds: Int { Int(min(2_000, max(250, durationMilliseconds / 4))) }
+
     var durationMilliseconds: Int64 {
         let parts = duration.components
         return parts.seconds * 1_000 + parts.attoseconds / 1_000_000_000_000_000

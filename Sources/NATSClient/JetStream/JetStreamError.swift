@@ -17,6 +17,8 @@ public struct JetStreamError: Error, Sendable, Hashable, CustomStringConvertible
     /// `Nats-Expected-Last-Sequence` or `-Last-Subject-Sequence` did not match: another
     /// writer appended first. This is the fencing signal.
     public static let wrongLastSequence = 10071
+    /// `Nats-Expected-Last-Msg-Id` did not match: the last message is not the one named.
+    public static let wrongLastMessageID = 10070
     /// `Nats-Expected-Stream` named another stream.
     public static let streamNotMatch = 10060
     public static let streamNotFound = 10059
@@ -29,6 +31,7 @@ public struct JetStreamError: Error, Sendable, Hashable, CustomStringConvertible
     public static let streamOffline = 10118
 
     public var isWrongLastSequence: Bool { errorCode == Self.wrongLastSequence }
+    public var isWrongLastMessageID: Bool { errorCode == Self.wrongLastMessageID }
 
     public var description: String { "JetStream error \(errorCode) (\(code)): \(text)" }
 

@@ -50,6 +50,13 @@ public struct KeyValueBucket: Sendable {
         return KeyValueBucket(name: name, jetStream: jetStream)
     }
 
+    /// The same bucket, each call bounded by `milliseconds` instead of the context's timeout.
+    public func bounded(toMilliseconds milliseconds: Int) -> KeyValueBucket {
+        var jetStream = jetStream
+        jetStream.timeoutMilliseconds = milliseconds
+        return KeyValueBucket(name: name, jetStream: jetStream)
+    }
+
     /// A bucket that exists; throws 10059 otherwise.
     public static func open(_ name: String, in jetStream: JetStream) async throws(NATSClientError) -> KeyValueBucket {
         guard isValidBucketName(name) else { throw .invalidCommand(.invalidSubject(name)) }
