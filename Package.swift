@@ -14,10 +14,10 @@
 //   (bangbang → BangbangClient) uses it, never the server library.
 //   RelayProtocol (frames between a gateway node and the owner about relayed WebSocket
 //   connections; sans-I/O) imports nothing; BangbangServer's Cluster/ glue speaks it over NATS.
-//   NATSClient (JetStream, KV, object store; used by Cluster, not yet by the server)
+//   NATSClient (JetStream, KV, object store; used by Cluster and by the server's Cluster/)
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
-//   Cluster (partitions of a multi-node deployment, their leases and journals on JetStream; not
-//   yet used by the server) → {NATSClient, JSON}; its decisions are pure, the NATS calls thin.
+//   Cluster (partitions of a multi-node deployment, their leases and journals on JetStream; used
+//   by the server with --nats) → {NATSClient, JSON}; its decisions are pure, the NATS calls thin.
 //   BangbangServer → OrderArchive (closed orders in SQLite) → CSQLite only: it
 //   stores encoded orders as opaque bytes, like Journal.
 import PackageDescription

@@ -117,6 +117,17 @@ import Testing
         }
     }
 
+    @Test func closingAClosedConnectionReturnsAtOnce() async throws {
+        try await withCluster(size: 1) { cluster in
+            let client = try await connectClient(to: cluster)
+            await client.close()
+            // Owners of a connection close it on every path out; the second close must not wait
+            // for a shutdown that already happened.
+            await client.close()
+            #expect(!client.isConnected)
+        }
+    }
+
     @Test func connectFailsWhenNoServerListens() async throws {
         let ports = try NATSCluster.freePorts(count: 2)
         var configuration = NATSConfiguration(servers: ports.map { NATSServerAddress(host: "127.0.0.1", port: $0) })

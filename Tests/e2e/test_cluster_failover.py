@@ -113,13 +113,15 @@ def publish(client, title):
 def test_a_standby_takes_over_a_killed_owner_with_every_acknowledged_order(cluster):
     owner, standby = cluster
 
-    # A standby says who owns the partition, and refuses /ws until it does.
+    # A standby says who owns the partition, and relays /ws to it (docs/scale-out.md, 7a).
     status, body, _ = standby.http("/healthz")
     assert status == 200
     status, body, _ = standby.http("/readyz")
     assert status == 503 and body.strip() == "standby; owner is bb1"
     status, body, headers = standby.http("/ws")
-    assert status == 503 and headers.get("Retry-After") == "2" and "standby" in body
+    assert status == 426, "/ws speaks WebSocket only, on a standby as on the owner"
+    with Client(standby.url) as relayed:
+        assert relayed.ok("info.get")["version"]
 
     acknowledged = {}
     with Client(owner.url) as publisher:

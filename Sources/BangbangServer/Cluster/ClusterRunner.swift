@@ -4,7 +4,7 @@
 //      │                                      │
 //      └──────────── SIGTERM ─────────────────┴──▶ lease handed back, exit 0
 //
-// A standby listens with StandbyListener. When the lease of `p0` is acquired, the application
+// A standby listens with StandbyListener, which relays its `/ws` clients to the owner. When the lease of `p0` is acquired, the application
 // is recovered from the object store's snapshot and a replay of the stream (never from the data
 // directory's journal), then the standby listener stops and the server starts on the same
 // address. Losing the lease, or an append the stream refuses, ends the process with status 75:
@@ -62,6 +62,9 @@ public final class ClusterRunner: Sendable {
             fail("cluster_join_failed", "cannot join the cluster: \(error)")
         }
         let (secret, events) = joined
+        do { try standby.startRelaying(through: node.connection) } catch {
+            fail("relay_start_failed", "cannot relay clients to the partition owner: \(error)")
+        }
         logger.info("cluster_joined", ["node": node.localNodeID, "nats": configuration.natsServers.map(\.description).joined(separator: ","),
                                        "replicas": node.replicas, "lease_ms": configuration.leaseMilliseconds])
         for await event in events {
@@ -101,6 +104,7 @@ public final class ClusterRunner: Sendable {
             try AdminSecret.create(in: configuration.dataDirectory)
             standby.stop()
             try await startListening(server)
+            try server.enableRelay(directory: node, connection: node.connection)
             self.server.withLock { $0 = server }
             logger.info("partition_serving", ["term": term, "snapshot_sequence": recovered.snapshotSequence,
                                               "records": recovered.records.count, "journal_sequence": last,

@@ -1,14 +1,21 @@
 // What a cluster node serves while it does not own the partition: `/healthz` answers ok (the
 // process is alive), `/readyz` 503 naming the owner (a load balancer sends clients elsewhere),
-// and `/ws` is refused with 503 and `Retry-After`, so a client retries, and a load balancer's
-// next pick may be the owner. Every other path is 404. It listens on the server's own
+// and `/ws` relayed to the owner (RelayGateway.swift) once the node is on NATS and an owner is
+// known; until then, and while this node itself is recovering, `/ws` is refused with 503 and
+// `Retry-After`, so a client retries. Every other path is 404. It listens on the server's own
 // address and is stopped just before the server starts there.
 import Forwarding
+import NATSClient
 import SocketServer
+import Synchronization
 import WebSocketProtocol
 
 final class StandbyListener: Sendable {
     private let server: TCPServer
+    private let directory: any OwnerDirectory
+    private let logger: Logger
+    /// Set once the node is on NATS (`startRelaying`).
+    private let gateway = RelayGatewaySlot()
     /// Seconds a refused client is asked to wait: about one lease time, the failover bound.
     let retryAfterSeconds: Int
 
@@ -23,7 +30,13 @@ final class StandbyListener: Sendable {
         if configuration.expectsProxyProtocol { socketConfiguration.proxyProtocol = trustedProxies }
         let retryAfter = max(1, (configuration.leaseMilliseconds + 999) / 1000)
         retryAfterSeconds = retryAfter
-        let router = Self.router(directory: directory, retryAfterSeconds: retryAfter)
+        self.directory = directory
+        self.logger = logger
+        let gateway = gateway
+        let webSocket = WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes, maxMessageSize: configuration.maxMessageBytes,
+                                               maxFragmentsPerMessage: Server.maxFragmentsPerMessage)
+        let router = Self.router(directory: directory, retryAfterSeconds: retryAfter, webSocket: webSocket,
+                                 gateway: { gateway.current })
         let limits = ConnectionLimits(
             handshakeTimeoutMilliseconds: Int64(configuration.handshakeTimeoutSeconds) * 1000,
             pingIntervalMilliseconds: Int64(configuration.pingIntervalSeconds) * 1000,
@@ -49,25 +62,71 @@ final class StandbyListener: Sendable {
         }
     }
 
-    static func router(directory: any OwnerDirectory, retryAfterSeconds: Int) -> HTTPRouter {
+    static func router(directory: any OwnerDirectory, retryAfterSeconds: Int, webSocket: WebSocketConfiguration,
+                       gateway: @escaping @Sendable () -> RelayGateway?) -> HTTPRouter {
         let unavailable: @Sendable () -> HTTPResponse = {
             HTTPResponse(status: 503,
                          headers: ["Content-Type": "text/plain; charset=utf-8", "Retry-After": String(retryAfterSeconds),
                                    "Connection": "close"],
                          body: Array("\(status(of: directory)); retry\n".utf8))
         }
+        /// The owner to relay to: another node, known, while this node is on NATS.
+        let relayOwner: @Sendable () -> (RelayGateway, String)? = {
+            guard let gateway = gateway(), let owner = directory.currentOwner, owner != directory.localNodeID else { return nil }
+            return (gateway, owner)
+        }
+        let relay = WebSocketRoute(
+            configuration: webSocket,
+            makeEndpoint: { _ in
+                guard let (gateway, owner) = relayOwner() else { return RefusingEndpoint() }
+                return gateway.makeEndpoint(owner: owner)
+            },
+            refusal: { relayOwner() == nil ? unavailable() : nil })
         return HTTPRouter(
-            webSocketRoutes: [:],
+            webSocketRoutes: ["/ws": relay],
             handshake: ServerHandshakeConfiguration(subprotocols: ["bangbang.v1"]),
             plainRoutes: [
                 "/healthz": { .plain(body: Array("ok\n".utf8)) },
                 "/readyz": { .plain(status: 503, body: Array("\(status(of: directory))\n".utf8)) },
-                "/ws": unavailable,
             ],
             staticSite: { nil })
     }
 
     func start() throws -> [SocketAddress] { try server.start() }
 
-    func stop() { server.stop(closeConnections: true, flushFirst: true) }
+    /// Relays `/ws` to the owner from now on, through the node's NATS connection.
+    func startRelaying(through connection: NATSConnection, timings: RelayTimings = RelayTimings()) throws(NATSClientError) {
+        let relay = RelayGateway(node: RelayNode(nodeID: directory.localNodeID, incarnation: RelayNode.drawIncarnation()),
+                                 connection: connection, timings: timings, logger: logger)
+        try relay.start()
+        directory.onOwnerChange { owner in relay.ownerChanged(to: owner) }
+        gateway.current = relay
+    }
+
+    func stop() {
+        gateway.current?.stop()
+        server.stop(closeConnections: true, flushFirst: true)
+    }
+}
+
+/// The standby's relay, once there is one (any thread).
+final class RelayGatewaySlot: Sendable {
+    private let slot = Mutex<RelayGateway?>(nil)
+
+    var current: RelayGateway? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
+    }
+}
+
+/// What `/ws` gets when the owner changed between the refusal check and the upgrade: a close
+/// with 1013 (try again later) at once.
+final class RefusingEndpoint: WebSocketEndpoint {
+    func webSocketDidOpen(_ channel: WebSocketChannel) {
+        channel.close(code: .tryAgainLater, reason: "no partition owner to relay to; retry")
+    }
+
+    func webSocket(_ channel: WebSocketChannel, didReceiveText bytes: [UInt8]) {}
+    func webSocket(_ channel: WebSocketChannel, didReceiveBinary bytes: [UInt8]) {}
+    func webSocketDidClose(_ channel: WebSocketChannel) {}
 }

@@ -211,7 +211,11 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
 
     /// Closes for good. Runs on the loop.
     func shutDown() {
-        guard phase != .closed else { return }
+        guard phase != .closed else {
+            // Closed before: once the socket is gone nothing else will answer a later `close()`.
+            if socket == nil { finishClose() }
+            return
+        }
         let wasConnected = phase == .connected
         phase = .closed
         generation += 1

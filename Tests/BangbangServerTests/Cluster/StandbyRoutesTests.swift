@@ -1,5 +1,6 @@
 // What a standby answers, by path, as its owner directory changes; and node ids made from host
 // names.
+import NATSClient
 import Synchronization
 import Testing
 import WebSocketProtocol
@@ -15,27 +16,54 @@ final class FixedOwnerDirectory: OwnerDirectory {
 
 @Suite struct StandbyRoutesTests {
     let directory = FixedOwnerDirectory()
+    /// The relay to the owner, once the node is on NATS (never connected here: nothing is sent).
+    let gateway = RelayGatewaySlot()
 
-    func get(_ path: String, upgrade: Bool = false) -> HTTPResponse {
-        var headers: HTTPHeaders = ["Host": "example"]
-        if upgrade {
-            headers.append(name: "Upgrade", value: "websocket")
-            headers.append(name: "Connection", value: "Upgrade")
-        }
-        let router = StandbyListener.router(directory: directory, retryAfterSeconds: 2)
-        return router.plainResponse(for: HTTPRequestHead(method: "GET", target: path, headers: headers))
+    func router() -> HTTPRouter {
+        let gateway = gateway
+        return StandbyListener.router(directory: directory, retryAfterSeconds: 2,
+                                      webSocket: WebSocketConfiguration(maxFrameSize: 1024, maxMessageSize: 1024,
+                                                                        maxFragmentsPerMessage: 4),
+                                      gateway: { gateway.current })
     }
 
-    @Test func aStandbyIsAliveNotReadyAndRefusesTheProtocolWithRetryAfter() {
+    func get(_ path: String) -> HTTPResponse {
+        router().plainResponse(for: HTTPRequestHead(method: "GET", target: path, headers: ["Host": "example"]))
+    }
+
+    /// What a valid upgrade on `/ws` is answered with before the 101: nil means it is relayed.
+    func upgradeRefusal() -> HTTPResponse? {
+        router().webSocketRoutes["/ws"]?.refusal()
+    }
+
+    func startRelaying() {
+        let connection = NATSConnection(configuration: NATSConfiguration(servers: [NATSServerAddress(host: "127.0.0.1", port: 4222)]))
+        let relay = RelayGateway(node: RelayNode(nodeID: directory.localNodeID, incarnation: 1), connection: connection,
+                                 timings: RelayTimings(), logger: Logger(level: .error, sink: { _ in }))
+        gateway.current = relay
+    }
+
+    @Test func aStandbyIsAliveNotReadyAndRefusesTheProtocolWithRetryAfter() throws {
         directory.set("bb1")
         #expect(get("/healthz").status == 200)
         let ready = get("/readyz")
         #expect(ready.status == 503 && String(decoding: ready.body, as: UTF8.self) == "standby; owner is bb1\n")
-        let socket = get("/ws", upgrade: true)
+        // Not on NATS yet: nothing to relay through.
+        let socket = try #require(upgradeRefusal())
         #expect(socket.status == 503)
         #expect(socket.headers["Retry-After"] == "2")
         #expect(String(decoding: socket.body, as: UTF8.self).hasPrefix("standby; owner is bb1"))
         #expect(get("/").status == 404)
+    }
+
+    @Test func onNATSAStandbyRelaysTheProtocolToAKnownOwnerOnly() throws {
+        startRelaying()
+        directory.set("bb1")
+        #expect(upgradeRefusal() == nil, "a standby on NATS relays to the owner")
+        directory.set(nil)
+        #expect(try #require(upgradeRefusal()).status == 503, "no owner: nothing to relay to")
+        directory.set("bb2")
+        #expect(try #require(upgradeRefusal()).status == 503, "recovering itself: nothing to relay to")
     }
 
     @Test func duringAFailoverTheStandbySaysNobodyOwnsThePartition() {

@@ -1,0 +1,140 @@
+"""Clients on any node (docs/scale-out.md, 7a): three Bangbang nodes over a 3-node NATS
+JetStream cluster, one owning the partition and two standbys relaying their clients' WebSocket
+messages to it. Clients on different nodes see each other's orders live (the feed, the accept,
+the progress), an accept race spread across all three nodes has exactly one winner, and when the
+owner goes away the relayed clients are told to reconnect with 1012 and resume on the new
+owner."""
+import threading
+import time
+
+import pytest
+
+from bbclient import Client, fresh_phone
+from nats_cluster import NatsCluster, free_ports
+from test_cluster_failover import LEASE_MS, Node, publish, wait_until
+
+ADMIN_PHONE = "+8613000000000"
+
+
+@pytest.fixture
+def nodes(tmp_path):
+    nats = NatsCluster.start()
+    ports = free_ports(3)
+    started = []
+    try:
+        for index, port in enumerate(ports):
+            node = Node(f"bb{index + 1}", port, str(tmp_path), nats.urls, extra=["--admin-phone", ADMIN_PHONE])
+            started.append(node)
+            if index == 0:
+                wait_until(node.is_ready, 20, "the first node to own the partition", node)
+            else:
+                wait_until(lambda: "cluster_joined" in node.log(), 20, f"{node.name} to join", node)
+        yield started
+    finally:
+        for node in started:
+            node.stop()
+        nats.stop()
+
+
+def logged_in(node, phone=None):
+    client = Client(node.url)
+    client.login(phone or fresh_phone())
+    return client
+
+
+def approve(runner, admin):
+    runner.ok("runner.submit_verification", {"real_name": "Li Lei", "student_id": f"S{runner.user['id']}",
+                                             "school": "North"})
+    admin.ok("admin.decide_verification", {"user_id": runner.user["id"], "decision": "approve"})
+    runner.wait_event(lambda e: e["event"] == "runner.verification_decided")
+    return runner
+
+
+def changed(order_id, change):
+    return lambda e: (e["event"] == "order.changed" and e["data"]["order"]["id"] == order_id
+                      and e["data"]["change"] == change)
+
+
+def test_clients_on_different_nodes_see_each_others_orders_live(nodes):
+    owner, second, third = nodes
+    admin = logged_in(second, ADMIN_PHONE)
+    runner = approve(logged_in(second), admin)
+    publisher = logged_in(third)
+    try:
+        runner.ok("board.subscribe", {"types": ["bounty"]})
+        order = publish(publisher, "relayed from bb3")
+        entered = runner.wait_event(lambda e: e["event"] == "feed.enter" and e["data"]["order"]["id"] == order["id"])
+        assert entered["data"]["order"]["details"]["title"] == "relayed from bb3"
+        assert runner.ok("order.accept", {"order_id": order["id"]})["order"]["status"] == "accepted"
+        publisher.wait_event(changed(order["id"], "accepted"))
+        runner.ok("order.start", {"order_id": order["id"]})
+        publisher.wait_event(changed(order["id"], "in_progress"))
+        # And the owner's own clients are in the same world.
+        with Client(owner.url) as local:
+            local.login(fresh_phone())
+            assert local.ok("order.get", {"order_id": order["id"]})["order"]["status"] == "in_progress"
+    finally:
+        for client in (admin, runner, publisher):
+            client.close()
+
+
+def test_an_accept_race_across_all_three_nodes_has_exactly_one_winner(nodes):
+    admin = logged_in(nodes[0], ADMIN_PHONE)
+    runners = [approve(logged_in(node), admin) for node in nodes for _ in range(2)]
+    publisher = logged_in(nodes[1])
+    try:
+        for round_number in range(5):
+            order = publish(publisher, f"race {round_number}")
+            replies = [None] * len(runners)
+            start = threading.Barrier(len(runners))
+
+            def race(index):
+                start.wait()
+                replies[index] = runners[index].call("order.accept", {"order_id": order["id"]})
+
+            threads = [threading.Thread(target=race, args=(index,)) for index in range(len(runners))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(15)
+            winners = [reply for reply in replies if reply and reply["ok"]]
+            losers = [reply for reply in replies if reply and not reply["ok"]]
+            assert len(winners) == 1, replies
+            assert len(losers) == len(runners) - 1 and all(r["error"]["code"] == "order_taken" for r in losers), replies
+            runner_id = winners[0]["data"]["order"]["runner"]
+            assert publisher.ok("order.get", {"order_id": order["id"]})["order"]["runner"] == runner_id
+    finally:
+        for client in runners + [admin, publisher]:
+            client.close()
+
+
+def test_relayed_clients_reconnect_with_1012_when_the_owner_goes_away(nodes):
+    owner, second, third = nodes
+    relayed = logged_in(second)
+    token = relayed.token
+    try:
+        owner.kill()
+        started = time.monotonic()
+        with pytest.raises(Exception) as ended:
+            relayed.receive(timeout=LEASE_MS / 1000 + 10)
+        received = getattr(ended.value, "rcvd", None)
+        assert received is not None and received.code == 1012, repr(ended.value)
+        print(f"\nrelayed client told 1012 after {time.monotonic() - started:.2f} s")
+        new_owner = wait_until(lambda: next((n for n in (second, third) if n.is_ready()), None), LEASE_MS / 1000 + 10,
+                               "a standby to take over")
+        other = third if new_owner is second else second
+        # The client reconnects to whichever node and resumes its session there.
+        for node in (new_owner, other):
+            resumed = wait_until(lambda: _resume(node, token), 10, f"a resume on {node.name}", node)
+            assert resumed["user"]["id"] == relayed.user["id"]
+    finally:
+        relayed.close()
+
+
+def _resume(node, token):
+    try:
+        with Client(node.url) as client:
+            reply = client.call("auth.resume", {"token": token})
+            return reply["data"] if reply["ok"] else None
+    except Exception:
+        return None
