@@ -5,8 +5,10 @@ import Testing
 @testable import BangbangServer
 
 /// A measuring tool, not a test: run with
-/// `HISTORY_BENCHMARK=1 swift test --filter HistoryBenchmark` (add `-c release` for real numbers;
-/// `HISTORY_BENCHMARK_ORDERS` sets the archive's size, 200,000 by default). It times the
+/// `HISTORY_BENCHMARK=1 swift test --filter HistoryBenchmark` (for real numbers a release build,
+/// which `@testable` needs built for testing: `swift test -c release --build-path .build-rel
+/// -Xswiftc -enable-testing --filter HistoryBenchmark`; `HISTORY_BENCHMARK_ORDERS` sets the
+/// archive's size, 200,000 by default). It times the
 /// archive's part of `order.get` of an archived order and of an `orders.mine` page (reader
 /// connection, query, decoding, the viewer's view), without the network; it asserts only that
 /// every lookup and page found what was archived.
