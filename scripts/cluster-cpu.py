@@ -7,8 +7,13 @@ the user+system CPU each process spent per publish (from /proc/<pid>/stat), the 
 included. CPU, not wall time: the machine is shared.
 
     BANGBANG_BINARY=.build-rel/release/bangbang .build/pyenv/bin/python scripts/cluster-cpu.py [publishes] [clients]
+
+With LOADTEST=.build-rel/release/loadtest the publishes come from `loadtest durable --publishers
+<clients> --duration <publishes / 1000> s` instead, fast enough for the server to batch them.
 """
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -21,6 +26,7 @@ from nats_cluster import NatsCluster, free_ports  # noqa: E402
 from test_cluster_failover import Node, wait_until  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
+LOAD_OPTIONS = ("--handshakes-per-second-per-address", "0", "--max-connections-per-address", "100000")
 
 
 def cpu_seconds(pid):
@@ -61,11 +67,24 @@ def idle_rate(pids, seconds=3.0):
     return {name: (cpu_seconds(pid) - before[name]) / seconds for name, pid in pids.items()}
 
 
+def loadtest_durable(url, publishes, clients):
+    results = tempfile.mktemp(suffix=".json")
+    started = time.monotonic()
+    subprocess.run([os.environ["LOADTEST"], "durable", "--url", url, "--publishers", str(clients),
+                    "--duration", str(max(1, publishes // 1000)), "--quiet", "--json", results],
+                   check=True, stdout=subprocess.DEVNULL)
+    elapsed = time.monotonic() - started
+    count = json.load(open(results))["counters"]["acknowledged_publishes"]
+    os.unlink(results)
+    return count, elapsed
+
+
 def measure(label, url, pids, publishes, clients):
     publish_all(url, 100, 2)   # warm up: code paths, allocations, the stream's first blocks
     idle = idle_rate(pids)
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    count, elapsed = publish_all(url, publishes, clients)
+    run = loadtest_durable if os.environ.get("LOADTEST") else publish_all
+    count, elapsed = run(url, publishes, clients)
     spent = {name: max(0.0, cpu_seconds(pid) - before[name] - idle[name] * elapsed) for name, pid in pids.items()}
     parts = ", ".join(f"{name} {spent[name] / count * 1e6:.0f} µs" for name in pids)
     total = sum(spent.values()) / count * 1e6
@@ -78,7 +97,7 @@ def main():
     clients = int(sys.argv[2]) if len(sys.argv) > 2 else 4
     directory = tempfile.mkdtemp(prefix="bangbang-cpu-")
 
-    single = Node("single", free_ports(1)[0], directory, [])
+    single = Node("single", free_ports(1)[0], directory, [], extra=LOAD_OPTIONS)
     try:
         wait_until(single.is_ready, 20, "the single node")
         measure("single node", single.url, {"bangbang": single.process.pid}, publishes, clients)
@@ -90,9 +109,9 @@ def main():
     nodes = []
     try:
         ports = free_ports(2)
-        nodes.append(Node("bb1", ports[0], directory, nats.urls, lease_ms=6000))
+        nodes.append(Node("bb1", ports[0], directory, nats.urls, lease_ms=6000, extra=LOAD_OPTIONS))
         wait_until(nodes[0].is_ready, 30, "the owner", nodes[0])
-        nodes.append(Node("bb2", ports[1], directory, nats.urls, lease_ms=6000))
+        nodes.append(Node("bb2", ports[1], directory, nats.urls, lease_ms=6000, extra=LOAD_OPTIONS))
         wait_until(lambda: "cluster_joined" in nodes[1].log(), 30, "the standby", nodes[1])
         pids = {"owner": nodes[0].process.pid, "standby": nodes[1].process.pid}
         pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
