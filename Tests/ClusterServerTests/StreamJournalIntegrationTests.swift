@@ -135,9 +135,19 @@ final class Failures: Sendable {
             #expect(outcomes == (1...written.count).map { .success(UInt64($0)) })
             #expect(connection.reconnectCount >= 1)
 
+            // A replay needs a consumer, and so the meta leader, which may have died too: read
+            // again while the cluster elects one.
             let reader = try await connectClient(to: cluster, first: (victim + 1) % 3, name: "reader")
-            let (_, recovered) = try await owner(reader, node: "b", failures: Failures())
-            #expect(texts(recovered) == written, "each append stored once, in order")
+            let deadline = ContinuousClock.now + .seconds(60)
+            var recovered: RecoveredLog?
+            while recovered == nil {
+                do {
+                    recovered = try await owner(reader, node: "b", failures: Failures()).1
+                } catch where ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+            }
+            #expect(recovered.map(texts) == written, "each append stored once, in order")
             await connection.close()
             await reader.close()
         }

@@ -114,8 +114,9 @@ public final class ClusterRunner: Sendable {
     }
 
     /// How long a new owner keeps trying to read its partition: the stream or the snapshot
-    /// bucket may be electing a leader (a NATS server died with the old owner, or just before).
-    static let recoveryBound: Duration = .seconds(20)
+    /// bucket may be electing a leader (a NATS server died with the old owner, or just before),
+    /// and the replay's consumer waits for the meta leader; 10 to 25 s were seen after a kill.
+    static let recoveryBound: Duration = .seconds(30)
 
     /// Runs `recover` until it succeeds, trying again after a pause while `recoveryBound` lasts.
     private func retryingRecovery<Value>(_ recover: () async throws -> Value) async throws -> Value {
