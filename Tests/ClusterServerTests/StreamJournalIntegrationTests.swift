@@ -109,4 +109,47 @@ final class Failures: Sendable {
             await connection.close()
         }
     }
+
+    /// `kill -9` of the NATS server the owner is connected to, with appends in flight: the owner
+    /// publishes them again with their message ids and keeps the partition; every append is
+    /// acknowledged at its own sequence and stored once, in order.
+    @Test func appendsInFlightWhenTheOwnersNATSServerDiesAreStoredOnceInOrderAndTheOwnerKeepsWriting() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, first: 0, name: "owner")
+            let failures = Failures()
+            let (journal, _) = try await owner(connection, node: "a", failures: failures)
+            let victim = try #require(connection.connectedServer.flatMap { cluster.index(of: $0) })
+            var written: [String] = []
+            var outcomes: [Result<UInt64, Journal.JournalError>] = []
+            for round in 0..<12 {
+                let texts = (0..<50).map { "r\(round)-\($0)" }
+                written += texts
+                let appending = Task { await appendAll(texts, to: journal) }
+                if round == 4 {
+                    try await Task.sleep(for: .milliseconds(2))
+                    cluster.kill(victim)
+                }
+                outcomes += await appending.value
+            }
+            #expect(failures.all.isEmpty, "the owner gave up: \(failures.all)")
+            #expect(outcomes == (1...written.count).map { .success(UInt64($0)) })
+            #expect(connection.reconnectCount >= 1)
+
+            // A replay needs a consumer, and so the meta leader, which may have died too: read
+            // again while the cluster elects one.
+            let reader = try await connectClient(to: cluster, first: (victim + 1) % 3, name: "reader")
+            let deadline = ContinuousClock.now + .seconds(60)
+            var recovered: RecoveredLog?
+            while recovered == nil {
+                do {
+                    recovered = try await owner(reader, node: "b", failures: Failures()).1
+                } catch where ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+            }
+            #expect(recovered.map(texts) == written, "each append stored once, in order")
+            await connection.close()
+            await reader.close()
+        }
+    }
 }

@@ -107,6 +107,39 @@ import Testing
         }
     }
 
+    /// What a writer retrying an append of unknown outcome relies on: a repeat of a stored
+    /// message id, with the fences it was first sent with (stale by now), is acknowledged as a
+    /// duplicate at the first copy's sequence, not refused by its fences.
+    @Test func aRepeatOfAStoredMessageIDWithItsOriginalFencesIsADuplicateNotARefusal() async throws {
+        try await withCluster { cluster in
+            let client = try await connectClient(to: cluster)
+            let jetStream = JetStream(connection: client)
+            _ = try await jetStream.createStream(journal("J5", replicas: 3))
+            func append(_ sequence: UInt64, id: String? = nil) async throws(NATSClientError) -> PublishAck {
+                var headers = NATSHeaders()
+                if sequence > 1 { headers.set("Nats-Expected-Last-Msg-Id", "w:\(sequence - 1)") }
+                return try await jetStream.publish("J5.a", payload: [UInt8(sequence)],
+                                                   options: PublishOptions(messageID: id ?? "w:\(sequence)", expectedLastSequence: sequence - 1),
+                                                   headers: headers)
+            }
+            for sequence in 1...3 as ClosedRange<UInt64> {
+                #expect(try await append(sequence).sequence == sequence)
+            }
+            let second = try await append(2)
+            #expect(second.isDuplicate && second.sequence == 2)
+            let first = try await append(1)
+            #expect(first.isDuplicate && first.sequence == 1)
+            do throws(NATSClientError) {
+                _ = try await append(2, id: "other:2")
+                Issue.record("another writer's append fenced on 1 was stored")
+            } catch .jetStream(let error) {
+                #expect(error.isWrongLastSequence, "\(error)")
+            }
+            #expect(try await jetStream.streamInfo("J5").messages == 3)
+            await client.close()
+        }
+    }
+
     @Test func messagesAreReadBySequenceAndLastBySubjectWithHeaders() async throws {
         try await withCluster(size: 1) { cluster in
             let client = try await connectClient(to: cluster)

@@ -19,7 +19,7 @@ from test_orders_support import DECIDE_OP, SUBMIT_OP
 # the server that dies, and renewals cannot land until it has a new leader.
 LEASE_MS = 6000
 WORK_BEFORE_KILL = 3.0
-WORK_AFTER_KILL = 10.0
+WORK_AFTER_KILL = 14.0
 # A new stream leader (up to about 5 s), the 2 s bound on the attempt lost with the old one, the
 # retry backoff, and room for a slow shared machine.
 STALL_BOUND_SECONDS = 12.0

@@ -93,7 +93,9 @@ struct AppendPipeline<Completion> {
         var attempts: Int
     }
 
-    /// How long an episode of unknown outcomes may last before the owner gives up.
+    /// How long an episode of unknown outcomes may last before the owner gives up. Fifteen
+    /// seconds: nats-server 2.9 elects a stream leader 2 to 5 s after the old one went silent, a
+    /// split vote takes another round, and the attempt lost with the old leader waits out its 2 s.
     let retryBound: Duration
     /// The sequence the last started append will get (the stream's end as this owner sees it).
     private(set) var lastAssigned: UInt64
@@ -109,7 +111,7 @@ struct AppendPipeline<Completion> {
     private var lastUnknown = ""
     private var rounds = 0
 
-    init(after lastSequence: UInt64, retryBound: Duration = .seconds(10)) {
+    init(after lastSequence: UInt64, retryBound: Duration = .seconds(15)) {
         lastAssigned = lastSequence
         self.retryBound = retryBound
     }

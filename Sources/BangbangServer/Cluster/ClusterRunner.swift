@@ -6,7 +6,7 @@
 //
 // A standby listens with StandbyListener, which relays its `/ws` clients to the owner. When the lease of `p0` is acquired, the application
 // is recovered from the object store's snapshot and a replay of the stream (never from the data
-// directory's journal), then the standby listener stops and the server starts on the same
+// directory's journal; tried again for a while if the stream is electing a leader), then the standby listener stops and the server starts on the same
 // address. Losing the lease, or an append the stream refuses, ends the process with status 75:
 // crash-only, so the memory of a node that is no longer the owner is never served, and a
 // supervisor's restart brings it back as a standby. A clean stop hands the lease back, so a
@@ -82,9 +82,12 @@ public final class ClusterRunner: Sendable {
     private func becomeOwner(term: UInt64, secret: [UInt8]) async {
         let started = ContinuousClock.now
         do {
-            let journal = try await node.partitionJournal()
-            let snapshots = try await node.snapshotStore()
-            let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
+            let (journal, snapshots, recovered, last) = try await retryingRecovery {
+                let journal = try await node.partitionJournal()
+                let snapshots = try await node.snapshotStore()
+                let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
+                return (journal, snapshots, recovered, last)
+            }
             let (nodeID, logger) = (node.localNodeID, logger)
             let storage = ClusterStorage(recovered: recovered, sessionSecret: secret) { queue in
                 StreamJournal(journal: journal, snapshots: snapshots, nodeID: nodeID, lastSequence: last, completionQueue: queue,
@@ -111,6 +114,25 @@ public final class ClusterRunner: Sendable {
                                               "ms": Int((ContinuousClock.now - started).seconds * 1000)])
         } catch {
             fail("partition_recovery_failed", "cannot recover the partition: \(error)")
+        }
+    }
+
+    /// How long a new owner keeps trying to read its partition: the stream or the snapshot
+    /// bucket may be electing a leader (a NATS server died with the old owner, or just before),
+    /// and the replay's consumer waits for the meta leader; 10 to 25 s were seen after a kill.
+    static let recoveryBound: Duration = .seconds(30)
+
+    /// Runs `recover` until it succeeds, trying again after a pause while `recoveryBound` lasts.
+    private func retryingRecovery<Value>(_ recover: () async throws -> Value) async throws -> Value {
+        let deadline = ContinuousClock.now + Self.recoveryBound
+        while true {
+            do {
+                return try await recover()
+            } catch {
+                guard ContinuousClock.now + .milliseconds(500) < deadline else { throw error }
+                logger.warning("partition_recovery_retrying", ["detail": "\(error)"])
+                try await Task.sleep(for: .milliseconds(500))
+            }
         }
     }
 

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""CPU per publish of one node alone and of a clustered owner (docs/scale-out.md section 12).
+
+Starts the server as a single node, then as the owner of p0 over a 3-server NATS cluster (with a
+standby), publishes the same number of orders on each from a few concurrent clients, and prints
+the user+system CPU each process spent per publish (from /proc/<pid>/stat), the NATS servers'
+included. CPU, not wall time: the machine is shared.
+
+    BANGBANG_BINARY=.build-rel/release/bangbang .build/pyenv/bin/python scripts/cluster-cpu.py [publishes] [clients]
+
+With LOADTEST=.build-rel/release/loadtest the publishes come from `loadtest durable --publishers
+<clients> --duration <publishes / 1000> s` instead, fast enough for the server to batch them.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Tests", "e2e"))
+
+from bbclient import Client, fresh_phone  # noqa: E402
+from nats_cluster import NatsCluster, free_ports  # noqa: E402
+from test_cluster_failover import Node, wait_until  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+LOAD_OPTIONS = ("--handshakes-per-second-per-address", "0", "--max-connections-per-address", "100000")
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def publish_all(url, publishes, clients):
+    connections = []
+    for _ in range(clients):
+        client = Client(url)
+        client.login(fresh_phone())
+        connections.append(client)
+    deadline = int(time.time() * 1000) + 3_600_000
+
+    def run(client, count):
+        for index in range(count):
+            client.ok("order.publish", {"type": "bounty", "campus": "North", "deadline": deadline, "tip": 100,
+                                        "details": {"title": f"cpu {index}", "description": "cpu per publish"}})
+
+    share = publishes // clients
+    threads = [threading.Thread(target=run, args=(c, share)) for c in connections]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    for client in connections:
+        client.close()
+    return share * clients, elapsed
+
+
+def idle_rate(pids, seconds=3.0):
+    """CPU per second each process spends doing nothing asked of it (timers, leases, raft)."""
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    time.sleep(seconds)
+    return {name: (cpu_seconds(pid) - before[name]) / seconds for name, pid in pids.items()}
+
+
+def loadtest_durable(url, publishes, clients):
+    results = tempfile.mktemp(suffix=".json")
+    started = time.monotonic()
+    subprocess.run([os.environ["LOADTEST"], "durable", "--url", url, "--publishers", str(clients),
+                    "--duration", str(max(1, publishes // 1000)), "--quiet", "--json", results],
+                   check=True, stdout=subprocess.DEVNULL)
+    elapsed = time.monotonic() - started
+    count = json.load(open(results))["counters"]["acknowledged_publishes"]
+    os.unlink(results)
+    return count, elapsed
+
+
+def measure(label, url, pids, publishes, clients):
+    publish_all(url, 100, 2)   # warm up: code paths, allocations, the stream's first blocks
+    idle = idle_rate(pids)
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    run = loadtest_durable if os.environ.get("LOADTEST") else publish_all
+    count, elapsed = run(url, publishes, clients)
+    spent = {name: max(0.0, cpu_seconds(pid) - before[name] - idle[name] * elapsed) for name, pid in pids.items()}
+    parts = ", ".join(f"{name} {spent[name] / count * 1e6:.0f} µs" for name in pids)
+    total = sum(spent.values()) / count * 1e6
+    print(f"{label}: {count} publishes in {elapsed:.1f} s ({count / elapsed:.0f}/s); CPU per publish, net of idle: "
+          f"{parts}; total {total:.0f} µs")
+
+
+def main():
+    publishes = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    clients = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+    directory = tempfile.mkdtemp(prefix="bangbang-cpu-")
+
+    single = Node("single", free_ports(1)[0], directory, [], extra=LOAD_OPTIONS)
+    try:
+        wait_until(single.is_ready, 20, "the single node")
+        measure("single node", single.url, {"bangbang": single.process.pid}, publishes, clients)
+    finally:
+        single.stop()
+
+    nats = NatsCluster.start()
+    time.sleep(2)   # JetStream answers before every server is a placement peer of R3 streams
+    nodes = []
+    try:
+        ports = free_ports(2)
+        nodes.append(Node("bb1", ports[0], directory, nats.urls, lease_ms=6000, extra=LOAD_OPTIONS))
+        wait_until(nodes[0].is_ready, 30, "the owner", nodes[0])
+        nodes.append(Node("bb2", ports[1], directory, nats.urls, lease_ms=6000, extra=LOAD_OPTIONS))
+        wait_until(lambda: "cluster_joined" in nodes[1].log(), 30, "the standby", nodes[1])
+        pids = {"owner": nodes[0].process.pid, "standby": nodes[1].process.pid}
+        pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
+        measure("clustered owner (3 NATS, R3)", nodes[0].url, pids, publishes, clients)
+    finally:
+        for node in nodes:
+            node.stop()
+        nats.stop()
+
+
+if __name__ == "__main__":
+    main()
