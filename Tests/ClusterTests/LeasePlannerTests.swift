@@ -87,6 +87,16 @@ import Testing
         #expect(actions.filter { if case .handBack = $0 { true } else { false } }.count == 1)
     }
 
+    @Test func withNoHandBacksAHolderKeepsWhatAReturningNodeRanksFirst() {
+        let (_, theirs) = partitions(preferring: "a", among: ["a", "b"])
+        let holding = [theirs: LeaseHolding(partition: theirs, term: 5, revision: 8, renewedAt: at(10))]
+        let seen = [theirs: LeaseObservation(record: record("a", term: 5), revision: 8, since: at(10))]
+        let keeping = LeaseConfiguration(duration: .seconds(6), handBacksPerRound: 0)
+        let actions = LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: seen, holdings: holding,
+                                        liveNodes: ["b": at(0)], now: at(14), configuration: keeping)
+        #expect(actions == [.renew(theirs, revision: 8)])
+    }
+
     @Test func theTableAdoptsItsOwnLateWriteAndLosesToAnotherNodes() {
         var table = LeaseTable(node: "a", configuration: configuration)
         let partition = PartitionID(space: .boards, index: 3)

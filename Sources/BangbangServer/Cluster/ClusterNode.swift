@@ -41,7 +41,9 @@ final class ClusterNode: OwnerDirectory {
         connection = NATSConnection(configuration: NATSConfiguration(servers: configuration.natsServers, name: "bangbang-\(localNodeID)"))
         jetStream = JetStream(connection: connection)
         replicas = min(3, configuration.natsServers.count)
-        leaseConfiguration = LeaseConfiguration(duration: .milliseconds(configuration.leaseMilliseconds))
+        // No hand-backs: with one partition there is nothing to balance, and handing it to a
+        // node that rejoins would cost every client a failover for nothing.
+        leaseConfiguration = LeaseConfiguration(duration: .milliseconds(configuration.leaseMilliseconds), handBacksPerRound: 0)
     }
 
     /// A host name as a node id: its first label, with anything but letters, digits, - and _ as -.

@@ -63,7 +63,9 @@ public struct LeaseConfiguration: Sendable, Equatable {
     /// the partitions it ranks first for, so a flapping node does not make partitions bounce.
     /// At least `duration`: a node that died just after its last heartbeat is not live that long.
     public var handBackGrace: Duration
-    /// Partitions one node hands back per round, so a returning node is not flooded at once.
+    /// Partitions one node hands back per round, so a returning node is not flooded at once;
+    /// 0: a holder never hands a partition back (partitions stay where they are until a holder
+    /// stops or dies).
     public var handBacksPerRound: Int
 
     public init(duration: Duration = .seconds(6), handBackGrace: Duration? = nil, handBacksPerRound: Int = 1) {
@@ -71,7 +73,7 @@ public struct LeaseConfiguration: Sendable, Equatable {
         self.duration = duration
         self.handBackGrace = handBackGrace ?? duration
         precondition(self.handBackGrace >= duration, "the hand-back grace is at least one lease time")
-        precondition(handBacksPerRound > 0, "a node hands back at least one partition per round")
+        precondition(handBacksPerRound >= 0, "a node cannot hand back a negative number of partitions")
         self.handBacksPerRound = handBacksPerRound
     }
 
