@@ -100,6 +100,9 @@ import WebSocketProtocol
         await a.stop()
     }
 
+    /// Polls `/metrics` well under the per-address handshake rate, which counts each scrape.
+    static let scrapeInterval = Duration.milliseconds(50)
+
     @Test func metricsFollowRelayedClientsAndRefusedEnvelopes() async throws {
         let nats = try await NATSCluster.start(size: 1)
         defer { nats.stop() }
@@ -125,16 +128,17 @@ import WebSocketProtocol
 
         client.close()
         #expect(await client.waitForClose() != nil)
-        #expect(await eventually { metric("bangbang_relayed_connections", port: b.port) == 0 })
-        #expect(await eventually { metric("bangbang_relay_sessions", port: a.port) == 0 }, "A kept the session B closed")
+        #expect(await eventually(interval: Self.scrapeInterval) { metric("bangbang_relayed_connections", port: b.port) == 0 })
+        #expect(await eventually(interval: Self.scrapeInterval) { metric("bangbang_relay_sessions", port: a.port) == 0 },
+                "A kept the session B closed")
 
         // Garbage on the owner's subject, and a well-formed envelope to B from an owner none of
         // its clients is relayed to: both are refused, each by its receiver only.
         try b.nats.publish(RelayNode.ownerSubject("node-a"), payload: Array("not an envelope".utf8))
-        #expect(await eventually { metric("bangbang_relay_refused_total", port: a.port) == 1 })
+        #expect(await eventually(interval: Self.scrapeInterval) { metric("bangbang_relay_refused_total", port: a.port) == 1 })
         let stranger = RelayNode(nodeID: "node-z", incarnation: 7)
         try a.nats.publish(b.relay.gateway.node.gatewaySubject, payload: stranger.envelope([.alive(connections: [])]))
-        #expect(await eventually { metric("bangbang_relay_refused_total", port: b.port) == 1 })
+        #expect(await eventually(interval: Self.scrapeInterval) { metric("bangbang_relay_refused_total", port: b.port) == 1 })
         #expect(metric("bangbang_relay_refused_total", port: a.port) == 1)
 
         await b.stop()
