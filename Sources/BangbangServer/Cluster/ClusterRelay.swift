@@ -16,39 +16,46 @@ final class ClusterRelay: Sendable {
     let host: RelayHost
     let gateway: RelayGateway
     private let registries: [LoopRegistry]
+    private let metrics: RelayMetrics
     private let logger: Logger
 
     /// How long a refused client is told to wait: about one lease takeover.
     static let retryAfterSeconds = 2
 
     init(directory: OwnerDirectory, connection: NATSConnection, registries: [LoopRegistry], timings: RelayTimings = RelayTimings(),
-         logger: Logger, makeSession: @escaping @Sendable (LoopRegistry) -> ClientSession) {
+         metrics: RelayMetrics, logger: Logger, makeSession: @escaping @Sendable (LoopRegistry) -> ClientSession) {
         let node = RelayNode(nodeID: directory.localNodeID, incarnation: RelayNode.drawIncarnation())
         self.directory = directory
         self.registries = registries
+        self.metrics = metrics
         self.logger = logger
-        host = RelayHost(node: node, connection: connection, registries: registries, timings: timings, logger: logger,
-                         makeSession: makeSession)
-        gateway = RelayGateway(node: node, connection: connection, timings: timings, logger: logger)
+        host = RelayHost(node: node, connection: connection, registries: registries, timings: timings, metrics: metrics,
+                         logger: logger, makeSession: makeSession)
+        gateway = RelayGateway(node: node, connection: connection, timings: timings, metrics: metrics, logger: logger)
     }
 
     /// Subscribes the gateway side, starts the host if this node owns the partition, and follows
     /// owner changes from then on.
     func start() throws(NATSClientError) {
         try gateway.start()
+        metrics.markClustered()
         let (host, gateway, local) = (host, gateway, directory.localNodeID)
         directory.onOwnerChange { [self] owner in
             logger.info("partition_owner_changed", ["owner": owner ?? "-", "local": local])
+            metrics.isOwner.set(owner == local ? 1 : 0)
             gateway.ownerChanged(to: owner)
             host.setOwning(owner == local)
             if owner != local { closeLocalSessions() }
         }
-        host.setOwning(directory.currentOwner == local)
+        let isOwner = directory.currentOwner == local
+        metrics.isOwner.set(isOwner ? 1 : 0)
+        host.setOwning(isOwner)
     }
 
     func stop() {
         gateway.stop()
         host.setOwning(false)
+        metrics.isOwner.set(0)
     }
 
     /// The endpoint for a new `/ws` client: nil means a local session (this node owns).

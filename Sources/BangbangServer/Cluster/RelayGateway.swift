@@ -31,6 +31,7 @@ final class RelayGateway: @unchecked Sendable {
     let node: RelayNode
     private let connection: NATSConnection
     private let timings: RelayTimings
+    private let metrics: RelayMetrics
     private let logger: Logger
     private let queue = DispatchQueue(label: "bangbang.relay-gateway")
     private let beatTimer: DispatchSourceTimer
@@ -50,13 +51,13 @@ final class RelayGateway: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
-    /// Envelopes refused as malformed, for tests and logs.
-    let malformedEnvelopes = Atomic<Int>(0)
 
-    init(node: RelayNode, connection: NATSConnection, timings: RelayTimings, logger: Logger) {
+    init(node: RelayNode, connection: NATSConnection, timings: RelayTimings, metrics: RelayMetrics = RelayMetrics(),
+         logger: Logger) {
         self.node = node
         self.connection = connection
         self.timings = timings
+        self.metrics = metrics
         self.logger = logger
         beatTimer = DispatchSource.makeTimerSource(queue: queue)
         // Resumed unscheduled at once: a suspended source must never be released.
@@ -98,6 +99,7 @@ final class RelayGateway: @unchecked Sendable {
             state.nextConnectionID += 1
             guard send([.open(connection: id, client: client)], to: endpoint.owner) else { return nil }
             state.entries[id] = Entry(endpoint: endpoint, loop: loop, owner: endpoint.owner)
+            metrics.relayedConnections.add(1)
             if state.lastHeard[endpoint.owner] == nil { state.lastHeard[endpoint.owner] = EventLoop.now }
             return id
         }
@@ -110,6 +112,7 @@ final class RelayGateway: @unchecked Sendable {
     func closed(_ id: UInt64) {
         state.withLock { state in
             guard let entry = state.entries.removeValue(forKey: id) else { return }
+            metrics.relayedConnections.add(-1)
             _ = send([.close(connection: id)], to: entry.owner)
         }
     }
@@ -117,8 +120,10 @@ final class RelayGateway: @unchecked Sendable {
     private func send(_ frames: [RelayFrame], to owner: String) -> Bool {
         do {
             try connection.publish(RelayNode.ownerSubject(owner), payload: node.envelope(frames))
+            metrics.envelopesOut.increment()
             return true
         } catch {
+            metrics.publishFailures.increment()
             logger.warning("relay_publish_failed", ["subject": RelayNode.ownerSubject(owner), "error": "\(error)"])
             return false
         }
@@ -134,6 +139,7 @@ final class RelayGateway: @unchecked Sendable {
     private func closeAll(where isStale: (String) -> Bool, reason: String) {
         let stale = state.withLock { state -> [Entry] in
             let stale = state.entries.filter { isStale($0.value.owner) }
+            metrics.relayedConnections.add(-stale.count)
             for (id, entry) in stale {
                 state.entries[id] = nil
                 _ = send([.close(connection: id)], to: entry.owner)
@@ -167,18 +173,21 @@ final class RelayGateway: @unchecked Sendable {
     // MARK: Frames from owners (on the gateway's queue)
 
     private func receive(_ message: NATSMessage) {
+        metrics.envelopesIn.increment()
         let envelope: RelayEnvelope
         do {
             envelope = try RelayCodec.decode(message.payload, travelling: .toGateway)
         } catch {
-            malformedEnvelopes.add(1, ordering: .relaxed)
+            metrics.envelopesRefused.increment()
             logger.warning("relay_envelope_refused", ["subject": message.subject, "error": "\(error)"])
             return
         }
         // Looked up once, under the lock, for the whole envelope: copying the table instead
         // would make the next open or close copy every entry.
-        let recipients = state.withLock { state -> [[Entry]] in
-            if state.lastHeard[envelope.sender] != nil { state.lastHeard[envelope.sender] = EventLoop.now }
+        let recipients = state.withLock { state -> [[Entry]]? in
+            // An owner none of our connections is relayed to (any more) has nobody to reach here.
+            guard state.lastHeard[envelope.sender] != nil else { return nil }
+            state.lastHeard[envelope.sender] = EventLoop.now
             return envelope.frames.map { frame in
                 let ids: [UInt64]
                 switch frame {
@@ -188,6 +197,10 @@ final class RelayGateway: @unchecked Sendable {
                 }
                 return ids.compactMap { state.entries[$0] }.filter { $0.owner == envelope.sender }
             }
+        }
+        guard let recipients else {
+            metrics.envelopesRefused.increment()
+            return
         }
         for (frame, entries) in zip(envelope.frames, recipients) {
             switch frame {

@@ -32,7 +32,6 @@ import Forwarding
 import NATSClient
 import RelayProtocol
 import SocketServer
-import Synchronization
 import WebSocketProtocol
 
 final class RelayHost: @unchecked Sendable {
@@ -42,6 +41,7 @@ final class RelayHost: @unchecked Sendable {
     private let outboxes: [RelayOutbox]
     private let makeSession: @Sendable (LoopRegistry) -> ClientSession
     private let timings: RelayTimings
+    private let metrics: RelayMetrics
     private let logger: Logger
     let queue = DispatchQueue(label: "bangbang.relay-host")
 
@@ -55,18 +55,18 @@ final class RelayHost: @unchecked Sendable {
     private var subscription: NATSSubscription?
     private var sweep: DispatchSourceTimer?
     private var nextLoop = 0
-    /// Envelopes refused as malformed, for tests and logs.
-    let malformedEnvelopes = Atomic<Int>(0)
 
-    init(node: RelayNode, connection: NATSConnection, registries: [LoopRegistry], timings: RelayTimings, logger: Logger,
-         makeSession: @escaping @Sendable (LoopRegistry) -> ClientSession) {
+    init(node: RelayNode, connection: NATSConnection, registries: [LoopRegistry], timings: RelayTimings, metrics: RelayMetrics,
+         logger: Logger, makeSession: @escaping @Sendable (LoopRegistry) -> ClientSession) {
         self.node = node
         self.connection = connection
         self.registries = registries
         self.outboxes = registries.map {
-            RelayOutbox(loop: $0.loop, connection: connection, owner: node, maxEnvelopeBytes: timings.maxEnvelopeBytes, logger: logger)
+            RelayOutbox(loop: $0.loop, connection: connection, owner: node, maxEnvelopeBytes: timings.maxEnvelopeBytes,
+                        metrics: metrics, logger: logger)
         }
         self.timings = timings
+        self.metrics = metrics
         self.logger = logger
         self.makeSession = makeSession
     }
@@ -113,11 +113,12 @@ final class RelayHost: @unchecked Sendable {
     // MARK: Frames from gateways
 
     private func receive(_ message: NATSMessage) {
+        metrics.envelopesIn.increment()
         let envelope: RelayEnvelope
         do {
             envelope = try RelayCodec.decode(message.payload, travelling: .toOwner)
         } catch {
-            malformedEnvelopes.add(1, ordering: .relaxed)
+            metrics.envelopesRefused.increment()
             logger.warning("relay_envelope_refused", ["subject": message.subject, "error": "\(error)"])
             return
         }
@@ -141,6 +142,7 @@ final class RelayHost: @unchecked Sendable {
                 channel.loop.execute { channel.receive(text: text) }
             case .close(let id):
                 guard let channel = gateways[gateway.nodeID]?.channels.removeValue(forKey: id) else { continue }
+                metrics.hostedSessions.add(-1)
                 channel.loop.execute { channel.finish(notifying: nil) }
             case .alive(let ids):
                 refused += reconcile(gateway, listing: Set(ids))
@@ -163,6 +165,7 @@ final class RelayHost: @unchecked Sendable {
             host.queue.async { host.forget(channel) }
         }
         gateways[gateway.nodeID]?.channels[id] = channel
+        metrics.hostedSessions.add(1)
         channel.loop.execute { channel.open() }
     }
 
@@ -171,12 +174,14 @@ final class RelayHost: @unchecked Sendable {
         guard gateways[channel.gateway.nodeID]?.incarnation == channel.gateway.incarnation,
               gateways[channel.gateway.nodeID]?.channels[channel.connectionID] === channel else { return }
         gateways[channel.gateway.nodeID]?.channels[channel.connectionID] = nil
+        metrics.hostedSessions.add(-1)
     }
 
     private func reconcile(_ gateway: RelayNode, listing ids: Set<UInt64>) -> [RelayFrame] {
         guard let known = gateways[gateway.nodeID] else { return [] }
         for (id, channel) in known.channels where !ids.contains(id) {
             gateways[gateway.nodeID]?.channels[id] = nil
+            metrics.hostedSessions.add(-1)
             channel.loop.execute { channel.finish(notifying: nil) }
         }
         return ids.filter { known.channels[$0] == nil }.sorted().map(Self.unknownConnection)
@@ -207,13 +212,18 @@ final class RelayHost: @unchecked Sendable {
 
     private func dropGateway(_ name: String, closingWith close: (CloseCode, String)?) {
         guard let gateway = gateways.removeValue(forKey: name) else { return }
+        metrics.hostedSessions.add(-gateway.channels.count)
         for channel in gateway.channels.values {
             channel.loop.execute { channel.finish(notifying: close.map { (code: $0.0, reason: $0.1) }) }
         }
     }
 
     private func publish(_ frames: [RelayFrame], to gateway: RelayNode) {
-        do { try connection.publish(gateway.gatewaySubject, payload: node.envelope(frames)) } catch {
+        do {
+            try connection.publish(gateway.gatewaySubject, payload: node.envelope(frames))
+            metrics.envelopesOut.increment()
+        } catch {
+            metrics.publishFailures.increment()
             logger.warning("relay_publish_failed", ["subject": gateway.gatewaySubject, "error": "\(error)"])
         }
     }

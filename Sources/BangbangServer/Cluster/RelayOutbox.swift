@@ -16,15 +16,17 @@ final class RelayOutbox: @unchecked Sendable {
     private let connection: NATSConnection
     private let owner: RelayNode
     private let maxEnvelopeBytes: Int
+    private let metrics: RelayMetrics
     private let logger: Logger
     private var batches: [RelayNode: RelayBatch] = [:]
     private var isFlushScheduled = false
 
-    init(loop: EventLoop, connection: NATSConnection, owner: RelayNode, maxEnvelopeBytes: Int, logger: Logger) {
+    init(loop: EventLoop, connection: NATSConnection, owner: RelayNode, maxEnvelopeBytes: Int, metrics: RelayMetrics, logger: Logger) {
         self.loop = loop
         self.connection = connection
         self.owner = owner
         self.maxEnvelopeBytes = maxEnvelopeBytes
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -63,7 +65,11 @@ final class RelayOutbox: @unchecked Sendable {
         let subject = gateway.gatewaySubject
         var envelope: [UInt8] = []
         func send() {
-            do { try connection.publish(subject, payload: envelope) } catch {
+            do {
+                try connection.publish(subject, payload: envelope)
+                metrics.envelopesOut.increment()
+            } catch {
+                metrics.publishFailures.increment()
                 logger.warning("relay_publish_failed", ["subject": subject, "bytes": envelope.count, "error": "\(error)"])
             }
             envelope.removeAll(keepingCapacity: true)

@@ -13,7 +13,7 @@ extension Server {
         precondition(configuration.isClustered, "the relay runs in cluster mode only (--nats)")
         let (application, userLimiter) = (application, userLimiter)
         let relay = ClusterRelay(directory: directory, connection: connection, registries: registries, timings: timings,
-                                 logger: logger) { registry in
+                                 metrics: metrics.relay, logger: logger) { registry in
             ClientSession(app: application, registry: registry, userLimiter: userLimiter)
         }
         try relay.start()

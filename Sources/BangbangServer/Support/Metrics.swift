@@ -104,4 +104,27 @@ final class ServerMetrics: Sendable {
     let archivePending = Gauge()
     let ordersMovedToArchive = Counter()
     let openOrders = Mutex<[String: Int]>([:])
+    let relay = RelayMetrics()
+}
+
+/// Cluster mode's relay (Cluster/Relay*.swift), bumped on every relayed envelope, so atomics
+/// only. Rendered once `markClustered()` was called: a single node's `/metrics` never shows it.
+final class RelayMetrics: Sendable {
+    private let clustered = Atomic<Bool>(false)
+    /// Relayed clients this node serves as the partition's owner (`RelayHost`).
+    let hostedSessions = Gauge()
+    /// Clients this node holds and relays to another owner (`RelayGateway`).
+    let relayedConnections = Gauge()
+    /// NATS envelopes received from and published to other nodes.
+    let envelopesIn = Counter()
+    let envelopesOut = Counter()
+    /// Envelopes dropped unread: malformed, or from an owner none of our connections is relayed to.
+    let envelopesRefused = Counter()
+    /// Envelopes that could not be published (NATS output full, connection down): frames lost.
+    let publishFailures = Counter()
+    /// 1 while this node owns the partition.
+    let isOwner = Gauge()
+
+    func markClustered() { clustered.store(true, ordering: .relaxed) }
+    var isClustered: Bool { clustered.load(ordering: .relaxed) }
 }

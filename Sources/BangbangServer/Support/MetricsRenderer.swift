@@ -79,6 +79,20 @@ enum MetricsRenderer {
         gauge("bangbang_archive_pending_orders", "Closed orders waiting to be written to the archive.", metrics.archivePending.current)
         counter("bangbang_orders_moved_to_archive_total", "Closed orders moved out of memory after their rating window.",
                 metrics.ordersMovedToArchive.current)
+        if metrics.relay.isClustered {
+            let relay = metrics.relay
+            gauge("bangbang_cluster_owner", "1 while this node owns the partition, else 0.", relay.isOwner.current)
+            gauge("bangbang_relay_sessions", "Relayed clients this node serves as the partition owner.", relay.hostedSessions.current)
+            gauge("bangbang_relayed_connections", "Clients held by this node and relayed to another owner.",
+                  relay.relayedConnections.current)
+            labeled("bangbang_relay_frames_total", "Relay envelopes received from (in) and published to (out) other nodes.",
+                    "direction", ["in": relay.envelopesIn.current, "out": relay.envelopesOut.current])
+            counter("bangbang_relay_refused_total",
+                    "Relay envelopes dropped unread: malformed, or from an owner no connection here is relayed to.",
+                    relay.envelopesRefused.current)
+            counter("bangbang_relay_publish_failures_total", "Relay envelopes that could not be published (their frames are lost).",
+                    relay.publishFailures.current)
+        }
         gauge("bangbang_process_resident_bytes", "Resident memory of the process.", residentBytes)
         return out
     }

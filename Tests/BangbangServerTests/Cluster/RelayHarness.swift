@@ -207,3 +207,41 @@ func upgradeAnswer(port: Int) -> String? {
     guard count > 12 else { return nil }
     return String(decoding: buffer[..<count], as: UTF8.self)
 }
+
+/// The body of `GET /metrics` on `port` (nil: no answer within 5 s).
+func metricsText(port: Int) -> String? {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { return nil }
+    defer { Glibc.close(descriptor) }
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { return nil }
+    let request = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
+    var answer: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 16384)
+    while true {
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { break }
+        answer += buffer[..<count]
+    }
+    let text = String(decoding: answer, as: UTF8.self)
+    guard text.hasPrefix("HTTP/1.1 200"), let body = text.range(of: "\r\n\r\n") else { return nil }
+    return String(text[body.upperBound...])
+}
+
+/// The value of the sample `name` (with its labels, if any) in `/metrics` on `port`.
+func metric(_ name: String, port: Int) -> Int? {
+    guard let text = metricsText(port: port) else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+        return Int(line.dropFirst(name.count + 1))
+    }
+    return nil
+}

@@ -2,9 +2,11 @@
 // its clients to A. Clients on either node see each other's orders live, an accept made
 // through B is answered, the publisher on B hears its order's progress; an owner change
 // closes B's relayed clients with 1012, and with no owner B refuses the upgrade with 503.
+// `/metrics` on both nodes follows the relayed clients and counts refused envelopes.
 import BangbangProtocol
 import Foundation
 import NATSTestSupport
+import RelayProtocol
 import Testing
 import TestSupport
 import WebSocketProtocol
@@ -93,6 +95,51 @@ import WebSocketProtocol
         let refusal = try #require(upgradeAnswer(port: b.port))
         #expect(refusal.hasPrefix("HTTP/1.1 503"), "\(refusal)")
         #expect(refusal.contains("Retry-After: 2"), "\(refusal)")
+
+        await b.stop()
+        await a.stop()
+    }
+
+    /// Polls `/metrics` well under the per-address handshake rate, which counts each scrape.
+    static let scrapeInterval = Duration.milliseconds(50)
+
+    @Test func metricsFollowRelayedClientsAndRefusedEnvelopes() async throws {
+        let nats = try await NATSCluster.start(size: 1)
+        defer { nats.stop() }
+        let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses)
+        let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses)
+        #expect(metric("bangbang_cluster_owner", port: a.port) == 1)
+        #expect(metric("bangbang_cluster_owner", port: b.port) == 0)
+        #expect(metric("bangbang_relay_sessions", port: a.port) == 0)
+        #expect(metric("bangbang_relayed_connections", port: b.port) == 0)
+
+        let client = try await b.connect()
+        _ = try await client.logIn("+8613900007101")
+        #expect(metric("bangbang_relayed_connections", port: b.port) == 1)
+        #expect(metric("bangbang_relay_sessions", port: a.port) == 1)
+        #expect(metric("bangbang_relay_sessions", port: b.port) == 0)
+        #expect(metric("bangbang_relayed_connections", port: a.port) == 0)
+        for node in [a, b] {
+            #expect((metric(#"bangbang_relay_frames_total{direction="in"}"#, port: node.port) ?? 0) > 0, "\(node.name) heard nothing")
+            #expect((metric(#"bangbang_relay_frames_total{direction="out"}"#, port: node.port) ?? 0) > 0, "\(node.name) sent nothing")
+            #expect(metric("bangbang_relay_publish_failures_total", port: node.port) == 0)
+            #expect(metric("bangbang_relay_refused_total", port: node.port) == 0)
+        }
+
+        client.close()
+        #expect(await client.waitForClose() != nil)
+        #expect(await eventually(interval: Self.scrapeInterval) { metric("bangbang_relayed_connections", port: b.port) == 0 })
+        #expect(await eventually(interval: Self.scrapeInterval) { metric("bangbang_relay_sessions", port: a.port) == 0 },
+                "A kept the session B closed")
+
+        // Garbage on the owner's subject, and a well-formed envelope to B from an owner none of
+        // its clients is relayed to: both are refused, each by its receiver only.
+        try b.nats.publish(RelayNode.ownerSubject("node-a"), payload: Array("not an envelope".utf8))
+        #expect(await eventually(interval: Self.scrapeInterval) { metric("bangbang_relay_refused_total", port: a.port) == 1 })
+        let stranger = RelayNode(nodeID: "node-z", incarnation: 7)
+        try a.nats.publish(b.relay.gateway.node.gatewaySubject, payload: stranger.envelope([.alive(connections: [])]))
+        #expect(await eventually(interval: Self.scrapeInterval) { metric("bangbang_relay_refused_total", port: b.port) == 1 })
+        #expect(metric("bangbang_relay_refused_total", port: a.port) == 1)
 
         await b.stop()
         await a.stop()
