@@ -2,7 +2,8 @@
 // process is alive), `/readyz` 503 naming the owner (a load balancer sends clients elsewhere),
 // and `/ws` relayed to the owner (RelayGateway.swift) once the node is on NATS and an owner is
 // known; until then, and while this node itself is recovering, `/ws` is refused with 503 and
-// `Retry-After`, so a client retries. Every other path is 404. It listens on the server's own
+// `Retry-After`, so a client retries. `/metrics` shows its connections and its side of the relay
+// (relayed connections, envelopes, refusals). Every other path is 404. It listens on the server's own
 // address and is stopped just before the server starts there.
 import Forwarding
 import NATSClient
@@ -16,6 +17,8 @@ final class StandbyListener: Sendable {
     private let logger: Logger
     /// Set once the node is on NATS (`startRelaying`).
     private let gateway = RelayGatewaySlot()
+    /// Its connections and, once relaying, the gateway's counts.
+    private let metrics = ServerMetrics()
     /// Seconds a refused client is asked to wait: about one lease time, the failover bound.
     let retryAfterSeconds: Int
 
@@ -32,11 +35,19 @@ final class StandbyListener: Sendable {
         retryAfterSeconds = retryAfter
         self.directory = directory
         self.logger = logger
-        let gateway = gateway
+        let (gateway, metrics) = (gateway, metrics)
+        metrics.relay.markClustered()
+        let listening = Mutex<TCPServer?>(nil)
         let webSocket = WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes, maxMessageSize: configuration.maxMessageBytes,
                                                maxFragmentsPerMessage: Server.maxFragmentsPerMessage)
         let router = Self.router(directory: directory, retryAfterSeconds: retryAfter, webSocket: webSocket,
-                                 gateway: { gateway.current })
+                                 gateway: { gateway.current },
+                                 metrics: {
+                                     let server = listening.withLock { $0 }
+                                     return MetricsRenderer.render(metrics, openConnections: server?.connectionCount ?? 0,
+                                                                   rejectedConnections: server?.rejectedConnectionCount ?? 0,
+                                                                   residentBytes: MetricsRenderer.residentBytes())
+                                 })
         let limits = ConnectionLimits(
             handshakeTimeoutMilliseconds: Int64(configuration.handshakeTimeoutSeconds) * 1000,
             pingIntervalMilliseconds: Int64(configuration.pingIntervalSeconds) * 1000,
@@ -46,10 +57,10 @@ final class StandbyListener: Sendable {
                                            handshakesPerSecond: configuration.handshakesPerSecondPerAddress),
             forwarding: ForwardingPolicy(trusted: trustedProxies),
             logger: logger)
-        let metrics = ServerMetrics()
         server = TCPServer(configuration: socketConfiguration) { connection in
             ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)
         }
+        listening.withLock { $0 = server }
     }
 
     /// What a standby says about itself: who owns the partition, as far as it knows (itself,
@@ -63,7 +74,8 @@ final class StandbyListener: Sendable {
     }
 
     static func router(directory: any OwnerDirectory, retryAfterSeconds: Int, webSocket: WebSocketConfiguration,
-                       gateway: @escaping @Sendable () -> RelayGateway?) -> HTTPRouter {
+                       gateway: @escaping @Sendable () -> RelayGateway?,
+                       metrics: @escaping @Sendable () -> String) -> HTTPRouter {
         let unavailable: @Sendable () -> HTTPResponse = {
             HTTPResponse(status: 503,
                          headers: ["Content-Type": "text/plain; charset=utf-8", "Retry-After": String(retryAfterSeconds),
@@ -88,6 +100,7 @@ final class StandbyListener: Sendable {
             plainRoutes: [
                 "/healthz": { .plain(body: Array("ok\n".utf8)) },
                 "/readyz": { .plain(status: 503, body: Array("\(status(of: directory))\n".utf8)) },
+                "/metrics": { .plain(contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(metrics().utf8)) },
             ],
             staticSite: { nil })
     }
@@ -97,7 +110,7 @@ final class StandbyListener: Sendable {
     /// Relays `/ws` to the owner from now on, through the node's NATS connection.
     func startRelaying(through connection: NATSConnection, timings: RelayTimings = RelayTimings()) throws(NATSClientError) {
         let relay = RelayGateway(node: RelayNode(nodeID: directory.localNodeID, incarnation: RelayNode.drawIncarnation()),
-                                 connection: connection, timings: timings, logger: logger)
+                                 connection: connection, timings: timings, metrics: metrics.relay, logger: logger)
         try relay.start()
         directory.onOwnerChange { owner in relay.ownerChanged(to: owner) }
         gateway.current = relay

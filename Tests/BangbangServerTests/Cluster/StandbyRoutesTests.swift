@@ -18,13 +18,15 @@ final class FixedOwnerDirectory: OwnerDirectory {
     let directory = FixedOwnerDirectory()
     /// The relay to the owner, once the node is on NATS (never connected here: nothing is sent).
     let gateway = RelayGatewaySlot()
+    let metrics = ServerMetrics()
 
     func router() -> HTTPRouter {
         let gateway = gateway
         return StandbyListener.router(directory: directory, retryAfterSeconds: 2,
                                       webSocket: WebSocketConfiguration(maxFrameSize: 1024, maxMessageSize: 1024,
                                                                         maxFragmentsPerMessage: 4),
-                                      gateway: { gateway.current })
+                                      gateway: { gateway.current },
+                                      metrics: { [metrics] in MetricsRenderer.render(metrics, openConnections: 3, residentBytes: 0) })
     }
 
     func get(_ path: String) -> HTTPResponse {
@@ -76,6 +78,16 @@ final class FixedOwnerDirectory: OwnerDirectory {
         let ready = get("/readyz")
         #expect(ready.status == 503)
         #expect(String(decoding: ready.body, as: UTF8.self).hasPrefix("recovering; this node owns the partition"))
+    }
+
+    @Test func aStandbyShowsItsConnectionsAndItsSideOfTheRelayInMetrics() {
+        metrics.relay.markClustered()
+        metrics.relay.relayedConnections.add(2)
+        let response = get("/metrics")
+        #expect(response.status == 200)
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(text.contains("\nbangbang_relayed_connections 2\n"), "\(text)")
+        #expect(text.contains("\nbangbang_connections_open 3\n"), "\(text)")
     }
 
     @Test func aHostNameBecomesAValidNodeID() {
