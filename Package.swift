@@ -102,7 +102,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "WebSocketProtocolTests", dependencies: ["TestSupport", "WebSocketProtocol"], swiftSettings: strict),
         .testTarget(name: "ForwardingTests", dependencies: ["TestSupport", "Forwarding"], swiftSettings: strict),
-        .testTarget(name: "WebSocketServerTests", dependencies: ["WebSocketServer", "Forwarding"], swiftSettings: strict),
+        .testTarget(name: "WebSocketServerTests", dependencies: ["WebSocketServer", "WebSocketProtocol", "Forwarding"], swiftSettings: strict),
         .testTarget(name: "SocketServerTests", dependencies: ["TestSupport", "SocketServer", "Forwarding", "Platform"], swiftSettings: strict),
         .testTarget(name: "BangbangCoreTests", dependencies: ["TestSupport", "BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["TestSupport", "BangbangProtocol"], swiftSettings: strict),
