@@ -1,8 +1,10 @@
 // swift-tools-version:6.0
 // Bangbang: a real-time dispatch server for campus errand apps.
 // Imports point one way, downward:
-//   bangbang → BangbangServer → {SocketServer → Forwarding, WebSocketProtocol, BangbangProtocol → BangbangCore, Journal,
-//                                BangbangStorage → BangbangCore, OrderArchive}
+//   bangbang → BangbangServer → {WebSocketServer → {SocketServer → Forwarding, WebSocketProtocol},
+//                                BangbangProtocol → BangbangCore, Journal, BangbangStorage → BangbangCore, OrderArchive}
+//   WebSocketServer (each client connection, routes, per-address limits) imports no Bangbang module:
+//   the server hands it endpoints, a log (`EventLog`) and its site's files (`StaticContent`).
 //            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
 //   Journal, SocketServer and BangbangServer → Platform (one `Errno`, every file, socket and epoll call, faults
 //   injected per `Syscalls` value) → CLinux.
@@ -63,8 +65,13 @@ let package = Package(
                                .target(name: "WebSocketProtocol", condition: .when(platforms: [.linux])),
                                .target(name: "SocketServer", condition: .when(platforms: [.linux]))],
                 exclude: ["README.md"], swiftSettings: strict),
+        // Serving WebSocket and plain HTTP clients on the sockets: each connection's handshake,
+        // pings, timeouts and slow-consumer rule, the routes, the per-address limits. Knows
+        // nothing of orders or accounts: what runs on a socket is an endpoint the server gives it.
+        .target(name: "WebSocketServer", dependencies: ["SocketServer", "WebSocketProtocol", "Forwarding"],
+                swiftSettings: strict),
         .target(name: "BangbangServer",
-                dependencies: ["SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
+                dependencies: ["WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "BangbangStorage", "OrderArchive",
                                "Crypto", "CLinux", "CZlib", "Platform", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol"],
                 swiftSettings: strict),
@@ -95,6 +102,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "WebSocketProtocolTests", dependencies: ["TestSupport", "WebSocketProtocol"], swiftSettings: strict),
         .testTarget(name: "ForwardingTests", dependencies: ["TestSupport", "Forwarding"], swiftSettings: strict),
+        .testTarget(name: "WebSocketServerTests", dependencies: ["WebSocketServer", "WebSocketProtocol", "Forwarding"], swiftSettings: strict),
         .testTarget(name: "SocketServerTests", dependencies: ["TestSupport", "SocketServer", "Forwarding", "Platform"], swiftSettings: strict),
         .testTarget(name: "BangbangCoreTests", dependencies: ["TestSupport", "BangbangCore"], swiftSettings: strict),
         .testTarget(name: "BangbangProtocolTests", dependencies: ["TestSupport", "BangbangProtocol"], swiftSettings: strict),
@@ -122,7 +130,7 @@ let package = Package(
         // Also the executable, for the backup and restore of a live application (its harness
         // is here).
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["TestSupport", "BangbangServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
+                    dependencies: ["TestSupport", "BangbangServer", "WebSocketServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
                                    "SocketServer", "Forwarding", "CZlib", "NATSClient", "NATSTestSupport", "RelayProtocol",
                                    "bangbang"],
                     exclude: ["Fixtures"],

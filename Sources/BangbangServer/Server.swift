@@ -8,6 +8,7 @@ import Forwarding
 import Foundation
 import SocketServer
 import WebSocketProtocol
+import WebSocketServer
 import Synchronization
 
 public final class Server: @unchecked Sendable {
@@ -140,7 +141,7 @@ public final class Server: @unchecked Sendable {
             logger: logger)
         let metrics = metrics
         let server = TCPServer(configuration: socketConfiguration, group: group) { connection in
-            ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)
+            ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics.connections)
         }
         let addresses = try server.start()
         socketServer = server

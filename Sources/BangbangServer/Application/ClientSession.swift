@@ -15,6 +15,7 @@
 import BangbangCore
 import BangbangProtocol
 import SocketServer
+import WebSocketServer
 
 final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     /// Requests a connection may have in flight; more are refused with `rate_limited`, so one

@@ -10,6 +10,7 @@ import BangbangCore
 import BangbangProtocol
 import SocketServer
 import Synchronization
+import WebSocketServer
 
 /// What other queues hand to a loop for its connections.
 enum OutboxItem: Sendable {

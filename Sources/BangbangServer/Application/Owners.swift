@@ -12,6 +12,7 @@
 import BangbangCore
 import BangbangProtocol
 import Dispatch
+import WebSocketServer
 
 /// Owns the `AccountStore`. Confined to `queue`: `store` may be touched only there.
 final class AccountsOwner: @unchecked Sendable {

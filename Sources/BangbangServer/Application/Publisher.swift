@@ -9,6 +9,7 @@ import BangbangCore
 import BangbangProtocol
 import Dispatch
 import Synchronization
+import WebSocketServer
 
 /// One viewer's view of an order, encoded (`OrderWire.encoded`).
 struct EncodedOrderView: Sendable {

@@ -10,6 +10,7 @@
 import NATSClient
 import SocketServer
 import WebSocketProtocol
+import WebSocketServer
 
 final class ClusterRelay: Sendable {
     let directory: OwnerDirectory

@@ -6,6 +6,7 @@
 // they were sent; otherwise it starts a new frame at the end.
 import RelayProtocol
 import WebSocketProtocol
+import WebSocketServer
 
 struct RelayBatch {
     private enum Pending {

@@ -7,6 +7,7 @@
 import Forwarding
 import SocketServer
 import WebSocketProtocol
+import WebSocketServer
 
 final class RelayChannel: WebSocketChannel, @unchecked Sendable {
     let loop: EventLoop

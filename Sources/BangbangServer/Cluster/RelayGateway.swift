@@ -26,6 +26,7 @@ import RelayProtocol
 import SocketServer
 import Synchronization
 import WebSocketProtocol
+import WebSocketServer
 
 final class RelayGateway: @unchecked Sendable {
     let node: RelayNode

@@ -10,6 +10,7 @@ import NATSClient
 import RelayProtocol
 import SocketServer
 import WebSocketProtocol
+import WebSocketServer
 
 final class RelayOutbox: @unchecked Sendable {
     let loop: EventLoop

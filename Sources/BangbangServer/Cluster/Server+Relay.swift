@@ -3,6 +3,7 @@
 // not clustered never consults any of this.
 import NATSClient
 import WebSocketProtocol
+import WebSocketServer
 
 extension Server {
     /// Starts relaying `/ws` clients to the partition's owner through `connection` (before or

@@ -10,6 +10,7 @@ import NATSClient
 import SocketServer
 import Synchronization
 import WebSocketProtocol
+import WebSocketServer
 
 final class StandbyListener: Sendable {
     private let server: TCPServer
@@ -58,7 +59,7 @@ final class StandbyListener: Sendable {
             forwarding: ForwardingPolicy(trusted: trustedProxies),
             logger: logger)
         server = TCPServer(configuration: socketConfiguration) { connection in
-            ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics)
+            ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics.connections)
         }
         listening.withLock { $0 = server }
     }

@@ -187,7 +187,8 @@ enum AdminOperations {
                                             "runners_online": .integer(Int64(stats.runnersOnline[type]?.count ?? 0)),
                                             "published_last_minute": .integer(Int64(published))]
                 }
-                let connections = app.metrics.connectionsOpened.current - app.metrics.connectionsClosed.current
+                let counted = app.metrics.connections
+                let connections = counted.connectionsOpened.current - counted.connectionsClosed.current
                 context.succeed(["connections": .integer(Int64(max(0, connections))),
                                  "users_online": .integer(Int64(stats.usersOnline.count)),
                                  "pending_verifications": .integer(Int64(pending)),

@@ -4,6 +4,7 @@
 // ids, not tokens or codes (the development SMS provider is the one deliberate exception).
 import Foundation
 import Synchronization
+import WebSocketServer
 
 public enum LogLevel: Int, Sendable, Comparable {
     case debug, info, warning, error
@@ -88,3 +89,5 @@ public final class Logger: Sendable {
                       parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, now.tv_nsec / 1_000_000)
     }
 }
+
+extension Logger: EventLog {}

@@ -1,28 +1,9 @@
 // Process-wide counters and histograms, rendered in the Prometheus text exposition format at
-// `GET /metrics`. Counters are lock-free atomics because they are bumped on every message on
-// every loop; labelled counters and histograms take a short lock, and are used off the
-// per-byte paths (per request, per close, per handshake failure).
+// `GET /metrics`. The counter types and the per-connection counts are WebSocketServer's
+// (lock-free atomics, bumped on every message on every loop); histograms take a short lock, and
+// are used off the per-byte paths (per request, per fsync, per snapshot).
 import Synchronization
-
-final class Counter: Sendable {
-    private let value = Atomic<Int>(0)
-    func increment() { value.add(1, ordering: .relaxed) }
-    func add(_ amount: Int) { value.add(amount, ordering: .relaxed) }
-    var current: Int { value.load(ordering: .relaxed) }
-}
-
-final class Gauge: Sendable {
-    private let value = Atomic<Int>(0)
-    func set(_ newValue: Int) { value.store(newValue, ordering: .relaxed) }
-    func add(_ amount: Int) { value.add(amount, ordering: .relaxed) }
-    var current: Int { value.load(ordering: .relaxed) }
-}
-
-final class LabeledCounter: Sendable {
-    private let values = Mutex<[String: Int]>([:])
-    func increment(label: String) { values.withLock { $0[label, default: 0] += 1 } }
-    var current: [String: Int] { values.withLock { $0 } }
-}
+import WebSocketServer
 
 /// A histogram with fixed upper bounds (seconds), as Prometheus expects.
 final class Histogram: Sendable {
@@ -67,16 +48,8 @@ final class LabeledHistogram: Sendable {
 final class ServerMetrics: Sendable {
     static let latencyBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
-    let connectionsOpened = Counter()
-    let connectionsClosed = Counter()
-    let webSocketsOpened = Counter()
-    let closes = LabeledCounter()
-    let handshakeFailures = LabeledCounter()
-    let messagesIn = Counter()
-    let messagesOut = Counter()
-    let bytesIn = Counter()
-    let bytesOut = Counter()
-    let slowConsumerDisconnects = Counter()
+    /// What the transport counts per connection (`ClientConnection`).
+    let connections = ConnectionMetrics()
     let requests = LabeledCounter()
     /// Refusals by limit: `connection` and `user` request rates (a `rate_limited` reply),
     /// `flood` (a connection closed 1008 for flooding on after refusals). Handshake-rate refusals
@@ -84,10 +57,6 @@ final class ServerMetrics: Sendable {
     let rateLimited = LabeledCounter()
     /// Connections logged in with the admin secret.
     let adminSecretLogins = LabeledCounter()
-    /// Admitted connections by where their client address came from (`ClientOrigin.Source`).
-    let clientAddressSources = LabeledCounter()
-    /// Requests whose forwarding headers were ignored because the peer is not a trusted proxy.
-    let forwardingHeadersIgnored = Counter()
     let requestLatency = LabeledHistogram(bounds: latencyBounds)
     let accepts = Counter()
     let racesLost = Counter()

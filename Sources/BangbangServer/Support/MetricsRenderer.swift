@@ -32,20 +32,20 @@ enum MetricsRenderer {
         }
 
         gauge("bangbang_connections_open", "Connections open now.", openConnections)
-        counter("bangbang_connections_opened_total", "Connections accepted.", metrics.connectionsOpened.current)
-        counter("bangbang_connections_closed_total", "Connections closed.", metrics.connectionsClosed.current)
+        counter("bangbang_connections_opened_total", "Connections accepted.", metrics.connections.connectionsOpened.current)
+        counter("bangbang_connections_closed_total", "Connections closed.", metrics.connections.connectionsClosed.current)
         counter("bangbang_connections_rejected_total", "Connections refused at accept: --max-connections reached.",
                 rejectedConnections)
-        counter("bangbang_websockets_opened_total", "Successful WebSocket upgrades.", metrics.webSocketsOpened.current)
-        labeled("bangbang_websocket_closes_total", "WebSocket closes by who closed and the code.", "reason", metrics.closes.current)
+        counter("bangbang_websockets_opened_total", "Successful WebSocket upgrades.", metrics.connections.webSocketsOpened.current)
+        labeled("bangbang_websocket_closes_total", "WebSocket closes by who closed and the code.", "reason", metrics.connections.closes.current)
         labeled("bangbang_handshake_failures_total", "Refused or timed-out handshakes by reason.", "reason",
-                metrics.handshakeFailures.current)
-        counter("bangbang_messages_in_total", "WebSocket messages received.", metrics.messagesIn.current)
-        counter("bangbang_messages_out_total", "WebSocket messages sent.", metrics.messagesOut.current)
-        counter("bangbang_bytes_in_total", "Bytes received.", metrics.bytesIn.current)
-        counter("bangbang_bytes_out_total", "Bytes queued for sending.", metrics.bytesOut.current)
+                metrics.connections.handshakeFailures.current)
+        counter("bangbang_messages_in_total", "WebSocket messages received.", metrics.connections.messagesIn.current)
+        counter("bangbang_messages_out_total", "WebSocket messages sent.", metrics.connections.messagesOut.current)
+        counter("bangbang_bytes_in_total", "Bytes received.", metrics.connections.bytesIn.current)
+        counter("bangbang_bytes_out_total", "Bytes queued for sending.", metrics.connections.bytesOut.current)
         counter("bangbang_slow_consumer_disconnects_total", "Clients closed for not reading their messages.",
-                metrics.slowConsumerDisconnects.current)
+                metrics.connections.slowConsumerDisconnects.current)
         labeled("bangbang_requests_total", "Requests by operation and result (ok or the error code).", "operation_result",
                 metrics.requests.current)
         labeled("bangbang_rate_limited_total", "Requests refused by a rate limit, and connections closed for flooding.",
@@ -54,10 +54,10 @@ enum MetricsRenderer {
                 metrics.adminSecretLogins.current)
         labeled("bangbang_client_address_source_total",
                 "Admitted connections by where the client address came from: direct, proxy_protocol, forwarded, x_forwarded_for.",
-                "source", metrics.clientAddressSources.current)
+                "source", metrics.connections.clientAddressSources.current)
         counter("bangbang_forwarding_headers_ignored_total",
                 "Requests with Forwarded/X-Forwarded-* headers from a peer that is not a trusted proxy.",
-                metrics.forwardingHeadersIgnored.current)
+                metrics.connections.forwardingHeadersIgnored.current)
         out += "# HELP bangbang_request_duration_seconds Time from request to reply.\n# TYPE bangbang_request_duration_seconds histogram\n"
         for (operation, value) in metrics.requestLatency.current.sorted(by: { $0.key < $1.key }) {
             histogram("bangbang_request_duration_seconds", "", value, labels: "operation=\"\(escape(operation))\"", header: false)

@@ -10,6 +10,7 @@
 // per encoding): the app's ES modules have no fingerprinted names, so a cache that kept one
 // module across a deploy could mix versions; a 304 costs one small round trip.
 import WebSocketProtocol
+import WebSocketServer
 
 struct StaticFile: Sendable {
     let contentType: String
@@ -22,7 +23,7 @@ struct StaticFile: Sendable {
     var gzippedEntityTag: String { String(entityTag.dropLast()) + "-gz\"" }
 }
 
-struct StaticSite: Sendable {
+struct StaticSite: StaticContent {
     /// By path relative to the web folder ("index.html", "admin/index.html", "js/app.js").
     let files: [String: StaticFile]
 

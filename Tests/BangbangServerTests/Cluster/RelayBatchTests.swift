@@ -3,6 +3,7 @@
 import RelayProtocol
 import Testing
 import WebSocketProtocol
+import WebSocketServer
 @testable import BangbangServer
 
 @Suite struct RelayBatchTests {

@@ -4,6 +4,7 @@ import NATSClient
 import Synchronization
 import Testing
 import WebSocketProtocol
+import WebSocketServer
 @testable import BangbangServer
 
 final class FixedOwnerDirectory: OwnerDirectory {

@@ -11,6 +11,7 @@ import TestSupport
 @testable import Forwarding
 @testable import SocketServer
 import WebSocketProtocol
+import WebSocketServer
 
 /// Records sends and closes; open until the session closes it.
 final class RecordingChannel: WebSocketChannel, @unchecked Sendable {

@@ -3,18 +3,18 @@
 // handshake limits want: a client that opens a screen may fire a dozen requests at once, but not
 // keep it up. Pure: the caller passes `now` (milliseconds on any monotonic clock), so it is
 // tested with explicit times and costs no clock read of its own.
-struct TokenBucket: Sendable, Equatable {
-    let ratePerSecond: Int
-    let capacity: Int
+package struct TokenBucket: Sendable, Equatable {
+    package let ratePerSecond: Int
+    package let capacity: Int
     /// Tokens scaled by 1000 so refills of a fraction of a token are kept without floating point.
     private var milliTokens: Int
     private var updatedAt: Int64
     /// When a token was last taken (or the bucket made): idle buckets are full after
     /// `capacity / ratePerSecond` seconds from here.
-    private(set) var lastTakenAt: Int64
+    package private(set) var lastTakenAt: Int64
 
     /// A full bucket as of `now`. A rate of 0 means "no limit".
-    init(ratePerSecond: Int, capacity: Int, now: Int64) {
+    package init(ratePerSecond: Int, capacity: Int, now: Int64) {
         precondition(ratePerSecond >= 0 && capacity >= 1, "a token bucket needs a rate ≥ 0 and a capacity ≥ 1")
         self.ratePerSecond = ratePerSecond
         self.capacity = capacity
@@ -23,14 +23,14 @@ struct TokenBucket: Sendable, Equatable {
         self.lastTakenAt = now
     }
 
-    var isUnlimited: Bool { ratePerSecond == 0 }
+    package var isUnlimited: Bool { ratePerSecond == 0 }
 
     /// Whole tokens available at the last update (for tests and logs).
-    var available: Int { milliTokens / 1000 }
+    package var available: Int { milliTokens / 1000 }
 
     /// Takes one token if there is one at `now`; false (and nothing taken) otherwise. A `now`
     /// earlier than the last call (a clock step) refills nothing rather than draining.
-    mutating func take(now: Int64) -> Bool {
+    package mutating func take(now: Int64) -> Bool {
         if isUnlimited { return true }
         refill(now: now)
         guard milliTokens >= 1000 else { return false }
@@ -41,7 +41,7 @@ struct TokenBucket: Sendable, Equatable {
 
     /// How long from `now` until `take` would succeed: 0 when a token is there, else the time
     /// the refill needs for the missing fraction of one (what a refused client is told to wait).
-    func millisecondsUntilToken(now: Int64) -> Int64 {
+    package func millisecondsUntilToken(now: Int64) -> Int64 {
         if isUnlimited { return 0 }
         var projected = self
         projected.refill(now: now)

@@ -6,29 +6,29 @@
 import Forwarding
 import Synchronization
 
-final class AddressLimiter: Sendable {
+package final class AddressLimiter: Sendable {
     private let maximum: Mutex<Int>
     private let counts = Mutex<[IPAddress: Int]>([:])
     private let handshakes: KeyedRateLimiter<IPAddress>
 
     /// - Parameter handshakesPerSecond: sustained handshakes per address, bursts of twice that;
     ///   0 (the default, for callers that predate the setting) means no rate limit.
-    init(limit: Int, handshakesPerSecond: Int = 0) {
+    package init(limit: Int, handshakesPerSecond: Int = 0) {
         self.maximum = Mutex(limit)
         self.handshakes = KeyedRateLimiter(ratePerSecond: handshakesPerSecond, capacity: handshakesPerSecond * 2)
     }
 
-    var limit: Int { maximum.withLock { $0 } }
+    package var limit: Int { maximum.withLock { $0 } }
 
     /// New limits (a configuration reload). Connections already open stay open; an address over
     /// a lowered limit is refused new ones until enough of them close.
-    func update(limit: Int, handshakesPerSecond: Int) {
+    package func update(limit: Int, handshakesPerSecond: Int) {
         maximum.withLock { $0 = limit }
         handshakes.update(ratePerSecond: handshakesPerSecond, capacity: handshakesPerSecond * 2)
     }
 
     /// Counts one more connection from `address`; false (and nothing counted) when at the limit.
-    func acquire(_ address: IPAddress) -> Bool {
+    package func acquire(_ address: IPAddress) -> Bool {
         let limit = self.limit
         return counts.withLock { table in
             let current = table[address, default: 0]
@@ -38,7 +38,7 @@ final class AddressLimiter: Sendable {
         }
     }
 
-    func release(_ address: IPAddress) {
+    package func release(_ address: IPAddress) {
         counts.withLock { table in
             guard let current = table[address] else { return }
             table[address] = current > 1 ? current - 1 : nil
@@ -46,7 +46,7 @@ final class AddressLimiter: Sendable {
     }
 
     /// Whether `address` may start another handshake at `now` (milliseconds, monotonic).
-    func admitHandshake(from address: IPAddress, now: Int64) -> Bool {
+    package func admitHandshake(from address: IPAddress, now: Int64) -> Bool {
         handshakes.admit(address, now: now)
     }
 }

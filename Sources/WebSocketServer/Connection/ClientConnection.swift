@@ -38,49 +38,62 @@ import Forwarding
 import SocketServer
 import WebSocketProtocol
 
-struct ConnectionLimits: Sendable {
-    var handshakeTimeoutMilliseconds: Int64
-    var pingIntervalMilliseconds: Int64
-    var pongTimeoutMilliseconds: Int64
-    var closeTimeoutMilliseconds: Int64 = 5_000
-    var maxOutputBytes: Int
-    var addressLimiter: AddressLimiter
-    var forwarding = ForwardingPolicy(trusted: TrustedProxies())
+package struct ConnectionLimits: Sendable {
+    package var handshakeTimeoutMilliseconds: Int64
+    package var pingIntervalMilliseconds: Int64
+    package var pongTimeoutMilliseconds: Int64
+    package var closeTimeoutMilliseconds: Int64
+    package var maxOutputBytes: Int
+    package var addressLimiter: AddressLimiter
+    package var forwarding: ForwardingPolicy
     /// Where refusals, timeouts and slow consumers are logged (nil: not logged, for tests).
-    var logger: Logger? = nil
+    package var logger: (any EventLog)?
+
+    package init(handshakeTimeoutMilliseconds: Int64, pingIntervalMilliseconds: Int64, pongTimeoutMilliseconds: Int64,
+                 closeTimeoutMilliseconds: Int64 = 5_000, maxOutputBytes: Int, addressLimiter: AddressLimiter,
+                 forwarding: ForwardingPolicy = ForwardingPolicy(trusted: TrustedProxies()), logger: (any EventLog)? = nil) {
+        self.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
+        self.pingIntervalMilliseconds = pingIntervalMilliseconds
+        self.pongTimeoutMilliseconds = pongTimeoutMilliseconds
+        self.closeTimeoutMilliseconds = closeTimeoutMilliseconds
+        self.maxOutputBytes = maxOutputBytes
+        self.addressLimiter = addressLimiter
+        self.forwarding = forwarding
+        self.logger = logger
+    }
 }
 
-final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Sendable {
+package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Sendable {
     private enum Phase {
         case handshake(HTTPRequestParser)
         case webSocket(WebSocketConnection, WebSocketEndpoint)
         case closed
     }
 
-    let connection: Connection
+    package let connection: Connection
     private let router: HTTPRouter
     private let limits: ConnectionLimits
-    private let metrics: ServerMetrics
+    private let metrics: ConnectionMetrics
     private var phase: Phase
     private var output = WebSocketOutput()
     /// Pings, timeouts and the slow-consumer rule; sets `connection.deadline`.
     private var timing: ConnectionStateMachine
     private var negotiatedDeflate: DeflateParameters?
     /// Settled before admission; admission counts its address and the close releases it.
-    private(set) var clientOrigin: ClientOrigin
+    package private(set) var clientOrigin: ClientOrigin
     private var holdsAddressSlot = false
     private var plainRequestsServed = 0
 
     /// Requests one persistent connection may make before it is closed: far more than a page
     /// load needs, and a bound on what one connection can ask for.
-    static let maximumPlainRequestsPerConnection = 100
+    package static let maximumPlainRequestsPerConnection = 100
     /// Admission waits for the request head, whose headers may name the client.
     private var awaitsForwardingHeaders = false
     /// A trusted proxy's headers name the client per request, and a proxy may send requests of
     /// several clients over one connection: such a connection serves one request only.
     private var isFromTrustedProxy = false
 
-    init(connection: Connection, router: HTTPRouter, limits: ConnectionLimits, metrics: ServerMetrics) {
+    package init(connection: Connection, router: HTTPRouter, limits: ConnectionLimits, metrics: ConnectionMetrics) {
         self.connection = connection
         self.router = router
         self.limits = limits
@@ -93,7 +106,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     // MARK: ConnectionHandler
 
-    func connectionDidOpen(_ connection: Connection) {
+    package func connectionDidOpen(_ connection: Connection) {
         metrics.connectionsOpened.increment()
         connection.userData = self   // released in connectionDidClose; lets shutdown find us
         clientOrigin = ClientOrigin(peer: connection.remoteAddress.ipAddress, proxyHeader: connection.proxyHeader,
@@ -158,7 +171,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
             "detail": "Forwarded/X-Forwarded-* from a peer that is not a --trusted-proxy; logged once per peer"])
     }
 
-    func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+    package func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
         metrics.bytesIn.add(bytes.count)
         switch phase {
         case .handshake:
@@ -170,9 +183,9 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         }
     }
 
-    func connectionDidDrain(_ connection: Connection) {}
+    package func connectionDidDrain(_ connection: Connection) {}
 
-    func connectionDeadlineReached(_ connection: Connection) {
+    package func connectionDeadlineReached(_ connection: Connection) {
         let socket: WebSocketConnection?
         switch phase {
         case .handshake: socket = nil
@@ -207,7 +220,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         }
     }
 
-    func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
+    package func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
         metrics.connectionsClosed.increment()
         connection.userData = nil
         if holdsAddressSlot {
@@ -420,7 +433,7 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     /// The `reason` label of a TLS failure that ended the connection before it opened; nil for
     /// a record failure on an open connection, which is no handshake failure.
-    static func handshakeFailureLabel(_ failure: TLSFailure) -> String? {
+    package static func handshakeFailureLabel(_ failure: TLSFailure) -> String? {
         switch failure.kind {
         case .unsupportedVersion: "tls_protocol_version"
         case .handshake: "tls_handshake"
@@ -431,35 +444,35 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
 
     // MARK: WebSocketChannel
 
-    var loop: EventLoop { connection.loop }
-    var connectionID: UInt64 { connection.id }
+    package var loop: EventLoop { connection.loop }
+    package var connectionID: UInt64 { connection.id }
 
     /// What runs on the upgraded connection; nil before the upgrade and after the close.
-    var webSocketEndpoint: WebSocketEndpoint? {
+    package var webSocketEndpoint: WebSocketEndpoint? {
         if case .webSocket(_, let endpoint) = phase { return endpoint }
         return nil
     }
 
-    var isOpen: Bool {
+    package var isOpen: Bool {
         if case .webSocket(let socket, _) = phase { return socket.isOpen && !timing.isSlowConsumer }
         return false
     }
 
-    func send(text bytes: [UInt8]) {
+    package func send(text bytes: [UInt8]) {
         guard case .webSocket(let socket, _) = phase, isOpen else { return }
         metrics.messagesOut.increment()
         bytes.withUnsafeBytes { _ = socket.send(textBytes: $0, into: &output) }
         flush(socket)
     }
 
-    func send(binary bytes: [UInt8]) {
+    package func send(binary bytes: [UInt8]) {
         guard case .webSocket(let socket, _) = phase, isOpen else { return }
         metrics.messagesOut.increment()
         _ = socket.send(binary: bytes, into: &output)
         flush(socket)
     }
 
-    func send(shared message: SharedMessage) {
+    package func send(shared message: SharedMessage) {
         guard case .webSocket(let socket, _) = phase, isOpen else { return }
         metrics.messagesOut.increment()
         let frame = message.frame(for: negotiatedDeflate)
@@ -469,10 +482,10 @@ final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Se
         checkSlowConsumer(socket, backlog: backlog)
     }
 
-    func cork() { connection.cork() }
-    func uncork() { connection.uncork() }
+    package func cork() { connection.cork() }
+    package func uncork() { connection.uncork() }
 
-    func close(code: CloseCode, reason: String) {
+    package func close(code: CloseCode, reason: String) {
         guard case .webSocket(let socket, _) = phase else { return }
         socket.close(code: code, reason: reason, into: &output)
         flush(socket)

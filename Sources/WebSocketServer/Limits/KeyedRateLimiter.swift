@@ -2,7 +2,7 @@
 // A key's bucket is dropped once it would have refilled completely, so the table holds only
 // keys active in the last few seconds: an address that connects once a day costs nothing.
 import Synchronization
-final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
+package final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     private struct State {
         var ratePerSecond: Int
         var capacity: Int
@@ -13,15 +13,15 @@ final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     private let state: Mutex<State>
 
     /// `ratePerSecond` 0 admits everything.
-    init(ratePerSecond: Int, capacity: Int) {
+    package init(ratePerSecond: Int, capacity: Int) {
         state = Mutex(State(ratePerSecond: ratePerSecond, capacity: max(1, capacity)))
     }
 
-    var ratePerSecond: Int { state.withLock { $0.ratePerSecond } }
-    var capacity: Int { state.withLock { $0.capacity } }
+    package var ratePerSecond: Int { state.withLock { $0.ratePerSecond } }
+    package var capacity: Int { state.withLock { $0.capacity } }
 
     /// New limits (a configuration reload); every key starts again with a full bucket.
-    func update(ratePerSecond: Int, capacity: Int) {
+    package func update(ratePerSecond: Int, capacity: Int) {
         state.withLock { state in
             state.ratePerSecond = ratePerSecond
             state.capacity = max(1, capacity)
@@ -30,13 +30,13 @@ final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Takes one token from `key`'s bucket at `now` (milliseconds, monotonic).
-    func admit(_ key: Key, now: Int64) -> Bool {
+    package func admit(_ key: Key, now: Int64) -> Bool {
         take(key, now: now) == nil
     }
 
     /// Takes one token from `key`'s bucket at `now`: nil when admitted, else the milliseconds
     /// until the bucket would admit one.
-    func take(_ key: Key, now: Int64) -> Int64? {
+    package func take(_ key: Key, now: Int64) -> Int64? {
         state.withLock { state -> Int64? in
             guard state.ratePerSecond > 0 else { return nil }
             // How long an idle bucket takes to fill up again, after which forgetting it changes nothing.
@@ -54,5 +54,5 @@ final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Keys with a bucket now (for tests).
-    var trackedKeyCount: Int { state.withLock { $0.buckets.count } }
+    package var trackedKeyCount: Int { state.withLock { $0.buckets.count } }
 }

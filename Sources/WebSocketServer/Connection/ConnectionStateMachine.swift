@@ -11,8 +11,8 @@
 // request; on a kept-alive connection that already had an answer, running out is just idleness.
 //
 // Confinement: a value owned by its `ClientConnection`, used on that connection's loop.
-struct ConnectionStateMachine {
-    enum Action: Equatable {
+package struct ConnectionStateMachine {
+    package enum Action: Equatable {
         /// Send a ping and wait for input until `deadline`.
         case sendPing
         /// The first request did not arrive in time: answer 408 and close.
@@ -32,24 +32,24 @@ struct ConnectionStateMachine {
         case closing
     }
 
-    let handshakeTimeout: Int64
-    let pingInterval: Int64
-    let pongTimeout: Int64
-    let closeTimeout: Int64
-    let maxOutputBytes: Int
+    package let handshakeTimeout: Int64
+    package let pingInterval: Int64
+    package let pongTimeout: Int64
+    package let closeTimeout: Int64
+    package let maxOutputBytes: Int
 
     /// When the transport should call back (milliseconds of the connection's loop clock).
-    private(set) var deadline: Int64?
+    package private(set) var deadline: Int64?
     private var phase = Phase.awaitingRequest(hasAnswered: false)
-    private(set) var isSlowConsumer = false
+    package private(set) var isSlowConsumer = false
 
-    init(limits: ConnectionLimits) {
+    package init(limits: ConnectionLimits) {
         self.init(handshakeTimeout: limits.handshakeTimeoutMilliseconds, pingInterval: limits.pingIntervalMilliseconds,
                   pongTimeout: limits.pongTimeoutMilliseconds, closeTimeout: limits.closeTimeoutMilliseconds,
                   maxOutputBytes: limits.maxOutputBytes)
     }
 
-    init(handshakeTimeout: Int64, pingInterval: Int64, pongTimeout: Int64, closeTimeout: Int64, maxOutputBytes: Int) {
+    package init(handshakeTimeout: Int64, pingInterval: Int64, pongTimeout: Int64, closeTimeout: Int64, maxOutputBytes: Int) {
         self.handshakeTimeout = handshakeTimeout
         self.pingInterval = pingInterval
         self.pongTimeout = pongTimeout
@@ -58,32 +58,32 @@ struct ConnectionStateMachine {
     }
 
     /// The connection was admitted, or a plain answer left it open for the next request.
-    mutating func awaitRequest(now: Int64, afterAnswer: Bool) {
+    package mutating func awaitRequest(now: Int64, afterAnswer: Bool) {
         phase = .awaitingRequest(hasAnswered: afterAnswer)
         deadline = now + handshakeTimeout
     }
 
     /// The 101 went out: the WebSocket is open and idle.
-    mutating func upgraded(now: Int64) {
+    package mutating func upgraded(now: Int64) {
         phase = .open(isAwaitingPong: false)
         deadline = now + pingInterval
     }
 
     /// Bytes arrived on the WebSocket; `isOpen` is whether it was still open (not closing).
-    mutating func bytesArrived(now: Int64, isOpen: Bool) {
+    package mutating func bytesArrived(now: Int64, isOpen: Bool) {
         guard case .open = phase else { return }
         phase = .open(isAwaitingPong: false)
         if isOpen { deadline = now + pingInterval }
     }
 
     /// A close handshake is under way (ours or the peer's) and the transport is still up.
-    mutating func closingStarted(now: Int64) {
+    package mutating func closingStarted(now: Int64) {
         phase = .closing
         deadline = now + closeTimeout
     }
 
     /// The transport's deadline passed; `isOpen` is whether the WebSocket (if any) is still open.
-    mutating func deadlineReached(now: Int64, isOpen: Bool = true) -> Action {
+    package mutating func deadlineReached(now: Int64, isOpen: Bool = true) -> Action {
         if case .open = phase, !isOpen { phase = .closing }
         switch phase {
         case .awaitingRequest(let hasAnswered):
@@ -101,7 +101,7 @@ struct ConnectionStateMachine {
 
     /// A message is going out with `backlog` bytes still queued from earlier ones. A peer is slow
     /// when earlier output waits past the limit, not because one message is larger than it.
-    mutating func outputQueued(backlog: Int) -> Action? {
+    package mutating func outputQueued(backlog: Int) -> Action? {
         guard !isSlowConsumer, backlog > maxOutputBytes else { return nil }
         isSlowConsumer = true
         return .dropSlowConsumer

@@ -6,19 +6,19 @@ import Forwarding
 import WebSocketProtocol
 import Synchronization
 
-final class ForwardingPolicy: Sendable {
-    let trusted: TrustedProxies
+package final class ForwardingPolicy: Sendable {
+    package let trusted: TrustedProxies
     private let warnedPeers = Mutex<Set<IPAddress>>([])
     /// Peers remembered as already logged. Past this many the memory starts over, so a scan
     /// from many addresses costs bounded memory and at worst a second line per peer.
-    static let warnedPeerLimit = 10_000
+    package static let warnedPeerLimit = 10_000
 
-    init(trusted: TrustedProxies) {
+    package init(trusted: TrustedProxies) {
         self.trusted = trusted
     }
 
     /// The request's forwarding headers.
-    static func headers(of head: HTTPRequestHead) -> ForwardingHeaders {
+    package static func headers(of head: HTTPRequestHead) -> ForwardingHeaders {
         ForwardingHeaders(forwarded: head.headers.values(named: "Forwarded"),
                           xForwardedFor: head.headers.values(named: "X-Forwarded-For"),
                           xForwardedProto: head.headers.values(named: "X-Forwarded-Proto"))
@@ -26,7 +26,7 @@ final class ForwardingPolicy: Sendable {
 
     /// True the first time `peer` is reported as sending headers it may not send, false after:
     /// the caller logs only then, so a misconfigured proxy or a probing client costs one line.
-    func isFirstIgnoredHeader(from peer: IPAddress) -> Bool {
+    package func isFirstIgnoredHeader(from peer: IPAddress) -> Bool {
         warnedPeers.withLock { peers in
             if peers.count >= Self.warnedPeerLimit { peers.removeAll() }
             return peers.insert(peer).inserted

@@ -7,7 +7,7 @@ import SocketServer
 import WebSocketProtocol
 import Synchronization
 
-protocol WebSocketEndpoint: AnyObject {
+package protocol WebSocketEndpoint: AnyObject {
     func webSocketDidOpen(_ channel: WebSocketChannel)
     func webSocket(_ channel: WebSocketChannel, didReceiveText bytes: [UInt8])
     func webSocket(_ channel: WebSocketChannel, didReceiveBinary bytes: [UInt8])
@@ -15,9 +15,9 @@ protocol WebSocketEndpoint: AnyObject {
     func webSocketDidClose(_ channel: WebSocketChannel)
 }
 
-/// How an endpoint talks back. Implemented by `ClientConnection`, and by `RelayChannel` for a
-/// client whose WebSocket another node of a cluster terminates.
-protocol WebSocketChannel: AnyObject {
+/// How an endpoint talks back. Implemented by `ClientConnection`, and by the server's cluster
+/// relay for a client whose WebSocket another node terminates.
+package protocol WebSocketChannel: AnyObject {
     /// The loop the channel and its endpoint are confined to.
     var loop: EventLoop { get }
     /// The connection's id for log lines.
@@ -39,13 +39,13 @@ protocol WebSocketChannel: AnyObject {
 /// A server message framed once — uncompressed, and compressed when some recipient negotiated
 /// permessage-deflate — so a broadcast costs one encode and at most two frames, whatever the
 /// number of recipients. Each connection picks the variant it can read.
-final class SharedMessage: Sendable {
-    let plainFrame: [UInt8]
+package final class SharedMessage: Sendable {
+    package let plainFrame: [UInt8]
     /// The message itself, unframed (what a relay forwards to another node).
-    let payload: [UInt8]
+    package let payload: [UInt8]
     private let compressed: Mutex<[Int: [UInt8]]>
 
-    init(text payload: [UInt8]) {
+    package init(text payload: [UInt8]) {
         self.payload = payload
         self.plainFrame = FrameEncoder.makeServerFrame(opcode: .text, payload: payload, compressedWith: nil)
         self.compressed = Mutex([:])
@@ -53,11 +53,11 @@ final class SharedMessage: Sendable {
 
     /// Messages shorter than this are sent uncompressed even to deflate connections: the
     /// frame would barely shrink and compressing costs more than it saves.
-    static let compressionThreshold = 256
+    package static let compressionThreshold = 256
 
     /// The frame for a connection with these negotiated parameters, compressed at most once per
     /// window size.
-    func frame(for deflate: DeflateParameters?) -> [UInt8] {
+    package func frame(for deflate: DeflateParameters?) -> [UInt8] {
         guard let deflate, payload.count >= Self.compressionThreshold else { return plainFrame }
         let windowBits = deflate.serverMaxWindowBits
         return compressed.withLock { cache in

@@ -1,7 +1,7 @@
 // The connection's timing and slow-consumer rules, on a clock the test moves: no sockets, no
 // waiting.
 import Testing
-@testable import BangbangServer
+@testable import WebSocketServer
 
 @Suite struct ConnectionStateMachineTests {
     /// Milliseconds of a loop clock that only moves when the test says so.

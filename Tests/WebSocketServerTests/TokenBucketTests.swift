@@ -1,6 +1,6 @@
 import Forwarding
 import Testing
-@testable import BangbangServer
+@testable import WebSocketServer
 
 private func ip(_ text: String) -> IPAddress { IPAddress(text)! }
 
