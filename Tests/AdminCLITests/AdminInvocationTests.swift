@@ -9,15 +9,15 @@ import BangbangServer
 @Suite struct AdminInvocationTests {
     @Test func commandsBecomeTheirRequests() throws {
         let approve = try AdminInvocation.parse(["approve", "12", "--data-dir", "/srv/bb", "--json"])
-        #expect(approve.command == .approve(user: 12) && approve.printsJSON && approve.mode == .auto)
+        #expect(approve.command == .administer(.approve(user: 12)) && approve.printsJSON && approve.mode == .auto)
         #expect(approve.serverArguments == ["--data-dir", "/srv/bb"])
         #expect(approve.command.request?.operation == "admin.decide_verification")
         #expect(approve.command.request?.data == ["user_id": 12, "decision": "approve"])
         #expect(approve.command.isChange)
 
         let reject = try AdminInvocation.parse(["reject", "3", "--reason=photo unreadable", "--offline"])
-        #expect(reject.command == .reject(user: 3, reason: "photo unreadable") && reject.mode == .offline)
-        #expect(try AdminInvocation.parse(["user", "--phone", "13800138000"]).command == .userByPhone("13800138000"))
+        #expect(reject.command == .administer(.reject(user: 3, reason: "photo unreadable")) && reject.mode == .offline)
+        #expect(try AdminInvocation.parse(["user", "--phone", "13800138000"]).command == .administer(.userByPhone("13800138000")))
         #expect(try AdminInvocation.parse(["feedback", "--limit", "5"]).command.request?.data == ["limit": 5])
         #expect(try AdminInvocation.parse(["journal", "--echo"]).serverArguments == ["--echo"])
         let online = try AdminInvocation.parse(["pending", "--url", "ws://[::1]:9/ws", "--config", "/etc/bb.conf"])
@@ -34,26 +34,29 @@ import BangbangServer
         #expect(AdminInvocation.helpText.contains("backup DIR") && AdminInvocation.helpText.contains("restore DIR"))
     }
 
-    /// Offline, a command runs as the same action it would send online; the commands that work
-    /// on the data directory's files have no request and no action.
-    @Test func everyRequestHasItsOfflineActionAndOnlyThose() throws {
-        let pairs: [(AdminCommand, OfflineAdmin.Action?)] = [
-            (.pendingVerifications, .pendingVerifications),
-            (.approve(user: 1), .approve(user: 1)),
-            (.reject(user: 2, reason: "blurry"), .reject(user: 2, reason: "blurry")),
-            (.feedback(limit: 5, before: 9), .feedback(limit: 5, before: 9)),
-            (.user(id: 3), .user(id: 3)),
-            (.userByPhone("13800138000"), .userByPhone("13800138000")),
-            (.order(id: 4), .order(id: 4)),
-            (.grantAdmin(user: 5), .grantAdmin(user: 5)),
-            (.revokeAdmin(user: 6), .revokeAdmin(user: 6)),
-            (.journal, nil),
-            (.backup(directory: "/b"), nil),
-            (.restore(directory: "/b", force: true), nil),
+    /// Each administrator's action becomes its own request; the commands that work on the data
+    /// directory's files send none.
+    @Test func everyActionSendsItsOwnRequestAndOnlyActionsSendOne() throws {
+        let expected: [(OfflineAdmin.Action, String, Bool)] = [
+            (.pendingVerifications, "admin.pending_verifications", false),
+            (.approve(user: 1), "admin.decide_verification", true),
+            (.reject(user: 2, reason: "blurry"), "admin.decide_verification", true),
+            (.feedback(limit: 5, before: 9), "admin.list_feedback", false),
+            (.user(id: 3), "admin.user", false),
+            (.userByPhone("13800138000"), "admin.user", false),
+            (.order(id: 4), "admin.order", false),
+            (.grantAdmin(user: 5), "admin.grant_admin", true),
+            (.revokeAdmin(user: 6), "admin.revoke_admin", true),
         ]
-        for (command, action) in pairs {
-            #expect(command.offlineAction == action, "\(command)")
-            #expect((command.request == nil) == (action == nil), "\(command)")
+        for (action, operation, changes) in expected {
+            let command = AdminCommand.administer(action)
+            #expect(command.request?.operation == operation, "\(action)")
+            #expect(command.isChange == changes, "\(action)")
+        }
+        #expect(AdminCommand.administer(.reject(user: 2, reason: "blurry")).request?.data
+                == ["user_id": .integer(2), "decision": "reject", "reason": "blurry"])
+        for command in [AdminCommand.journal, .backup(directory: "/b"), .restore(directory: "/b", force: true)] {
+            #expect(command.request == nil && !command.isChange, "\(command)")
         }
     }
 

@@ -95,7 +95,7 @@ enum AdminCLI {
             case .failure(.unreachable(let reason)): return fail("cannot reach the server at \(endpoint.url): \(reason)", status: 69)
             }
         } else {
-            guard let action = invocation.command.offlineAction else {
+            guard case .administer(let action) = invocation.command else {
                 fatalError("internal inconsistency in AdminCLI: a command without an offline action")
             }
             do {

@@ -5,15 +5,9 @@ import BangbangProtocol
 import BangbangServer
 
 enum AdminCommand: Sendable, Equatable {
-    case pendingVerifications
-    case approve(user: Int64)
-    case reject(user: Int64, reason: String)
-    case feedback(limit: Int64?, before: Int64?)
-    case user(id: Int64)
-    case userByPhone(String)
-    case order(id: Int64)
-    case grantAdmin(user: Int64)
-    case revokeAdmin(user: Int64)
+    /// An administrator's request: sent over `/ws` to a running server, or run on a stopped
+    /// server's data directory (`OfflineAdmin`).
+    case administer(OfflineAdmin.Action)
     case journal
     case backup(directory: String)
     case restore(directory: String, force: Bool)
@@ -21,6 +15,20 @@ enum AdminCommand: Sendable, Equatable {
     /// The request this command sends (nil for `journal`, `backup` and `restore`, which work on
     /// the data directory's files).
     var request: (operation: String, data: JSONValue)? {
+        guard case .administer(let action) = self else { return nil }
+        return action.request
+    }
+
+    /// Whether the command changes state (offline, it is journaled before the CLI exits).
+    var isChange: Bool {
+        guard case .administer(let action) = self else { return false }
+        return action.isChange
+    }
+}
+
+extension OfflineAdmin.Action {
+    /// The `/ws` request of this action.
+    var request: (operation: String, data: JSONValue) {
         switch self {
         case .pendingVerifications: ("admin.pending_verifications", [:])
         case .approve(let user): ("admin.decide_verification", ["user_id": .integer(user), "decision": "approve"])
@@ -35,32 +43,13 @@ enum AdminCommand: Sendable, Equatable {
         case .order(let id): ("admin.order", ["order_id": .integer(id)])
         case .grantAdmin(let user): ("admin.grant_admin", ["user_id": .integer(user)])
         case .revokeAdmin(let user): ("admin.revoke_admin", ["user_id": .integer(user)])
-        case .journal, .backup, .restore: nil
         }
     }
 
-    /// What the command asks of a stopped server's data directory (nil for `journal`, `backup`
-    /// and `restore`, which the command line does itself).
-    var offlineAction: OfflineAdmin.Action? {
-        switch self {
-        case .pendingVerifications: .pendingVerifications
-        case .approve(let user): .approve(user: user)
-        case .reject(let user, let reason): .reject(user: user, reason: reason)
-        case .feedback(let limit, let before): .feedback(limit: limit, before: before)
-        case .user(let id): .user(id: id)
-        case .userByPhone(let phone): .userByPhone(phone)
-        case .order(let id): .order(id: id)
-        case .grantAdmin(let user): .grantAdmin(user: user)
-        case .revokeAdmin(let user): .revokeAdmin(user: user)
-        case .journal, .backup, .restore: nil
-        }
-    }
-
-    /// Whether the command changes state (offline, it is journaled before the CLI exits).
     var isChange: Bool {
         switch self {
         case .approve, .reject, .grantAdmin, .revokeAdmin: true
-        default: false
+        case .pendingVerifications, .feedback, .user, .userByPhone, .order: false
         }
     }
 }
@@ -153,25 +142,25 @@ struct AdminInvocation: Sendable {
         }
         let command: AdminCommand
         switch verb {
-        case "pending": try noOperands(); command = .pendingVerifications
-        case "approve": command = .approve(user: try onlyID("USER_ID"))
+        case "pending": try noOperands(); command = .administer(.pendingVerifications)
+        case "approve": command = .administer(.approve(user: try onlyID("USER_ID")))
         case "reject":
             let user = try onlyID("USER_ID")
             guard let reason, !reason.isEmpty else {
                 throw ConfigurationError("reject needs --reason TEXT: the applicant reads it")
             }
-            command = .reject(user: user, reason: reason)
-        case "feedback": try noOperands(); command = .feedback(limit: limit, before: before)
+            command = .administer(.reject(user: user, reason: reason))
+        case "feedback": try noOperands(); command = .administer(.feedback(limit: limit, before: before))
         case "user":
             if let phone {
                 try noOperands()
-                command = .userByPhone(phone)
+                command = .administer(.userByPhone(phone))
             } else {
-                command = .user(id: try onlyID("USER_ID | --phone PHONE"))
+                command = .administer(.user(id: try onlyID("USER_ID | --phone PHONE")))
             }
-        case "order": command = .order(id: try onlyID("ORDER_ID"))
-        case "grant-admin": command = .grantAdmin(user: try onlyID("USER_ID"))
-        case "revoke-admin": command = .revokeAdmin(user: try onlyID("USER_ID"))
+        case "order": command = .administer(.order(id: try onlyID("ORDER_ID")))
+        case "grant-admin": command = .administer(.grantAdmin(user: try onlyID("USER_ID")))
+        case "revoke-admin": command = .administer(.revokeAdmin(user: try onlyID("USER_ID")))
         case "journal": try noOperands(); command = .journal
         case "backup", "restore":
             guard operands.count == 1, !operands[0].isEmpty else { throw ConfigurationError("usage: bangbang admin \(verb) DIR") }
