@@ -1,7 +1,8 @@
-// Decodes the keyed binary form (see KeyedBinaryFormat.swift). Recovery and the admin inspector
-// are its only callers, so it parses into a tree first and then answers Codable from the tree;
-// malformed input is a `DecodingError`, never a trap. Orders inside a record are the exception:
-// they are read from their bytes by the direct reader (StoredOrderReader.swift).
+// Decodes the keyed binary form (see KeyedBinaryFormat.swift). Recovery's journal records and the
+// admin inspector are its callers, so it parses into a tree first and then answers Codable from
+// the tree; malformed input is a `DecodingError`, never a trap. Orders inside a record are read
+// from their bytes by the direct reader (StoredOrderReader.swift), and snapshots, where a restart
+// spends its time, by SnapshotReader.swift, which leaves to this decoder what it refuses.
 import BangbangCore
 
 enum KeyedBinaryDecoder {

@@ -3,8 +3,8 @@
 // the server appends to it and trims it.
 import BangbangCore
 
-public struct PersonalStream: Codable, Sendable {
-    public struct Entry: Codable, Sendable {
+public struct PersonalStream: Codable, Sendable, Equatable {
+    public struct Entry: Codable, Sendable, Equatable {
         public var sequence: UInt64
         public var at: Timestamp
         public var message: [UInt8]

@@ -6,10 +6,12 @@
 // read than JSON, which matters with a million orders. Snapshots written as JSON (they start
 // with `{`: format versions 1 and 2) are still read. The personal streams' stored messages are
 // JSON text already; they are written as strings (since version 2) rather than arrays of bytes.
+// The keyed binary form is read by the direct reader (SnapshotReader.swift), the tree decoder
+// giving the verdict on anything it refuses.
 import BangbangCore
 import Foundation
 
-public struct SnapshotContents: Codable, Sendable {
+public struct SnapshotContents: Codable, Sendable, Equatable {
     public static let formatVersion = 3
     public static let readableVersions = 1...3
     public static let keyedBinaryTag: UInt8 = 0x02
@@ -88,10 +90,19 @@ public struct SnapshotContents: Codable, Sendable {
         return Array(try JSONEncoder().encode(copy))
     }
 
+    /// The generic path for the keyed binary form: a tree of the whole snapshot, then Codable.
+    static func decodeThroughTree(_ bytes: [UInt8]) throws -> SnapshotContents {
+        try KeyedBinaryDecoder.decode(SnapshotContents.self, from: bytes.dropFirst())
+    }
+
     public static func decode(_ bytes: [UInt8]) throws -> SnapshotContents {
         switch bytes.first {
         case keyedBinaryTag:
-            return try KeyedBinaryDecoder.decode(SnapshotContents.self, from: bytes.dropFirst())
+            // The direct reader (SnapshotReader.swift); what it refuses or does not read is left
+            // to the tree decoder, which then reads it or gives its own error.
+            var reader = KeyedBinaryReader(bytes: bytes.dropFirst())
+            if let contents = try? reader.readSnapshot(), reader.isAtEnd { return contents }
+            return try decodeThroughTree(bytes)
         case UInt8(ascii: "{"):
             return try JSONDecoder().decode(SnapshotContents.self, from: Data(bytes))
         default:

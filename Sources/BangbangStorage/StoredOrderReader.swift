@@ -223,8 +223,8 @@ extension KeyedBinaryReader {
         return users
     }
 
-    private mutating func readUser() throws -> UserID { UserID(rawValue: try readInteger(UInt64.self)) }
-    private mutating func readTimestamp() throws -> Timestamp { Timestamp(rawValue: try readInteger(Int64.self)) }
+    mutating func readUser() throws -> UserID { UserID(rawValue: try readInteger(UInt64.self)) }
+    mutating func readTimestamp() throws -> Timestamp { Timestamp(rawValue: try readInteger(Int64.self)) }
 }
 
 // The value readers the order reader is made of.
@@ -303,6 +303,9 @@ extension KeyedBinaryReader {
         guard let value = Value(rawValue: raw) else { throw corrupt("\"\(raw)\" is no \(type)") }
         return value
     }
+
+    /// Whether the next byte ends the unkeyed container being read.
+    func isAtEndOfUnkeyed() throws -> Bool { try peekByte() == KeyedBinaryTag.endOfUnkeyed }
 
     func requireValue<Value>(_ value: Value?, _ key: String) throws -> Value {
         guard let value else { throw corrupt("no value for \"\(key)\"") }

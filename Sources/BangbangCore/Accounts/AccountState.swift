@@ -11,6 +11,17 @@ public struct UserAccount: Codable, Sendable, Equatable {
     public var registeredAt: Timestamp
     /// Sessions not yet purged, oldest first (revoked and expired ones included).
     public var sessions: [SessionID]
+
+    public init(id: UserID, phone: PhoneNumber, passwordHash: String?, profile: Profile,
+                verification: RunnerVerification?, registeredAt: Timestamp, sessions: [SessionID]) {
+        self.id = id
+        self.phone = phone
+        self.passwordHash = passwordHash
+        self.profile = profile
+        self.verification = verification
+        self.registeredAt = registeredAt
+        self.sessions = sessions
+    }
 }
 
 /// Accounts, sessions, administrator grants and feedback. Equal states mean equal histories as
@@ -27,6 +38,17 @@ public struct AccountState: Codable, Sendable, Equatable {
     public private(set) var nextUserID: UInt64 = 1
 
     public init() {}
+
+    /// The state as a snapshot holds it, taken as it is (as its Codable conformance takes it).
+    public init(accounts: [UserID: UserAccount], userByPhone: [PhoneNumber: UserID], sessions: [SessionID: Session],
+                grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64) {
+        self.accounts = accounts
+        self.userByPhone = userByPhone
+        self.sessions = sessions
+        self.grantedAdministrators = grantedAdministrators
+        self.feedback = feedback
+        self.nextUserID = nextUserID
+    }
 
     /// The only mutation. Events come from decide methods run against this very state (or from
     /// the journal of such), so a mismatch is a broken invariant, not an error.

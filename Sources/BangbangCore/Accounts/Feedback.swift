@@ -7,6 +7,14 @@ public struct FeedbackEntry: Codable, Sendable, Equatable {
     public var text: String
     public var contact: String?
     public var submittedAt: Timestamp
+
+    public init(id: UInt64, user: UserID, text: String, contact: String?, submittedAt: Timestamp) {
+        self.id = id
+        self.user = user
+        self.text = text
+        self.contact = contact
+        self.submittedAt = submittedAt
+    }
 }
 
 /// A page of feedback, newest first.

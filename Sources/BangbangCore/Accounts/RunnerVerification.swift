@@ -24,6 +24,18 @@ public struct RunnerVerification: Codable, Sendable, Equatable {
     public var decidedAt: Timestamp?
     public var decidedBy: UserID?
     public var rejectionReason: String?
+
+    public init(status: VerificationStatus, realName: String, studentID: String, school: String, submittedAt: Timestamp,
+                decidedAt: Timestamp? = nil, decidedBy: UserID? = nil, rejectionReason: String? = nil) {
+        self.status = status
+        self.realName = realName
+        self.studentID = studentID
+        self.school = school
+        self.submittedAt = submittedAt
+        self.decidedAt = decidedAt
+        self.decidedBy = decidedBy
+        self.rejectionReason = rejectionReason
+    }
 }
 
 /// The limits of verification fields, counted in Characters.

@@ -160,16 +160,27 @@ extension BoardShard: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(index: try container.decode(Int.self, forKey: .index))
-        nextSerial = try container.decode(UInt64.self, forKey: .nextSerial)
-        for var order in try container.decode([Order].self, forKey: .orders) {
+        let index = try container.decode(Int.self, forKey: .index)
+        let nextSerial = try container.decode(UInt64.self, forKey: .nextSerial)
+        guard let shard = BoardShard(index: index, nextSerial: nextSerial,
+                                     restoring: try container.decode([Order].self, forKey: .orders)) else {
+            throw DecodingError.dataCorruptedError(forKey: .orders, in: container,
+                                                   debugDescription: "shard \(index) is out of range or holds an order that does not belong to it")
+        }
+        self = shard
+    }
+
+    /// A shard as a snapshot holds it, its indexes rebuilt; nil if the index is out of range or
+    /// an order belongs to another shard or appears twice.
+    public init?(index: Int, nextSerial: UInt64, restoring orders: [Order]) {
+        guard index >= 0, UInt64(index) < (1 << OrderID.shardBits) else { return nil }
+        self.init(index: index)
+        self.nextSerial = nextSerial
+        for var order in orders {
             order.refreshSearchText()
-            guard order.id.shard == index, orders[order.id] == nil else {
-                throw DecodingError.dataCorruptedError(forKey: .orders, in: container,
-                                                       debugDescription: "order \(order.id) does not belong here")
-            }
-            orders[order.id] = order
-            index(nil, order)
+            guard order.id.shard == index, self.orders[order.id] == nil else { return nil }
+            self.orders[order.id] = order
+            self.index(nil, order)
         }
     }
 }
