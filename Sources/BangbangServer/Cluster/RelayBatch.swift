@@ -31,6 +31,9 @@ struct RelayBatch {
         let key = ObjectIdentifier(message)
         if let index = sharedFrame[key], (lastFrame[id] ?? -1) < index,
            case .shared(let shared, var ids) = pending[index], ids.count < RelayCodec.maxDeliverRecipients {
+            // Drop the frame's own reference first, so the append grows the list in place
+            // instead of copying it for every recipient.
+            pending[index] = .close(0, .normalClosure, "")
             ids.append(id)
             pending[index] = .shared(shared, ids)
             lastFrame[id] = index
