@@ -21,8 +21,8 @@ public enum SystemCall: Sendable, Hashable {
     // Sockets
     case accept
     case connect
-    /// `writev` on a socket.
-    case writev
+    /// `sendVectors` on a socket.
+    case sendVectors
 }
 
 /// What an injected fault does to the call it is attached to.
@@ -31,6 +31,6 @@ public enum InjectedFault: Sendable, Equatable {
     /// `.wouldBlock` reads as "not ready", like the real thing).
     case fail(Errno)
     /// The call transfers at most this many bytes (at least one), like a real short write or
-    /// short read. Applies to `write`, `writev` and socket `read`; ignored elsewhere.
+    /// short read. Applies to `write`, `sendVectors` and socket `read`; ignored elsewhere.
     case limitBytes(Int)
 }

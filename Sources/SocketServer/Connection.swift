@@ -17,7 +17,7 @@
 // its next round.
 //
 // Writing. `send` appends the caller's array to the WriteQueue without copying; the loop writes
-// it with one `writev` when the current block ends (`EventLoop.deferFlush`), together with
+// it with one gathered write (`sendmsg`) when the current block ends (`EventLoop.deferFlush`), together with
 // everything else that block queued for the connection (a backlog past the high-water mark is
 // written at once). Only when the kernel answers EAGAIN (or the per-event write cap is hit) is
 // write interest added to the epoll registration; it is dropped again as soon as the queue is
@@ -162,8 +162,53 @@ public final class Connection: @unchecked Sendable {
         return enqueue(bytes)
     }
 
+    /// Sends bytes shared with other connections of this loop (a broadcast). With nothing queued
+    /// (and no TLS, no cork, no blocked output) they are written at once, straight from the
+    /// shared vectors, and only what the kernel did not take is queued; otherwise they queue
+    /// behind the waiting output like `send`. Call on the loop.
+    @discardableResult
+    public func send(_ shared: SharedOutput) -> SendResult {
+        assert(loop.isCurrent, "Connection.send called off its loop")
+        guard state == .open else { return .dropped }
+        guard tls == nil, output.isEmpty, !isCorked, !isWaitingForWritable else {
+            var result = SendResult.enqueued
+            for chunk in shared.chunks {
+                result = send(chunk)
+                if result == .dropped { break }
+            }
+            return result
+        }
+        var written = 0
+        var vector = 0
+        while vector < shared.vectorCount {
+            let count = min(shared.vectorCount - vector, EventLoop.maxVectors)
+            let accepted: Int?
+            do {
+                accepted = try loop.syscalls.sendVectors(descriptor, shared.vectors + vector, count: count)
+            } catch {
+                tearDown(.ioError(error))
+                return .dropped
+            }
+            guard let accepted else { break }
+            written += accepted
+            // A short write: the socket is full. Otherwise on to the next slice, if any.
+            let sliceBytes = count == shared.vectorCount
+                ? shared.byteCount : (vector..<vector + count).reduce(0) { $0 + shared.vectors[$1].iov_len }
+            if accepted < sliceBytes { break }
+            vector += count
+        }
+        guard written < shared.byteCount else { return isAboveHighWater ? .backpressure : .enqueued }
+        output.appendRemainder(of: shared, afterWriting: written)
+        waitForWritable()
+        if output.byteCount > options.highWaterMark {
+            isAboveHighWater = true
+            return .backpressure
+        }
+        return .enqueued
+    }
+
     /// While corked, `send` only queues: nothing is written until `uncork()`, which writes
-    /// everything queued with as few `writev` calls as the kernel allows. A fan-out that sends
+    /// everything queued with as few gathered writes as the kernel allows. A fan-out that sends
     /// several messages to one connection in one loop turn corks it so they leave together.
     /// Call on the loop.
     public func cork() {
@@ -496,7 +541,7 @@ public final class Connection: @unchecked Sendable {
             let vectorCount = output.fillVectors(loop.vectors, capacity: EventLoop.maxVectors,
                                                  byteLimit: options.maxBytesWrittenPerEvent - written)
             do {
-                guard let count = try loop.syscalls.writev(descriptor, loop.vectors, count: vectorCount) else {
+                guard let count = try loop.syscalls.sendVectors(descriptor, loop.vectors, count: vectorCount) else {
                     waitForWritable()
                     return
                 }

@@ -12,7 +12,7 @@ import Synchronization
 /// serial counter) is touched only on `queue`. `execute` and `schedule` are the only entry
 /// points safe from any thread.
 public final class EventLoop: @unchecked Sendable {
-    /// Vectors per `writev`, the Linux IOV_MAX.
+    /// Vectors per gathered write, the Linux IOV_MAX.
     static let maxVectors = 1024
 
     /// The loop's serial queue; every handler callback of its connections runs here.
@@ -24,7 +24,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Read buffer shared by every connection on the loop; valid for one delivery at a time.
     let readBuffer: UnsafeMutableRawBufferPointer
-    /// Scratch `iovec` array for `writev`, shared for the same reason.
+    /// Scratch `iovec` array for gathered writes, shared for the same reason.
     let vectors: UnsafeMutablePointer<iovec>
 
     private let idStride: UInt64
@@ -79,7 +79,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Has `connection`'s output written after the block running now, together with whatever
     /// else that block queues for it: the replies to a batch of requests, or the pushes of a batch
-    /// of commits, leave as one `writev` per connection instead of one per message. Call on the loop.
+    /// of commits, leave as one gathered write per connection instead of one per message. Call on the loop.
     func deferFlush(_ connection: Connection) {
         // While serving readiness, the round's end writes them without another queue hop.
         if deferredFlushes.isEmpty, !isServingReadiness { queue.async { [self] in flushDeferred() } }

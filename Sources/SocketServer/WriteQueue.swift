@@ -1,10 +1,10 @@
-// A connection's pending output: a FIFO of caller-owned chunks, gathered into `writev`.
+// A connection's pending output: a FIFO of caller-owned chunks, gathered into one `sendmsg`.
 import Glibc
 
 /// Pending output of one connection.
 ///
 /// Chunks are stored as the caller's arrays, never copied: one broadcast frame can sit in ten
-/// thousand queues and exist once in memory. The `iovec`s handed to `writev` point into that
+/// thousand queues and exist once in memory. The `iovec`s handed to the kernel point into that
 /// storage; this is sound because the queue keeps each array alive and never mutates it until
 /// the bytes have been written and the chunk dropped.
 struct WriteQueue {
@@ -19,6 +19,25 @@ struct WriteQueue {
         precondition(!chunk.isEmpty, "empty chunks are filtered by the caller")
         chunks.append(chunk)
         byteCount += chunk.count
+    }
+
+    /// Queues what a direct write of `output` left: everything after its first `written` bytes.
+    /// Only on an empty queue, the one place a direct write is tried.
+    mutating func appendRemainder(of output: SharedOutput, afterWriting written: Int) {
+        precondition(isEmpty && chunks.isEmpty, "internal inconsistency in WriteQueue: a direct write past queued output")
+        precondition(written < output.byteCount, "internal inconsistency in WriteQueue: nothing remains of a direct write")
+        var skipped = 0
+        for chunk in output.chunks {
+            if chunks.isEmpty {
+                if skipped + chunk.count <= written {
+                    skipped += chunk.count
+                    continue
+                }
+                headOffset = written - skipped
+            }
+            chunks.append(chunk)
+        }
+        byteCount = output.byteCount - written
     }
 
     /// Fills up to `capacity` vectors from the front of the queue, limited to about

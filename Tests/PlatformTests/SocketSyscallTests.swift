@@ -52,7 +52,7 @@ import TestSupport
         #expect(try await eventually {
             written = try message.withUnsafeMutableBytes { bytes in
                 vectors[0] = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
-                return try syscalls.writev(client, vectors, count: 1)
+                return try syscalls.sendVectors(client, vectors, count: 1)
             }
             return written != nil
         })
@@ -75,7 +75,7 @@ import TestSupport
             case .accept: .fail(.tooManyOpenFiles)
             case .connect: .fail(.connectionRefused)
             case .read: .fail(.wouldBlock)
-            case .writev: .fail(.brokenPipe)
+            case .sendVectors: .fail(.brokenPipe)
             default: nil
             }
         })
@@ -92,6 +92,6 @@ import TestSupport
         let vectors = UnsafeMutablePointer<iovec>.allocate(capacity: 1)
         defer { vectors.deallocate() }
         vectors[0] = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
-        #expect(throws: Errno.brokenPipe) { try faulty.writev(descriptor, vectors, count: 1) }
+        #expect(throws: Errno.brokenPipe) { try faulty.sendVectors(descriptor, vectors, count: 1) }
     }
 }

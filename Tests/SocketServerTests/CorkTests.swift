@@ -11,7 +11,7 @@ extension SocketServerTests {
             let writesWhileCorked = Counter()
             let corked = CorkFlag()
             let faulty = Syscalls(injectingFaults: { call in
-                if call == .writev {
+                if call == .sendVectors {
                     _ = writes.increment()
                     if corked.isSet { _ = writesWhileCorked.increment() }
                 }

@@ -58,7 +58,7 @@ extension SocketServerTests {
         @Test func shortWritesAndWouldBlockPreserveByteOrder() async throws {
             let calls = Counter()
             let faulty = Syscalls(injectingFaults: { call in
-                guard call == .writev else { return nil }
+                guard call == .sendVectors else { return nil }
                 let count = calls.increment()
                 return count % 3 == 0 ? .fail(.wouldBlock) : .limitBytes(1 + count % 997)
             })
@@ -78,7 +78,7 @@ extension SocketServerTests {
         }
 
         @Test func injectedWriteErrorClosesWithThatError() async throws {
-            let faulty = Syscalls(injectingFaults: { call in call == .writev ? .fail(.noSpace) : nil })
+            let faulty = Syscalls(injectingFaults: { call in call == .sendVectors ? .fail(.noSpace) : nil })
             let collector = HandlerCollector(echoes: false) { _ = $0.send([1, 2, 3]) }
             let (server, port) = try startServer(collector: collector) { $0.syscalls = faulty }
             defer { server.stop() }

@@ -25,7 +25,9 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     let app: Application
     /// The registry and outbox of this connection's loop.
     let registry: LoopRegistry
-    private(set) weak var channel: WebSocketChannel?
+    /// Strong until the close, which drops it: a weak reference would give the channel a side
+    /// table and make every retain of it on the push path the slow kind.
+    private(set) var channel: WebSocketChannel?
     private(set) var user: UserID?
     private(set) var sessionID: SessionID?
     private(set) var feedFilter: FeedFilter?
@@ -42,6 +44,10 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     private var consecutiveRefusals = 0
     /// Closed for flooding: the close is queued behind the replies already made.
     private var isClosingForFlood = false
+    /// The registry's group of sessions with this one's feed filter, and this session's place in
+    /// it, while it watches the boards. Kept by `LoopRegistry` only.
+    var watchedGroup: WatcherGroup?
+    var watcherSlot = 0
 
     init(app: Application, registry: LoopRegistry, userLimiter: KeyedRateLimiter<UserID>? = nil) {
         self.app = app
@@ -81,6 +87,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
 
     func webSocketDidClose(_ channel: WebSocketChannel) {
         isClosed = true
+        self.channel = nil
         if let user { registry.unregister(self, as: user) }
         if feedFilter != nil { registry.stopWatching(self) }
         feedFilter = nil
@@ -300,7 +307,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         // A closed session is never registered again: the registry would keep it.
         guard !isClosed else { return }
         feedFilter = filter
-        if filter == nil { registry.stopWatching(self) } else { registry.startWatching(self) }
+        if let filter { registry.startWatching(self, with: filter) } else { registry.stopWatching(self) }
     }
 
     // MARK: Pushes (on this loop)
@@ -310,21 +317,5 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         lastPersonalSequence = sequence
         app.metrics.pushesSent.increment()
         channel.send(shared: message)
-    }
-
-    /// Sends this connection the feed messages a batch of board changes causes for its filter,
-    /// corked so they leave in one write. Returns how many were sent.
-    func deliverFeed(_ batch: [FeedBroadcast]) -> Int {
-        guard let feedFilter, let channel, channel.isOpen else { return 0 }
-        let corks = batch.count > 1
-        if corks { channel.cork() }
-        var sent = 0
-        for broadcast in batch {
-            guard let kind = feedFilter.change(before: broadcast.change.before, after: broadcast.change.after) else { continue }
-            channel.send(shared: broadcast.message(for: kind))
-            sent += 1
-        }
-        if corks { channel.uncork() }
-        return sent
     }
 }

@@ -3,7 +3,7 @@
 // touched only on its loop's queue, so fan-out needs no locks. Everything other queues have for
 // this loop's connections -- replies from the owners, personal events, board changes, work that
 // must follow them -- is posted to the outbox, in order, and the loop drains it once per turn:
-// many messages to one connection then leave in one `writev`, and a reply always precedes the
+// many messages to one connection then leave in one gathered write, and a reply always precedes the
 // pushes of the change it answers. The publisher posts only to loops that hold a connection of
 // the user concerned (`Presence`) or a watcher of the boards.
 import BangbangCore
@@ -25,8 +25,9 @@ enum OutboxItem: Sendable {
 final class LoopRegistry: @unchecked Sendable {
     let loop: EventLoop
     private var sessionsByUser: [UserID: [ClientSession]] = [:]
-    private var watchers: [ObjectIdentifier: ClientSession] = [:]
-    /// `watchers.count`, readable by the publisher.
+    /// The sessions watching the boards, by filter.
+    private var watcherGroups: [FeedFilter: WatcherGroup] = [:]
+    /// Sessions watching, readable by the publisher.
     private let watcherCount = Atomic<Int>(0)
     /// Items waiting for this loop's next drain, and whether one is scheduled: the only state
     /// here written from other threads.
@@ -67,27 +68,58 @@ final class LoopRegistry: @unchecked Sendable {
     /// Whether a session on this loop watches a board. Any thread.
     var hasWatchers: Bool { watcherCount.load(ordering: .relaxed) > 0 }
 
-    func startWatching(_ session: ClientSession) {
-        if watchers.updateValue(session, forKey: ObjectIdentifier(session)) == nil {
+    /// Starts (or, with a new filter, moves) `session`'s watch of the boards.
+    func startWatching(_ session: ClientSession, with filter: FeedFilter) {
+        guard let channel = session.channel else { return }
+        if let current = session.watchedGroup {
+            if current.filter == filter { return }
+            leave(current, session)
+        } else {
             watcherCount.add(1, ordering: .relaxed)
             watcherTotal.count.add(1, ordering: .sequentiallyConsistent)
         }
+        let group = watcherGroups[filter] ?? {
+            let made = WatcherGroup(filter: filter)
+            watcherGroups[filter] = made
+            return made
+        }()
+        session.watchedGroup = group
+        session.watcherSlot = group.members.count
+        group.members.append(WatcherGroup.Member(session: session, channel: channel))
     }
 
     func stopWatching(_ session: ClientSession) {
-        if watchers.removeValue(forKey: ObjectIdentifier(session)) != nil {
-            watcherCount.subtract(1, ordering: .relaxed)
-            watcherTotal.count.subtract(1, ordering: .sequentiallyConsistent)
-        }
+        guard let group = session.watchedGroup else { return }
+        leave(group, session)
+        watcherCount.subtract(1, ordering: .relaxed)
+        watcherTotal.count.subtract(1, ordering: .sequentiallyConsistent)
     }
+
+    private func leave(_ group: WatcherGroup, _ session: ClientSession) {
+        let slot = session.watcherSlot
+        guard slot < group.members.count, group.members[slot].session === session else {
+            fatalError("internal inconsistency in LoopRegistry: a watcher is not in its group")
+        }
+        let last = group.members.removeLast()
+        if slot < group.members.count {
+            group.members[slot] = last
+            last.session.watcherSlot = slot
+        }
+        session.watchedGroup = nil
+        if group.members.isEmpty { watcherGroups[group.filter] = nil }
+    }
+
+    /// Distinct filters watched on this loop (for tests: watchers with one filter share a group).
+    var watcherGroupCount: Int { watcherGroups.count }
 
     /// Verified runners on this loop watching `type` now, counted once per user.
     func runnersWatching(_ type: OrderType, isRunner: (UserID) -> Bool) -> Set<UserID> {
         var users: Set<UserID> = []
-        for session in watchers.values {
-            guard let user = session.user, let filter = session.feedFilter, filter.types.contains(type),
-                  isRunner(user) else { continue }
-            users.insert(user)
+        for (filter, group) in watcherGroups where filter.types.contains(type) {
+            for member in group.members {
+                guard let user = member.session.user, isRunner(user) else { continue }
+                users.insert(user)
+            }
         }
         return users
     }
@@ -109,8 +141,10 @@ final class LoopRegistry: @unchecked Sendable {
     /// Runs `work` on this loop after everything posted so far (any thread).
     func post(_ work: @escaping @Sendable () -> Void) { post(.run(work)) }
 
-    /// Delivers every pending item in order; consecutive board changes go to each watcher as
-    /// one corked batch. Runs on the loop.
+    /// Delivers every pending item in order, as each connection sees it. Board changes are
+    /// gathered and sent to the watchers as one batch, in one write each; an item for a
+    /// connection that is not watching (a publisher's reply) is delivered without ending the
+    /// batch, since nothing orders it against other connections' feed. Runs on the loop.
     private func drain() {
         outbox.withLock { pending in
             pending.isDrainScheduled = false
@@ -122,10 +156,11 @@ final class LoopRegistry: @unchecked Sendable {
                 feedBatch.append(broadcast)
                 continue
             case .personal(let user, let sequence, let message):
-                deliverFeedBatch()
-                for session in sessionsByUser[user] ?? [] { session.deliverPersonal(sequence: sequence, message: message) }
+                let sessions = sessionsByUser[user] ?? []
+                if sessions.contains(where: { $0.watchedGroup != nil }) { deliverFeedBatch() }
+                for session in sessions { session.deliverPersonal(sequence: sequence, message: message) }
             case .reply(let context, let result):
-                deliverFeedBatch()
+                if context.session.watchedGroup != nil { deliverFeedBatch() }
                 context.session.finish(context, with: result)
             case .run(let work):
                 deliverFeedBatch()
@@ -136,12 +171,44 @@ final class LoopRegistry: @unchecked Sendable {
         draining.removeAll(keepingCapacity: true)
     }
 
+    /// Sends each group of watchers the messages this batch of board changes causes for its
+    /// filter, chosen and framed once per group and written to each member in one gathered write.
     private func deliverFeedBatch() {
         guard !feedBatch.isEmpty else { return }
         var delivered = 0
-        for session in watchers.values { delivered += session.deliverFeed(feedBatch) }
+        for group in watcherGroups.values {
+            var messages: [SharedMessage] = []
+            for broadcast in feedBatch {
+                guard let kind = group.filter.change(before: broadcast.change.before, after: broadcast.change.after) else { continue }
+                messages.append(broadcast.message(for: kind))
+            }
+            guard !messages.isEmpty else { continue }
+            let batch = SharedBatch(messages)
+            for member in group.members where member.channel.send(shared: batch) {
+                delivered += messages.count
+            }
+        }
         metrics.pushesSent.add(delivered)
         feedBatch.removeAll(keepingCapacity: true)
+    }
+}
+
+/// The sessions of one loop watching the boards with one filter, so that what a board change
+/// shows them is decided and framed once for all of them. Confined to the loop, like its registry.
+final class WatcherGroup {
+    struct Member {
+        let session: ClientSession
+        /// Held strongly, unlike the session's own reference: a member is removed when its
+        /// session stops watching, which its channel's close always makes it do.
+        let channel: WebSocketChannel
+    }
+
+    let filter: FeedFilter
+    /// In no particular order; each session knows its slot (`ClientSession.watcherSlot`).
+    var members: [Member] = []
+
+    init(filter: FeedFilter) {
+        self.filter = filter
     }
 }
 

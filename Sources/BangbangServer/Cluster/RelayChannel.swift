@@ -16,7 +16,8 @@ final class RelayChannel: WebSocketChannel, @unchecked Sendable {
     let gateway: RelayNode
     let clientOrigin: ClientOrigin
     private let outbox: RelayOutbox
-    /// Held here: the session holds its channel weakly, and the host holds the channel.
+    /// Held here until the close; the session holds the channel until then too, and the host
+    /// holds the channel.
     private(set) var session: ClientSession?
     private(set) var isOpen = true
     /// `webSocketDidClose` was called; nothing more reaches the session.

@@ -482,6 +482,19 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         checkSlowConsumer(socket, backlog: backlog)
     }
 
+    /// One gathered write from the batch's shared vectors when nothing is queued for this client.
+    @discardableResult
+    package func send(shared batch: SharedBatch) -> Bool {
+        guard case .webSocket(let socket, _) = phase, socket.isOpen, !timing.isSlowConsumer else { return false }
+        metrics.messagesOut.add(batch.messages.count)
+        let output = batch.output(for: negotiatedDeflate)
+        metrics.bytesOut.add(output.byteCount)
+        let backlog = connection.queuedByteCount
+        connection.send(output)
+        checkSlowConsumer(socket, backlog: backlog)
+        return true
+    }
+
     package func cork() { connection.cork() }
     package func uncork() { connection.uncork() }
 

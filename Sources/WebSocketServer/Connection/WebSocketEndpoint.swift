@@ -30,10 +30,26 @@ package protocol WebSocketChannel: AnyObject {
     func send(binary bytes: [UInt8])
     /// Sends a frame made once for many recipients (see `SharedMessage`).
     func send(shared message: SharedMessage)
+    /// Sends messages shared by many recipients, in order, together (see `SharedBatch`);
+    /// false when the channel is no longer open and nothing was sent.
+    @discardableResult
+    func send(shared batch: SharedBatch) -> Bool
     /// Between `cork()` and `uncork()` sends only queue; `uncork` writes them together.
     func cork()
     func uncork()
     func close(code: CloseCode, reason: String)
+}
+
+extension WebSocketChannel {
+    /// Each message in turn, corked so they leave together.
+    @discardableResult
+    package func send(shared batch: SharedBatch) -> Bool {
+        guard isOpen else { return false }
+        cork()
+        for message in batch.messages { send(shared: message) }
+        uncork()
+        return true
+    }
 }
 
 /// A server message framed once — uncompressed, and compressed when some recipient negotiated

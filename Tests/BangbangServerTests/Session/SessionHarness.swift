@@ -19,7 +19,7 @@ final class RecordingChannel: WebSocketChannel, @unchecked Sendable {
     let clientOrigin: ClientOrigin
     var loop: EventLoop { connection.loop }
     var connectionID: UInt64 { connection.id }
-    private let state = Mutex<(texts: [[UInt8]], close: CloseCode?)>(([], nil))
+    private let state = Mutex<(texts: [[UInt8]], pushes: [[UInt8]], close: CloseCode?)>(([], [], nil))
 
     init(loop: EventLoop, address: String = "10.1.2.3") {
         connection = Connection(descriptor: -1, remoteAddress: .v4(sockaddr_in()), loop: loop,
@@ -29,11 +29,13 @@ final class RecordingChannel: WebSocketChannel, @unchecked Sendable {
 
     var isOpen: Bool { state.withLock { $0.close == nil } }
     var texts: [[UInt8]] { state.withLock { $0.texts } }
+    /// The shared messages (pushes) sent, as their payloads.
+    var pushes: [[UInt8]] { state.withLock { $0.pushes } }
     var closeCode: CloseCode? { state.withLock { $0.close } }
 
     func send(text bytes: [UInt8]) { state.withLock { $0.texts.append(bytes) } }
     func send(binary bytes: [UInt8]) { Issue.record("the session sent a binary message") }
-    func send(shared message: SharedMessage) {}
+    func send(shared message: SharedMessage) { state.withLock { $0.pushes.append(message.payload) } }
     func cork() {}
     func uncork() {}
     func close(code: CloseCode, reason: String) { state.withLock { $0.close = code } }
@@ -41,18 +43,21 @@ final class RecordingChannel: WebSocketChannel, @unchecked Sendable {
 
 final class SessionHarness: @unchecked Sendable {
     let application: ApplicationHarness
-    let loop = EventLoop()
+    let loop: EventLoop
     let registry: LoopRegistry
     let session: ClientSession
     let channel: RecordingChannel
     private var nextID: Int64 = 1
 
-    /// A session on a new application, or on `application` beside its other sessions.
-    init(sharing application: ApplicationHarness? = nil) throws {
+    /// A session on a new application, or on `application` beside its other sessions; on its
+    /// own loop, or on `registry`'s beside the sessions there.
+    init(sharing application: ApplicationHarness? = nil, on registry: LoopRegistry? = nil) throws {
         self.application = try application ?? ApplicationHarness()
         let app = self.application.app!
-        registry = LoopRegistry(loop: loop, metrics: app.metrics, watcherTotal: app.publisher.feedWatchers,
-                                presence: app.publisher.presence)
+        let registry = registry ?? LoopRegistry(loop: EventLoop(), metrics: app.metrics, watcherTotal: app.publisher.feedWatchers,
+                                                presence: app.publisher.presence)
+        self.registry = registry
+        loop = registry.loop
         session = ClientSession(app: app, registry: registry)
         channel = RecordingChannel(loop: loop)
         let (session, channel) = (session, channel)
