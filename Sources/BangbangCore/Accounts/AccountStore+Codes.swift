@@ -105,7 +105,7 @@ extension AccountStore {
     }
 
     /// Throws `phone_taken` when `phone` belongs to any account, including `account` itself.
-    func requireFree(_ phone: PhoneNumber, for account: UserAccount) throws(DomainError) {
+    func requireFree(_ phone: PhoneNumber, for account: AccountRecord) throws(DomainError) {
         if account.phone == phone {
             throw DomainError(.phoneTaken, "This is already your phone number.", field: "phone")
         }

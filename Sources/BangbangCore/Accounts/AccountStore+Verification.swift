@@ -45,16 +45,16 @@ extension AccountStore {
 
     /// Whether `user` may accept orders: an approved runner verification.
     public func canRunErrands(_ user: UserID) -> Bool {
-        state.accounts[user]?.verification?.status == .approved
+        state.record(user)?.verification?.status == .approved
     }
 
     /// Applications waiting for review, oldest first, for administrators.
     public func pendingVerifications(viewer: UserID) throws(DomainError) -> [UserView] {
         try requireAdministrator(viewer)
-        return state.accounts.values
-            .filter { $0.verification?.status == .pending }
-            .sorted { ($0.verification!.submittedAt, $0.id) < ($1.verification!.submittedAt, $1.id) }
-            .map { UserView(account: $0, isFull: true, isAdministrator: isAdministrator($0.id)) }
+        return state.accounts.records
+            .filter { $0.value.verification?.status == .pending }
+            .sorted { ($0.value.verification!.submittedAt, $0.key) < ($1.value.verification!.submittedAt, $1.key) }
+            .map { UserView($0.key, $0.value, isFull: true, isAdministrator: isAdministrator($0.key)) }
     }
 
     /// An administrator grants administration to another user.
