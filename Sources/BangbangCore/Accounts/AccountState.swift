@@ -1,9 +1,10 @@
 // The durable half of the accounts part: everything rebuilt by replaying `AccountEvent`s.
 //
-// Accounts are kept as compact records with their sessions inside (AccountRecord.swift); what
-// the state shows of them (`accounts`, `sessions`) and what a snapshot stores (the Codable form,
-// unchanged: accounts by id, phones, sessions by id, grants, feedback, the next id) are built
-// from the records on demand, one account or session at a time.
+// Accounts are kept as compact records with their sessions inside (AccountRecord.swift), in
+// pages indexed by user id (AccountTable.swift); what the state shows of them (`accounts`,
+// `sessions`) and what a snapshot stores (the Codable form, unchanged: accounts by id, phones,
+// sessions by id, grants, feedback, the next id) are built from the records on demand, one
+// account or session at a time.
 
 /// One account, as it is stored in a snapshot and shown to the domain's callers.
 public struct UserAccount: Codable, Sendable, Equatable {
@@ -42,10 +43,10 @@ public struct AccountState: Codable, Sendable, Equatable {
     public private(set) var nextUserID: UInt64 = 1
 
     /// Every session, each kept with its user's account.
-    public var sessions: SessionTable { SessionTable(records: accounts.records) }
+    public var sessions: SessionTable { SessionTable(accounts: accounts) }
 
     /// The compact record of `user`'s account, for the store's own reads.
-    func record(_ user: UserID) -> AccountRecord? { accounts.records[user] }
+    func record(_ user: UserID) -> AccountRecord? { accounts.record(user) }
 
     public init() {}
 
@@ -54,17 +55,16 @@ public struct AccountState: Codable, Sendable, Equatable {
     /// built, and all that `activeSessions` ever showed in any other.
     public init(accounts: [UserID: UserAccount], userByPhone: [PhoneNumber: UserID], sessions: [SessionID: Session],
                 grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64) {
-        var records: [UserID: AccountRecord] = [:]
-        records.reserveCapacity(accounts.count)
+        var table = AccountTable(expecting: accounts.keys)
         for (id, account) in accounts {
             var kept = SmallList<SessionRecord>()
             for sessionID in account.sessions {
                 guard let session = sessions[sessionID], session.user == id else { continue }
                 kept.append(SessionRecord(session))
             }
-            records[id] = AccountRecord(account, sessions: kept)
+            table.insert(AccountRecord(account, sessions: kept), for: id)
         }
-        self.accounts = AccountTable(records: records)
+        self.accounts = table
         self.userByPhone = userByPhone
         self.grantedAdministrators = grantedAdministrators
         self.feedback = feedback
@@ -76,12 +76,12 @@ public struct AccountState: Codable, Sendable, Equatable {
     public mutating func apply(_ event: AccountEvent) {
         switch event {
         case .registered(let registration):
-            guard accounts.records[registration.user] == nil, userByPhone[registration.phone] == nil else {
+            guard accounts.record(registration.user) == nil, userByPhone[registration.phone] == nil else {
                 fatalError("internal inconsistency in AccountState: registration of an existing account")
             }
-            accounts.records[registration.user] = AccountRecord(
-                phone: registration.phone, nickname: registration.nickname,
-                registeredAt: registration.session.issuedAt, sessions: [])
+            accounts.insert(AccountRecord(phone: registration.phone, nickname: registration.nickname,
+                                          registeredAt: registration.session.issuedAt, sessions: []),
+                            for: registration.user)
             userByPhone[registration.phone] = registration.user
             nextUserID = max(nextUserID, registration.user.rawValue + 1)
             open(registration.session)
@@ -90,7 +90,7 @@ public struct AccountState: Codable, Sendable, Equatable {
         case .passwordSet(let change):
             modify(change.user) { $0.passwordHash = change.passwordHash }
         case .sessionRevoked(let revocation):
-            guard let index = accounts.records[revocation.user]?.sessionIndex(revocation.session) else {
+            guard let index = accounts.record(revocation.user)?.sessionIndex(revocation.session) else {
                 fatalError("internal inconsistency in AccountState: revoking an unknown session")
             }
             modify(revocation.user) { $0.sessions[index].revokedAt = revocation.at }
@@ -154,13 +154,10 @@ public struct AccountState: Codable, Sendable, Equatable {
         guard remaining.count == ids.count else {
             fatalError("internal inconsistency in AccountState: purging a session twice")
         }
-        var index = accounts.records.startIndex
-        while !remaining.isEmpty, index != accounts.records.endIndex {
-            // Only the records that hold a purged session are written (and so copied, if shared).
-            if accounts.records.values[index].sessions.contains(where: { remaining.contains($0.id) }) {
-                accounts.records.values[index].sessions.removeAll { remaining.remove($0.id) != nil }
-            }
-            accounts.records.formIndex(after: &index)
+        // Only the records that hold a purged session are written (and their pages copied, if shared).
+        let holders = accounts.records.filter { $0.record.sessions.contains { remaining.contains($0.id) } }.map(\.user)
+        for user in holders {
+            modify(user) { $0.sessions.removeAll { remaining.remove($0.id) != nil } }
         }
         guard remaining.isEmpty else {
             fatalError("internal inconsistency in AccountState: purging an unknown session")
@@ -168,10 +165,9 @@ public struct AccountState: Codable, Sendable, Equatable {
     }
 
     private mutating func modify(_ user: UserID, _ change: (inout AccountRecord) -> Void) {
-        guard accounts.records[user] != nil else {
+        guard accounts.modify(user, change) else {
             fatalError("internal inconsistency in AccountState: event for unknown user \(user)")
         }
-        change(&accounts.records[user]!)
     }
 }
 
@@ -227,30 +223,4 @@ private struct UnkeyedPairs: Encodable {
         var container = encoder.unkeyedContainer()
         try write(&container)
     }
-}
-
-/// The accounts by id. Reading one builds its `UserAccount` from the compact record.
-public struct AccountTable: Sendable, Equatable {
-    var records: [UserID: AccountRecord] = [:]
-
-    public subscript(user: UserID) -> UserAccount? { records[user]?.account(id: user) }
-
-    public var count: Int { records.count }
-    public var isEmpty: Bool { records.isEmpty }
-    public var keys: some Collection<UserID> { records.keys }
-}
-
-/// The sessions by id. Each is kept with its user's account, so finding one by its id alone walks
-/// the accounts: this is for tests and tools, the store finds a session through its user.
-public struct SessionTable: Sendable {
-    let records: [UserID: AccountRecord]
-
-    public subscript(id: SessionID) -> Session? {
-        for (user, record) in records {
-            if let index = record.sessionIndex(id) { return record.sessions[index].session(user: user) }
-        }
-        return nil
-    }
-
-    public var count: Int { records.values.reduce(0) { $0 + $1.sessions.count } }
 }

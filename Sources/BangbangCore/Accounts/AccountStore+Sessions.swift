@@ -54,7 +54,7 @@ extension AccountStore {
     public func decideSessionPurge(now: Timestamp, limit: Int = 10_000) -> AccountEvent? {
         precondition(limit > 0, "purge limit must be positive")
         var expired: [SessionID] = []
-        for account in state.accounts.records.values {
+        for (_, account) in state.accounts.records {
             for session in account.sessions where session.expiresAt <= now { expired.append(session.id) }
         }
         guard !expired.isEmpty else { return nil }

@@ -52,9 +52,9 @@ extension AccountStore {
     public func pendingVerifications(viewer: UserID) throws(DomainError) -> [UserView] {
         try requireAdministrator(viewer)
         return state.accounts.records
-            .filter { $0.value.verification?.status == .pending }
-            .sorted { ($0.value.verification!.submittedAt, $0.key) < ($1.value.verification!.submittedAt, $1.key) }
-            .map { UserView($0.key, $0.value, isFull: true, isAdministrator: isAdministrator($0.key)) }
+            .filter { $0.record.verification?.status == .pending }
+            .sorted { ($0.record.verification!.submittedAt, $0.user) < ($1.record.verification!.submittedAt, $1.user) }
+            .map { UserView($0.user, $0.record, isFull: true, isAdministrator: isAdministrator($0.user)) }
     }
 
     /// An administrator grants administration to another user.
