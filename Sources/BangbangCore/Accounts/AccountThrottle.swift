@@ -97,7 +97,9 @@ public struct AccountThrottle: Sendable, Equatable {
             let dayStart = issue.issuedAt.adding(milliseconds: -AccountPolicy.milliseconds(policy.codeDailyWindow))
             let hourStart = issue.issuedAt.adding(milliseconds: -AccountPolicy.milliseconds(policy.codeIPWindow))
             Self.record(issue.issuedAt, after: dayStart, in: &sendsByPhone[issue.phone])
-            Self.record(issue.issuedAt, after: hourStart, in: &sendsByIP[issue.clientIP])
+            if policy.codeLimitPerIP < Int.max {
+                Self.record(issue.issuedAt, after: hourStart, in: &sendsByIP[issue.clientIP])
+            }
             sendsSinceSweep += 1
             if sendsSinceSweep >= Self.sweepInterval { sweep(now: issue.issuedAt, policy: policy) }
         case .codeAttemptFailed(let phone, let purpose):

@@ -59,4 +59,17 @@ import TestSupport
         // The newest time and an empty array (which shares the empty singleton).
         #expect(MemoryLayout<SendTimes>.stride == 16)
     }
+
+    @Test func sendsAreCountedPerAddressOnlyUnderALimit() throws {
+        var limited = AccountHarness(policy: AccountPolicy(codeLimitPerIP: 2))
+        var unlimited = AccountHarness(policy: AccountPolicy(codeLimitPerIP: .max))
+        for phone in ["13800138000", "13900139000"] {
+            try limited.requestCode(phone)
+            try unlimited.requestCode(phone)
+        }
+        expectAccountError(.rateLimited) { try limited.requestCode("13700137000") }
+        #expect(throws: Never.self) { try unlimited.requestCode("13700137000") }
+        #expect(limited.store.throttle.sendTimes(forIP: limited.clientIP)?.count == 2)
+        #expect(unlimited.store.throttle.sendsByIP.isEmpty)
+    }
 }
