@@ -37,9 +37,11 @@ struct AccountRecord: Sendable, Equatable {
     init(_ account: UserAccount, sessions: SmallList<SessionRecord>) {
         self.init(phone: account.phone, nickname: account.profile.nickname, registeredAt: account.registeredAt,
                   sessions: sessions)
-        profile = account.profile
-        passwordHash = account.passwordHash
-        verification = account.verification
+        gender = account.profile.gender
+        let fields = RareFields(passwordHash: account.passwordHash, avatarURL: account.profile.avatarURL,
+                                campus: account.profile.campus, dorm: account.profile.dorm, bio: account.profile.bio,
+                                verification: account.verification)
+        rare = fields.isEmpty ? nil : RareFieldsBox(fields)
     }
 
     /// The account in its stored and shown form.

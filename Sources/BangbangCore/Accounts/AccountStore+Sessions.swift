@@ -10,7 +10,7 @@ extension AccountStore {
         }
         // Sessions are kept with their users, and the signed token names its user.
         guard let account = state.record(claims.user), let index = account.sessionIndex(claims.session),
-              case let session = account.sessions[index], session.issuedAt == claims.issuedAt
+              account.sessions[index].issuedAt == claims.issuedAt
         else {
             // A token we signed whose session was purged: if it is old enough, that is why.
             let lifetime = AccountPolicy.milliseconds(policy.sessionLifetime)
@@ -19,6 +19,7 @@ extension AccountStore {
             }
             throw DomainError(.unauthenticated, "Please log in.")
         }
+        let session = account.sessions[index]
         if session.isRevoked {
             throw DomainError(.sessionRevoked, "You have logged out on this device; please log in again.")
         }
