@@ -41,8 +41,8 @@ public struct AccountTable: Sendable {
 
     public var isEmpty: Bool { count == 0 }
 
-    /// Every id, in no particular order (ascending but for outliers).
-    public var keys: some Collection<UserID> { records.map(\.user) }
+    /// Every id, in no particular order (ascending but for outliers), read as the walk goes.
+    public var keys: some Sequence<UserID> { records.lazy.map(\.user) }
 
     // MARK: Records
 
