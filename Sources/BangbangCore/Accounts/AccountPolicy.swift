@@ -21,6 +21,7 @@ public struct AccountPolicy: Sendable, Equatable {
     public var codeDailyWindow: Duration
     /// Sends requested from one client IP per `codeIPWindow`. Twenty per hour lets a campus
     /// NAT (many students behind one address) log in, but caps SMS-pumping fraud from one host.
+    /// `Int.max` is no limit: no count can reach it, so sends are not counted per IP at all.
     public var codeLimitPerIP: Int
     /// The window of `codeLimitPerIP`.
     public var codeIPWindow: Duration

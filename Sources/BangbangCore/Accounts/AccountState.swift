@@ -1,6 +1,12 @@
 // The durable half of the accounts part: everything rebuilt by replaying `AccountEvent`s.
+//
+// Accounts are kept as compact records with their sessions inside (AccountRecord.swift), in
+// pages indexed by user id (AccountTable.swift); what the state shows of them (`accounts`,
+// `sessions`) and what a snapshot stores (the Codable form, unchanged: accounts by id, phones,
+// sessions by id, grants, feedback, the next id) are built from the records on demand, one
+// account or session at a time.
 
-/// One account.
+/// One account, as it is stored in a snapshot and shown to the domain's callers.
 public struct UserAccount: Codable, Sendable, Equatable {
     public var id: UserID
     public var phone: PhoneNumber
@@ -27,9 +33,8 @@ public struct UserAccount: Codable, Sendable, Equatable {
 /// Accounts, sessions, administrator grants and feedback. Equal states mean equal histories as
 /// far as anyone can observe, which is what the replay tests check.
 public struct AccountState: Codable, Sendable, Equatable {
-    public private(set) var accounts: [UserID: UserAccount] = [:]
+    public private(set) var accounts = AccountTable()
     public private(set) var userByPhone: [PhoneNumber: UserID] = [:]
-    public private(set) var sessions: [SessionID: Session] = [:]
     /// Administrators by grant; those by configured phone are in `AccountPolicy`.
     public private(set) var grantedAdministrators: Set<UserID> = []
     /// In id order, so entry `n` has id `n + 1`.
@@ -37,14 +42,30 @@ public struct AccountState: Codable, Sendable, Equatable {
     /// The id the next registration gets. Ids start at 1 and are never reused.
     public private(set) var nextUserID: UInt64 = 1
 
+    /// Every session, each kept with its user's account.
+    public var sessions: SessionTable { SessionTable(accounts: accounts) }
+
+    /// The compact record of `user`'s account, for the store's own reads.
+    func record(_ user: UserID) -> AccountRecord? { accounts.record(user) }
+
     public init() {}
 
-    /// The state as a snapshot holds it, taken as it is (as its Codable conformance takes it).
+    /// The state as a snapshot holds it. An account's sessions are those its list names, in its
+    /// order, whose session names it as their user: always all of them in a state that `apply`
+    /// built, and all that `activeSessions` ever showed in any other.
     public init(accounts: [UserID: UserAccount], userByPhone: [PhoneNumber: UserID], sessions: [SessionID: Session],
                 grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64) {
-        self.accounts = accounts
+        var table = AccountTable(expecting: accounts.keys)
+        for (id, account) in accounts {
+            var kept = SmallList<SessionRecord>()
+            for sessionID in account.sessions {
+                guard let session = sessions[sessionID], session.user == id else { continue }
+                kept.append(SessionRecord(session))
+            }
+            table.insert(AccountRecord(account, sessions: kept), for: id)
+        }
+        self.accounts = table
         self.userByPhone = userByPhone
-        self.sessions = sessions
         self.grantedAdministrators = grantedAdministrators
         self.feedback = feedback
         self.nextUserID = nextUserID
@@ -55,13 +76,12 @@ public struct AccountState: Codable, Sendable, Equatable {
     public mutating func apply(_ event: AccountEvent) {
         switch event {
         case .registered(let registration):
-            guard accounts[registration.user] == nil, userByPhone[registration.phone] == nil else {
+            guard accounts.record(registration.user) == nil, userByPhone[registration.phone] == nil else {
                 fatalError("internal inconsistency in AccountState: registration of an existing account")
             }
-            accounts[registration.user] = UserAccount(
-                id: registration.user, phone: registration.phone, passwordHash: nil,
-                profile: Profile(nickname: registration.nickname), verification: nil,
-                registeredAt: registration.session.issuedAt, sessions: [])
+            accounts.insert(AccountRecord(phone: registration.phone, nickname: registration.nickname,
+                                          registeredAt: registration.session.issuedAt, sessions: []),
+                            for: registration.user)
             userByPhone[registration.phone] = registration.user
             nextUserID = max(nextUserID, registration.user.rawValue + 1)
             open(registration.session)
@@ -70,21 +90,12 @@ public struct AccountState: Codable, Sendable, Equatable {
         case .passwordSet(let change):
             modify(change.user) { $0.passwordHash = change.passwordHash }
         case .sessionRevoked(let revocation):
-            guard sessions[revocation.session]?.user == revocation.user else {
+            guard let index = accounts.record(revocation.user)?.sessionIndex(revocation.session) else {
                 fatalError("internal inconsistency in AccountState: revoking an unknown session")
             }
-            sessions[revocation.session]?.revokedAt = revocation.at
+            modify(revocation.user) { $0.sessions[index].revokedAt = revocation.at }
         case .sessionsPurged(let purge):
-            var purgedByUser: [UserID: Set<SessionID>] = [:]
-            for id in purge.sessions {
-                guard let session = sessions.removeValue(forKey: id) else {
-                    fatalError("internal inconsistency in AccountState: purging an unknown session")
-                }
-                purgedByUser[session.user, default: []].insert(id)
-            }
-            for (user, purged) in purgedByUser {
-                modify(user) { $0.sessions.removeAll(where: purged.contains) }
-            }
+            purgeSessions(purge.sessions)
         case .profileUpdated(let change):
             modify(change.user) { $0.profile.merge(change.update) }
         case .phoneChanged(let change):
@@ -125,18 +136,91 @@ public struct AccountState: Codable, Sendable, Equatable {
         }
     }
 
+    /// Session ids are 128 random bits, checked unique within their user here (the only scope
+    /// anything looks them up in) and unique across users by chance.
     private mutating func open(_ session: Session) {
-        guard sessions[session.id] == nil else {
-            fatalError("internal inconsistency in AccountState: session id reused")
+        modify(session.user) { record in
+            guard record.sessionIndex(session.id) == nil else {
+                fatalError("internal inconsistency in AccountState: session id reused")
+            }
+            record.sessions.append(SessionRecord(session))
         }
-        sessions[session.id] = session
-        modify(session.user) { $0.sessions.append(session.id) }
     }
 
-    private mutating func modify(_ user: UserID, _ change: (inout UserAccount) -> Void) {
-        guard accounts[user] != nil else {
+    /// A purge names sessions without their users (its stored form predates sessions kept with
+    /// them), so it walks the accounts: it runs about hourly, and its decision walked them too.
+    private mutating func purgeSessions(_ ids: [SessionID]) {
+        var remaining = Set(ids)
+        guard remaining.count == ids.count else {
+            fatalError("internal inconsistency in AccountState: purging a session twice")
+        }
+        // Only the records that hold a purged session are written (and their pages copied, if shared).
+        let holders = accounts.records.filter { $0.record.sessions.contains { remaining.contains($0.id) } }.map(\.user)
+        for user in holders {
+            modify(user) { $0.sessions.removeAll { remaining.remove($0.id) != nil } }
+        }
+        guard remaining.isEmpty else {
+            fatalError("internal inconsistency in AccountState: purging an unknown session")
+        }
+    }
+
+    private mutating func modify(_ user: UserID, _ change: (inout AccountRecord) -> Void) {
+        guard accounts.modify(user, change) else {
             fatalError("internal inconsistency in AccountState: event for unknown user \(user)")
         }
-        change(&accounts[user]!)
+    }
+}
+
+extension AccountState {
+    private enum CodingKeys: String, CodingKey {
+        case accounts, userByPhone, sessions, grantedAdministrators, feedback, nextUserID
+    }
+
+    /// Reads the form `encode(to:)` writes, which is the form the state had when it was a plain
+    /// struct of dictionaries.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(accounts: try container.decode([UserID: UserAccount].self, forKey: .accounts),
+                  userByPhone: try container.decode([PhoneNumber: UserID].self, forKey: .userByPhone),
+                  sessions: try container.decode([SessionID: Session].self, forKey: .sessions),
+                  grantedAdministrators: try container.decode(Set<UserID>.self, forKey: .grantedAdministrators),
+                  feedback: try container.decode([FeedbackEntry].self, forKey: .feedback),
+                  nextUserID: try container.decode(UInt64.self, forKey: .nextUserID))
+    }
+
+    /// Writes `accounts` and `sessions` as the standard library writes a `[UserID: UserAccount]`
+    /// and a `[SessionID: Session]` (keys that are neither strings nor integers: an unkeyed
+    /// container of key, value, key, value…), building one `UserAccount` or `Session` at a time.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        let records = accounts.records
+        try container.encode(UnkeyedPairs { pairs in
+            for (id, record) in records {
+                try pairs.encode(id)
+                try pairs.encode(record.account(id: id))
+            }
+        }, forKey: .accounts)
+        try container.encode(userByPhone, forKey: .userByPhone)
+        try container.encode(UnkeyedPairs { pairs in
+            for (user, record) in records {
+                for session in record.sessions {
+                    try pairs.encode(session.id)
+                    try pairs.encode(session.session(user: user))
+                }
+            }
+        }, forKey: .sessions)
+        try container.encode(grantedAdministrators, forKey: .grantedAdministrators)
+        try container.encode(feedback, forKey: .feedback)
+        try container.encode(nextUserID, forKey: .nextUserID)
+    }
+}
+
+/// Encodes what `write` writes into one unkeyed container, as `Dictionary.encode(to:)` does.
+private struct UnkeyedPairs: Encodable {
+    let write: (inout any UnkeyedEncodingContainer) throws -> Void
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        try write(&container)
     }
 }

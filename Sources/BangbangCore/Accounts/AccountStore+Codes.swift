@@ -40,7 +40,7 @@ extension AccountStore {
     /// says when that limit would let a send through.
     private func checkSendLimits(phone: PhoneNumber, clientIP: String, now: Timestamp) throws(DomainError) {
         let phoneSends = throttle.sendTimes(for: phone)
-        if let last = phoneSends.last {
+        if let last = phoneSends?.last {
             let nextAllowed = last.adding(milliseconds: AccountPolicy.milliseconds(policy.codeResendInterval))
             if now < nextAllowed {
                 let wait = nextAllowed.rawValue - now.rawValue
@@ -63,7 +63,8 @@ extension AccountStore {
     /// With `times` (oldest first) counted over a rolling `window`: nil while fewer than `limit`
     /// fall in the window ending at `now`, else the milliseconds until the oldest of the last
     /// `limit` leaves it.
-    private static func wait(_ times: [Timestamp], limit: Int, window: Int64, now: Timestamp) -> Int64? {
+    private static func wait(_ times: SendTimes?, limit: Int, window: Int64, now: Timestamp) -> Int64? {
+        guard let times else { return nil }
         let start = now.adding(milliseconds: -window)
         let recent = count(times, after: start)
         guard recent >= limit else { return nil }
@@ -71,7 +72,7 @@ extension AccountStore {
         return oldestThatCounts.rawValue + window - now.rawValue
     }
 
-    private static func count(_ times: [Timestamp], after start: Timestamp) -> Int {
+    private static func count(_ times: SendTimes, after start: Timestamp) -> Int {
         var count = 0
         for time in times.reversed() {
             guard time > start else { break }
@@ -105,7 +106,7 @@ extension AccountStore {
     }
 
     /// Throws `phone_taken` when `phone` belongs to any account, including `account` itself.
-    func requireFree(_ phone: PhoneNumber, for account: UserAccount) throws(DomainError) {
+    func requireFree(_ phone: PhoneNumber, for account: AccountRecord) throws(DomainError) {
         if account.phone == phone {
             throw DomainError(.phoneTaken, "This is already your phone number.", field: "phone")
         }

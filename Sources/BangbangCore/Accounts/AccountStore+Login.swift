@@ -54,7 +54,7 @@ extension AccountStore {
         let phone = try PhoneNumber(parsing: input)
         try requireUnlocked(phone, now: now)
         let user = state.userByPhone[phone]
-        return PasswordChallenge(phone: phone, user: user, passwordHash: user.flatMap { state.accounts[$0]?.passwordHash })
+        return PasswordChallenge(phone: phone, user: user, passwordHash: user.flatMap { state.record($0)?.passwordHash })
     }
 
     /// Step two: the server verified the password of `challenge` and reports whether it matched.
@@ -70,7 +70,7 @@ extension AccountStore {
             return AccountDecision(.failure(error))
         }
         guard passwordMatches, let user = challenge.user, let hash = challenge.passwordHash,
-              state.accounts[user]?.passwordHash == hash, state.userByPhone[challenge.phone] == user
+              state.record(user)?.passwordHash == hash, state.userByPhone[challenge.phone] == user
         else {
             return AccountDecision(throttle: [.passwordFailed(phone: challenge.phone, at: now)],
                                    .failure(Self.invalidCredentials))
@@ -118,7 +118,7 @@ extension AccountStore {
     public func decideChangePassword(_ challenge: PasswordChallenge, oldPasswordMatches: Bool,
                                      newPasswordHash: String, now: Timestamp) -> AccountDecision {
         precondition(!newPasswordHash.isEmpty, "change password needs a computed hash")
-        guard let user = challenge.user, let account = state.accounts[user] else {
+        guard let user = challenge.user, let account = state.record(user) else {
             return AccountDecision(.failure(DomainError(.notFound, "No such user.", field: "user")))
         }
         do {
@@ -162,7 +162,7 @@ extension AccountStore {
     func makeSession(for user: UserID, device: String?, now: Timestamp,
                      using generator: inout some RandomNumberGenerator) -> Session {
         var id = SessionID(using: &generator)
-        while state.sessions[id] != nil { id = SessionID(using: &generator) }
+        while state.record(user)?.sessionIndex(id) != nil { id = SessionID(using: &generator) }
         return Session(id: id, user: user, device: device, issuedAt: now,
                        expiresAt: now.adding(milliseconds: AccountPolicy.milliseconds(policy.sessionLifetime)))
     }

@@ -13,7 +13,7 @@ extension AccountStore {
     /// must belong to no account (`phone_taken`); the check is repeated here because another
     /// account may have taken it since the code was sent.
     public func decidePhoneChange(user: UserID, newPhone input: String, code: String, now: Timestamp) -> AccountDecision {
-        let account: UserAccount
+        let account: AccountRecord
         let phone: PhoneNumber
         do {
             phone = try PhoneNumber(parsing: input)

@@ -8,8 +8,9 @@ extension AccountStore {
         guard let claims = SessionToken.verifiedClaims(of: token, secret: secret) else {
             throw DomainError(.unauthenticated, "Please log in.")
         }
-        guard let session = state.sessions[claims.session],
-              session.user == claims.user, session.issuedAt == claims.issuedAt
+        // Sessions are kept with their users, and the signed token names its user.
+        guard let account = state.record(claims.user), let index = account.sessionIndex(claims.session),
+              account.sessions[index].issuedAt == claims.issuedAt
         else {
             // A token we signed whose session was purged: if it is old enough, that is why.
             let lifetime = AccountPolicy.milliseconds(policy.sessionLifetime)
@@ -18,21 +19,22 @@ extension AccountStore {
             }
             throw DomainError(.unauthenticated, "Please log in.")
         }
+        let session = account.sessions[index]
         if session.isRevoked {
             throw DomainError(.sessionRevoked, "You have logged out on this device; please log in again.")
         }
         guard now < session.expiresAt else {
             throw DomainError(.sessionExpired, "Your login has expired; please log in again.")
         }
-        return AuthenticatedSession(user: session.user, session: session.id)
+        return AuthenticatedSession(user: claims.user, session: session.id)
     }
 
     /// Logs out one of `user`'s sessions (this device, or another one from the device list).
     public func decideRevokeSession(user: UserID, session id: SessionID, now: Timestamp) throws(DomainError) -> AccountEvent {
-        guard let session = state.sessions[id], session.user == user else {
+        guard let account = state.record(user), let index = account.sessionIndex(id) else {
             throw DomainError(.notFound, "No such session.", field: "session")
         }
-        guard !session.isRevoked else {
+        guard !account.sessions[index].isRevoked else {
             throw DomainError(.sessionRevoked, "This session has already been logged out.", field: "session")
         }
         return .sessionRevoked(.init(user: user, session: id, at: now))
@@ -40,10 +42,10 @@ extension AccountStore {
 
     /// `user`'s sessions that are neither revoked nor expired at `now`, oldest first.
     public func activeSessions(of user: UserID, now: Timestamp) -> [Session] {
-        guard let account = state.accounts[user] else { return [] }
-        return account.sessions.compactMap { id in
-            guard let session = state.sessions[id], !session.isRevoked, now < session.expiresAt else { return nil }
-            return session
+        guard let account = state.record(user) else { return [] }
+        return account.sessions.compactMap { session in
+            guard !session.isRevoked, now < session.expiresAt else { return nil }
+            return session.session(user: user)
         }
     }
 
@@ -53,8 +55,8 @@ extension AccountStore {
     public func decideSessionPurge(now: Timestamp, limit: Int = 10_000) -> AccountEvent? {
         precondition(limit > 0, "purge limit must be positive")
         var expired: [SessionID] = []
-        for (id, session) in state.sessions where session.expiresAt <= now {
-            expired.append(id)
+        for (_, account) in state.accounts.records {
+            for session in account.sessions where session.expiresAt <= now { expired.append(session.id) }
         }
         guard !expired.isEmpty else { return nil }
         // Sorted so the event does not depend on dictionary order.

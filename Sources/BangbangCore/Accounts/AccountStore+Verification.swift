@@ -45,16 +45,16 @@ extension AccountStore {
 
     /// Whether `user` may accept orders: an approved runner verification.
     public func canRunErrands(_ user: UserID) -> Bool {
-        state.accounts[user]?.verification?.status == .approved
+        state.record(user)?.verification?.status == .approved
     }
 
     /// Applications waiting for review, oldest first, for administrators.
     public func pendingVerifications(viewer: UserID) throws(DomainError) -> [UserView] {
         try requireAdministrator(viewer)
-        return state.accounts.values
-            .filter { $0.verification?.status == .pending }
-            .sorted { ($0.verification!.submittedAt, $0.id) < ($1.verification!.submittedAt, $1.id) }
-            .map { UserView(account: $0, isFull: true, isAdministrator: isAdministrator($0.id)) }
+        return state.accounts.records
+            .filter { $0.record.verification?.status == .pending }
+            .sorted { ($0.record.verification!.submittedAt, $0.user) < ($1.record.verification!.submittedAt, $1.user) }
+            .map { UserView($0.user, $0.record, isFull: true, isAdministrator: isAdministrator($0.user)) }
     }
 
     /// An administrator grants administration to another user.

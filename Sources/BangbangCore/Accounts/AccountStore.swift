@@ -5,7 +5,9 @@
 // holds three things:
 //   - `state` (`AccountState`): accounts, sessions, administrator grants, feedback. Changed only
 //     by `apply(_: AccountEvent)`; every event is journaled by the server before it is applied
-//     and before anyone is told, and recovery replays the journal into a fresh state.
+//     and before anyone is told, and recovery replays the journal into a fresh state. It is held
+//     for every user all the time, so accounts are compact records with their sessions inside
+//     (AccountRecord.swift), and a session is found through the user its token names.
 //   - `throttle` (`AccountThrottle`): pending SMS codes and rate counters. Ephemeral by design
 //     (see AccountThrottle.swift): changed only by `apply(_: AccountThrottleEvent)`, never
 //     journaled, empty after a restart.
@@ -68,8 +70,8 @@ public struct AccountStore: Sendable, Equatable {
 
     // MARK: Shared checks
 
-    func account(_ user: UserID) throws(DomainError) -> UserAccount {
-        guard let account = state.accounts[user] else {
+    func account(_ user: UserID) throws(DomainError) -> AccountRecord {
+        guard let account = state.record(user) else {
             throw DomainError(.notFound, "No such user.", field: "user")
         }
         return account
@@ -77,7 +79,7 @@ public struct AccountStore: Sendable, Equatable {
 
     /// True for users granted administration and users whose phone is configured as one.
     public func isAdministrator(_ user: UserID) -> Bool {
-        guard let account = state.accounts[user] else { return false }
+        guard let account = state.record(user) else { return false }
         return state.grantedAdministrators.contains(user) || policy.administratorPhones.contains(account.phone)
     }
 

@@ -7,6 +7,10 @@
 // burst through. What a user was told succeeded (an account, a session, a changed phone) is
 // always an `AccountEvent` and durable. The throttle is still changed only through
 // `AccountThrottleEvent`s, so the decide/apply discipline and determinism hold in tests.
+//
+// A phone's send times must be kept for a day after a code is used (the 60 s spacing and the
+// daily count are per phone, whoever used the code), so every user who logged in by SMS code
+// today has an entry; `SendTimes` keeps the usual single time inline.
 
 /// What an SMS code is for; a code for one purpose never works for the other.
 public enum CodePurpose: String, Codable, Sendable, CaseIterable {
@@ -58,8 +62,8 @@ public struct AccountThrottle: Sendable, Equatable {
 
     var pendingCodes: [CodeKey: PendingCode] = [:]
     /// Send times within the daily window, oldest first; the last one drives the resend spacing.
-    var sendsByPhone: [PhoneNumber: [Timestamp]] = [:]
-    var sendsByIP: [String: [Timestamp]] = [:]
+    var sendsByPhone: [PhoneNumber: SendTimes] = [:]
+    var sendsByIP: [String: SendTimes] = [:]
     var passwordFailures: [PhoneNumber: PasswordFailures] = [:]
     /// Sends since the last sweep of stale entries; sweeping every so often keeps memory bounded
     /// by recent activity without paying a full scan per send.
@@ -70,8 +74,8 @@ public struct AccountThrottle: Sendable, Equatable {
 
     // MARK: Queries
 
-    func sendTimes(for phone: PhoneNumber) -> [Timestamp] { sendsByPhone[phone] ?? [] }
-    func sendTimes(forIP address: String) -> [Timestamp] { sendsByIP[address] ?? [] }
+    func sendTimes(for phone: PhoneNumber) -> SendTimes? { sendsByPhone[phone] }
+    func sendTimes(forIP address: String) -> SendTimes? { sendsByIP[address] }
     func pendingCode(for phone: PhoneNumber, purpose: CodePurpose) -> PendingCode? {
         pendingCodes[CodeKey(phone: phone, purpose: purpose)]
     }
@@ -92,8 +96,10 @@ public struct AccountThrottle: Sendable, Equatable {
                 PendingCode(code: issue.code, expiresAt: issue.expiresAt, wrongAttempts: 0, requester: issue.requester)
             let dayStart = issue.issuedAt.adding(milliseconds: -AccountPolicy.milliseconds(policy.codeDailyWindow))
             let hourStart = issue.issuedAt.adding(milliseconds: -AccountPolicy.milliseconds(policy.codeIPWindow))
-            Self.record(issue.issuedAt, after: dayStart, in: &sendsByPhone[issue.phone, default: []])
-            Self.record(issue.issuedAt, after: hourStart, in: &sendsByIP[issue.clientIP, default: []])
+            Self.record(issue.issuedAt, after: dayStart, in: &sendsByPhone[issue.phone])
+            if policy.codeLimitPerIP < Int.max {
+                Self.record(issue.issuedAt, after: hourStart, in: &sendsByIP[issue.clientIP])
+            }
             sendsSinceSweep += 1
             if sendsSinceSweep >= Self.sweepInterval { sweep(now: issue.issuedAt, policy: policy) }
         case .codeAttemptFailed(let phone, let purpose):
@@ -117,13 +123,12 @@ public struct AccountThrottle: Sendable, Equatable {
         }
     }
 
-    private static func record(_ time: Timestamp, after windowStart: Timestamp, in times: inout [Timestamp]) {
-        if let firstKept = times.firstIndex(where: { $0 > windowStart }) {
-            times.removeFirst(firstKept)
+    private static func record(_ time: Timestamp, after windowStart: Timestamp, in times: inout SendTimes?) {
+        if times == nil {
+            times = SendTimes(time)
         } else {
-            times.removeAll(keepingCapacity: true)
+            times!.record(time, after: windowStart)
         }
-        times.append(time)
     }
 
     /// Drops expired codes, counters older than their windows and finished lockouts.
@@ -133,8 +138,35 @@ public struct AccountThrottle: Sendable, Equatable {
         let hourStart = now.adding(milliseconds: -AccountPolicy.milliseconds(policy.codeIPWindow))
         let lockout = AccountPolicy.milliseconds(policy.passwordLockout)
         pendingCodes = pendingCodes.filter { $0.value.expiresAt > now }
-        sendsByPhone = sendsByPhone.filter { ($0.value.last ?? dayStart) > dayStart }
-        sendsByIP = sendsByIP.filter { ($0.value.last ?? hourStart) > hourStart }
+        sendsByPhone = sendsByPhone.filter { $0.value.latest > dayStart }
+        sendsByIP = sendsByIP.filter { $0.value.latest > hourStart }
         passwordFailures = passwordFailures.filter { $0.value.lastFailureAt.adding(milliseconds: lockout) > now }
+    }
+}
+
+/// The times codes were sent to one phone (or from one address) that still count, oldest first.
+/// Most phones are sent one code and then log in, so the newest time is kept inline and only
+/// the earlier ones, if any, in an array.
+struct SendTimes: RandomAccessCollection, Sendable, Equatable {
+    private(set) var latest: Timestamp
+    private var earlier: [Timestamp] = []
+
+    init(_ time: Timestamp) { latest = time }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { earlier.count + 1 }
+    subscript(position: Int) -> Timestamp { position == earlier.count ? latest : earlier[position] }
+
+    /// Adds `time` as the newest and forgets the oldest times up to the first one after
+    /// `windowStart`.
+    mutating func record(_ time: Timestamp, after windowStart: Timestamp) {
+        earlier.append(latest)
+        latest = time
+        let stale = earlier.prefix { $0 <= windowStart }.count
+        if stale == earlier.count {
+            earlier = []
+        } else if stale > 0 {
+            earlier.removeFirst(stale)
+        }
     }
 }

@@ -16,7 +16,11 @@ public struct UserView: Codable, Sendable, Equatable {
     public var hasPassword: Bool?
 
     init(account: UserAccount, isFull: Bool, isAdministrator: Bool) {
-        id = account.id
+        self.init(account.id, AccountRecord(account, sessions: []), isFull: isFull, isAdministrator: isAdministrator)
+    }
+
+    init(_ user: UserID, _ account: AccountRecord, isFull: Bool, isAdministrator: Bool) {
+        id = user
         profile = account.profile
         isVerifiedRunner = account.verification?.status == .approved
         registeredAt = account.registeredAt
@@ -34,6 +38,6 @@ extension AccountStore {
     public func user(_ user: UserID, viewer: UserID?) throws(DomainError) -> UserView {
         let account = try account(user)
         let isFull = viewer.map { $0 == user || isAdministrator($0) } ?? false
-        return UserView(account: account, isFull: isFull, isAdministrator: isAdministrator(user))
+        return UserView(user, account, isFull: isFull, isAdministrator: isAdministrator(user))
     }
 }

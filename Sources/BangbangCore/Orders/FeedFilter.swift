@@ -1,17 +1,20 @@
 // Live Discover feeds: which order changes a subscriber's list must hear about.
+//
+// Every watching connection keeps its filter, so a filter holds its types as a bit mask rather
+// than a `Set` (a heap object per subscriber); `types` is built from the mask when asked.
 
 /// What a runner's Discover list shows: open orders of some types, optionally narrowed by
 /// campus, minimum tip and a keyword. Empty `types` means every type.
 public struct FeedFilter: Codable, Hashable, Sendable {
-    public let types: Set<OrderType>
     public let campus: String?
     public let minimumTip: Cents?
     /// Stored lowercased; matched as a substring of the order's public text.
     public let keyword: String?
+    /// A bit per type in `types` (`bit(_:)`); every bit when `types` is empty, so that "every
+    /// type" and the four types named one by one stay different filters, as they were as sets.
     private let typeMask: UInt8
 
     public init(types: Set<OrderType> = [], campus: String? = nil, minimumTip: Cents? = nil, keyword: String? = nil) {
-        self.types = types
         self.campus = campus
         self.minimumTip = minimumTip
         let trimmed = keyword?.lowercased()
@@ -19,6 +22,11 @@ public struct FeedFilter: Codable, Hashable, Sendable {
         var mask: UInt8 = 0
         for type in types { mask |= Self.bit(type) }
         self.typeMask = types.isEmpty ? .max : mask
+    }
+
+    /// The types the filter was made with; empty for every type.
+    public var types: Set<OrderType> {
+        typeMask == .max ? [] : Set(OrderType.allCases.filter { typeMask & Self.bit($0) != 0 })
     }
 
     private static func bit(_ type: OrderType) -> UInt8 {

@@ -24,7 +24,7 @@ enum OutboxItem: Sendable {
 /// Confined to `loop.queue`, except `post` and `hasWatchers` (any thread).
 final class LoopRegistry: @unchecked Sendable {
     let loop: EventLoop
-    private var sessionsByUser: [UserID: [ClientSession]] = [:]
+    private var sessionsByUser: [UserID: UserSessions] = [:]
     /// The sessions watching the boards, by filter.
     private var watcherGroups: [FeedFilter: WatcherGroup] = [:]
     /// Sessions watching, readable by the publisher.
@@ -49,18 +49,21 @@ final class LoopRegistry: @unchecked Sendable {
 
     func register(_ session: ClientSession, as user: UserID) {
         if sessionsByUser[user] == nil { presence.add(user, onLoop: loop.index) }
-        sessionsByUser[user, default: []].append(session)
+        sessionsByUser[user] = (sessionsByUser[user] ?? .none).adding(session)
     }
 
     func unregister(_ session: ClientSession, as user: UserID) {
-        sessionsByUser[user]?.removeAll { $0 === session }
-        if sessionsByUser[user]?.isEmpty == true {
+        guard let sessions = sessionsByUser[user] else { return }
+        let remaining = sessions.removing(session)
+        if remaining.isEmpty {
             sessionsByUser[user] = nil
             presence.remove(user, fromLoop: loop.index)
+        } else {
+            sessionsByUser[user] = remaining
         }
     }
 
-    func sessions(of user: UserID) -> [ClientSession] { sessionsByUser[user] ?? [] }
+    func sessions(of user: UserID) -> UserSessions { sessionsByUser[user] ?? .none }
 
     /// Users with a logged-in session on this loop.
     var connectedUsers: Set<UserID> { Set(sessionsByUser.keys) }
@@ -156,7 +159,7 @@ final class LoopRegistry: @unchecked Sendable {
                 feedBatch.append(broadcast)
                 continue
             case .personal(let user, let sequence, let message):
-                let sessions = sessionsByUser[user] ?? []
+                let sessions = sessionsByUser[user] ?? .none
                 if sessions.contains(where: { $0.watchedGroup != nil }) { deliverFeedBatch() }
                 for session in sessions { session.deliverPersonal(sequence: sequence, message: message) }
             case .reply(let context, let result):
@@ -190,6 +193,51 @@ final class LoopRegistry: @unchecked Sendable {
         }
         metrics.pushesSent.add(delivered)
         feedBatch.removeAll(keepingCapacity: true)
+    }
+}
+
+/// The logged-in sessions of one user on one loop, oldest first. Nearly every user has one, so
+/// the registry's table holds that session itself, or else an array of them: one reference either
+/// way, told apart by the pointer's spare bits, so 8 bytes a user with no array of one.
+enum UserSessions: RandomAccessCollection {
+    case none
+    case one(ClientSession)
+    /// Two or more.
+    case many([ClientSession])
+
+    var startIndex: Int { 0 }
+
+    var endIndex: Int {
+        switch self {
+        case .none: 0
+        case .one: 1
+        case .many(let sessions): sessions.count
+        }
+    }
+
+    subscript(position: Int) -> ClientSession {
+        switch self {
+        case .one(let session) where position == 0: session
+        case .many(let sessions): sessions[position]
+        default: preconditionFailure("UserSessions index out of range")
+        }
+    }
+
+    func adding(_ session: ClientSession) -> UserSessions {
+        switch self {
+        case .none: .one(session)
+        case .one(let first): .many([first, session])
+        case .many(let sessions): .many(sessions + [session])
+        }
+    }
+
+    func removing(_ session: ClientSession) -> UserSessions {
+        let remaining = filter { $0 !== session }
+        switch remaining.count {
+        case 0: return .none
+        case 1: return .one(remaining[0])
+        default: return .many(remaining)
+        }
     }
 }
 

@@ -111,6 +111,5 @@ final class PersonalStreams: Sendable {
         let drop = stream.entries.count - keep
         guard drop > 0 else { return }
         stream.entries.removeFirst(drop)
-        stream.firstIndex = 0
     }
 }

@@ -124,8 +124,10 @@ enum AuthOperations {
         // stops hearing the user's stream before that event is pushed (when it was logged in as
         // them already) and logs in after the push, at a position that includes it.
         let connection = context.session
+        // What the closures keep until the login is published: the ids, not the whole session.
+        let (user, sessionID) = (session.user, session.id)
         owner.commit(event, at: now, reading: { store in
-            do { return UserWire.encode(try store.user(session.user, viewer: session.user)) } catch {
+            do { return UserWire.encode(try store.user(user, viewer: user)) } catch {
                 fatalError("internal inconsistency in completeLogin: the logged-in user does not exist")
             }
         }, onDurable: { result in
@@ -135,7 +137,7 @@ enum AuthOperations {
             }
         }, afterPublish: { view in
             connection.post {
-                let state = connection.logIn(as: session.user, session: session.id, lastSeenSequence: nil)
+                let state = connection.logIn(as: user, session: sessionID, lastSeenSequence: nil)
                 context.succeed(["token": .string(token), "user": view, "is_new": .bool(isNew),
                                  "seq": .integer(Int64(state.sequence))])
             }
