@@ -235,7 +235,9 @@ public final class Server: @unchecked Sendable {
             done.enter()
             registry.loop.execute {
                 registry.loop.forEachConnection { connection in
-                    if let client = connection.userData as? ClientConnection {
+                    // An open connection's handler is its client (before it opens, or once it
+                    // closes, there is no WebSocket to tell).
+                    if connection.isOpen, let client = connection.handler as? ClientConnection {
                         client.close(code: .goingAway, reason: "server shutting down")
                     } else {
                         connection.close(flushFirst: true)

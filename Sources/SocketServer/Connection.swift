@@ -43,6 +43,13 @@
 // Deadlines. The loop's coarse timer calls `checkDeadlines` on every connection; the upper
 // layer's `deadline` and the transport's own (TLS handshake, linger) are plain millisecond
 // values on the monotonic clock.
+//
+// Memory. Thousands of connections sit idle, so an idle one holds only what differs between
+// connections: what all connections of a listener share (the options, the release callback)
+// is one `ConnectionContext` they point to, the write queue holds no storage while empty
+// (WriteQueue.swift), the loop's table finds a connection by its slot (Readiness.swift), the
+// deadlines are plain integers with a sentinel, and why a connection closed travels with the
+// release it schedules instead of in a field.
 import Dispatch
 import CLinux
 import Forwarding
@@ -76,21 +83,26 @@ public final class Connection: @unchecked Sendable {
     public let remoteAddress: SocketAddress
     /// Whether the connection is TLS (its handshake may still be under way).
     public let usesTLS: Bool
-    /// A slot for the upper layer (e.g. the session object). Loop-confined.
-    public var userData: AnyObject?
-    /// Monotonic time in ms (`EventLoop.now`) at which `connectionDeadlineReached` fires, or nil.
-    /// Checked every loop tick, so it fires up to one tick late. It also fires while a client is
-    /// still connecting or in its TLS handshake (a connect timeout), but not once a close has
-    /// been requested. Loop-confined.
-    public var deadline: Int64?
+    /// What the connection's events go to: set when it is made, dropped when its close is
+    /// reported. Upper layers find their own object for a connection here. Loop-confined.
+    public internal(set) var handler: ConnectionHandler?
 
+    /// Shared with every connection of the same listener (or client setup).
+    let context: ConnectionContext
+    private var output = WriteQueue()
+    private var tls: TLSSession?
+    /// Only on PROXY protocol listeners; boxed, so other connections pay one word for it.
+    private var proxyHeaderState: ProxyHeaderState?
+    /// `deadline`, or `noDeadline`: an optional would take twice the space.
+    private var upperDeadline = Connection.noDeadline
+    /// The transport's own deadline (PROXY header, TLS handshake, linger), or `noDeadline`.
+    private var transportDeadline = Connection.noDeadline
     let descriptor: Int32
-    let options: ConnectionOptions
-    var handler: ConnectionHandler?
-    var registryIndex = -1
+    /// The connection's slot in its loop's table while registered, or -1 (Readiness.swift).
+    var slot: Int32 = -1
     private(set) var state: State
-    /// The loop's readiness token while the descriptor is registered with its epoll instance.
-    private var readinessToken: UInt64?
+    /// The descriptor is in the loop's epoll set.
+    private var isPolled = false
     private var isReading = false
     /// Output is blocked: the loop also watches for writability.
     private var isWaitingForWritable = false
@@ -98,28 +110,25 @@ public final class Connection: @unchecked Sendable {
     private var isCorked = false
     /// Output waits for the end of the current block (`EventLoop.deferFlush`).
     private var isFlushDeferred = false
-    private var output = WriteQueue()
     private var isAboveHighWater = false
-    private var tls: TLSSession?
-    private var transportDeadline: Int64?
-    private var closeReason: ConnectionCloseReason?
-    /// Only on PROXY protocol listeners; boxed, so other connections pay one word for it.
-    private var proxyHeaderState: ProxyHeaderState?
     private var isCloseRequested = false
-    var onRelease: (@Sendable () -> Void)?
 
-    init(descriptor: Int32, remoteAddress: SocketAddress, loop: EventLoop, options: ConnectionOptions,
+    private static let noDeadline = Int64.max
+
+    init(descriptor: Int32, remoteAddress: SocketAddress, loop: EventLoop, context: ConnectionContext,
          tls: TLSSession?, handler: ConnectionHandler?, state: State) {
         self.descriptor = descriptor
         self.remoteAddress = remoteAddress
         self.loop = loop
         self.id = loop.makeConnectionID()
-        self.options = options
+        self.context = context
         self.tls = tls
         self.usesTLS = tls != nil
         self.handler = handler
         self.state = state
     }
+
+    private var options: ConnectionOptions { context.options }
 
     private indirect enum ProxyHeaderState {
         case reading(ProxyHeaderParser)
@@ -127,6 +136,15 @@ public final class Connection: @unchecked Sendable {
     }
 
     // MARK: Public API (loop-confined)
+
+    /// Monotonic time in ms (`EventLoop.now`) at which `connectionDeadlineReached` fires, or nil.
+    /// Checked every loop tick, so it fires up to one tick late. It also fires while a client is
+    /// still connecting or in its TLS handshake (a connect timeout), but not once a close has
+    /// been requested. Loop-confined.
+    public var deadline: Int64? {
+        get { upperDeadline == Self.noDeadline ? nil : upperDeadline }
+        set { upperDeadline = newValue ?? Self.noDeadline }
+    }
 
     /// True until teardown starts.
     public var isActive: Bool { state != .closed }
@@ -349,10 +367,11 @@ public final class Connection: @unchecked Sendable {
         guard state != .closed else { return }
         let events = (isReading ? EPOLLIN.rawValue : 0) | (isWaitingForWritable ? EPOLLOUT.rawValue : 0)
         do throws(Errno) {
-            if let readinessToken {
-                try loop.readiness.change(self, token: readinessToken, events: events)
+            if isPolled {
+                try loop.readiness.change(self, events: events)
             } else {
-                readinessToken = try loop.readiness.add(self, events: events)
+                try loop.readiness.add(self, events: events)
+                isPolled = true
             }
         } catch {
             tearDown(state == .connecting ? .connectFailed(error) : .ioError(error))
@@ -451,7 +470,7 @@ public final class Connection: @unchecked Sendable {
             return nil
         case .complete(let header, let consumed):
             proxyHeaderState = .read(header)
-            transportDeadline = nil
+            transportDeadline = Self.noDeadline
             startProtocol()
             guard !isCloseRequested, state == .open || state == .handshaking else { return nil }
             return UnsafeRawBufferPointer(rebasing: bytes[consumed...])
@@ -464,7 +483,7 @@ public final class Connection: @unchecked Sendable {
             flushTLSOutput()
             guard state == .handshaking else { return }
             state = .open
-            transportDeadline = nil
+            transportDeadline = Self.noDeadline
             handler?.connectionDidOpen(self)
         case .needsMoreInput:
             flushTLSOutput()
@@ -597,8 +616,8 @@ public final class Connection: @unchecked Sendable {
     // MARK: Deadlines
 
     func checkDeadlines(now: Int64) {
-        if let transportDeadline, now >= transportDeadline {
-            self.transportDeadline = nil
+        if now >= transportDeadline {
+            transportDeadline = Self.noDeadline
             switch state {
             case .awaitingProxyHeader: tearDown(.proxyHeaderRefused(.timedOut))
             case .handshaking: tearDown(.tlsFailure(TLSFailure(kind: .timeout, message: "handshake timed out")))
@@ -608,8 +627,8 @@ public final class Connection: @unchecked Sendable {
             }
         }
         let isDeadlineLive = state == .open || state == .connecting || state == .handshaking
-        if isDeadlineLive, let deadline, now >= deadline {
-            self.deadline = nil
+        if isDeadlineLive, now >= upperDeadline {
+            upperDeadline = Self.noDeadline
             handler?.connectionDeadlineReached(self)
         }
     }
@@ -621,26 +640,23 @@ public final class Connection: @unchecked Sendable {
     private func tearDown(_ reason: ConnectionCloseReason) {
         guard state != .closed else { return }
         state = .closed
-        closeReason = reason
         output.removeAll()
-        transportDeadline = nil
-        deadline = nil
+        transportDeadline = Self.noDeadline
+        upperDeadline = Self.noDeadline
         isReading = false
         isWaitingForWritable = false
-        if let readinessToken {
-            loop.readiness.remove(self, token: readinessToken)
-            self.readinessToken = nil
+        if isPolled {
+            loop.readiness.remove(self)
+            isPolled = false
         }
-        loop.execute { self.release() }
+        loop.execute { self.release(reason) }
     }
 
-    private func release() {
-        guard let reason = closeReason else { fatalError("internal inconsistency in Connection release") }
+    private func release(_ reason: ConnectionCloseReason) {
         loop.syscalls.close(descriptor)
         tls = nil
         loop.unregister(self)
-        onRelease?()
-        onRelease = nil
+        context.onRelease?()
         let handler = self.handler
         self.handler = nil
         handler?.connectionDidClose(self, reason: reason)

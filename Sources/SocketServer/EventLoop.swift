@@ -8,7 +8,7 @@ import Synchronization
 /// A serial queue that every connection assigned to it is confined to for life.
 ///
 /// Confinement: `@unchecked Sendable` because the loop is shared across threads, but all of its
-/// mutable state (the connection registry, the read buffer, the vector scratch space, the
+/// mutable state (the connection table, the read buffer, the vector scratch space, the
 /// serial counter) is touched only on `queue`. `execute` and `schedule` are the only entry
 /// points safe from any thread.
 public final class EventLoop: @unchecked Sendable {
@@ -29,10 +29,9 @@ public final class EventLoop: @unchecked Sendable {
 
     private let idStride: UInt64
     private var serial: UInt64 = 0
-    private(set) var connections: [Connection] = []
     private var timer: DispatchSourceTimer?
     private let queueKey = DispatchSpecificKey<Int>()
-    /// Every connection's descriptor, watched by one epoll instance; see Readiness.swift.
+    /// Every connection of the loop, its descriptor watched by one epoll instance; see Readiness.swift.
     var readiness: ReadinessTable
     private var readinessSource: DispatchSourceRead?
     /// Batches of ready sockets handled per Dispatch wakeup before other queued work gets a turn.
@@ -136,20 +135,22 @@ public final class EventLoop: @unchecked Sendable {
     /// Number of connections registered on this loop. Call on the loop.
     public var connectionCount: Int {
         dispatchPrecondition(condition: .onQueue(queue))
-        return connections.count
+        return readiness.count
     }
 
     /// Calls `body` for each connection of the loop (open, opening or closing). Call on the loop.
-    /// Connections closed by `body` stay in the registry until their descriptor is released.
+    /// Connections closed by `body` stay registered until their descriptor is released; one
+    /// that `body` adds may or may not be visited.
     public func forEachConnection(_ body: (Connection) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        // Removal happens only in cancel handlers (later turns), so indices are stable here;
-        // connections added by `body` are skipped.
-        let count = connections.count
-        var position = 0
-        while position < count {
-            body(connections[position])
-            position += 1
+        // Slots are given back only when a connection is released (a later turn), so every
+        // connection registered now keeps its slot while this runs. The table is read afresh
+        // for each slot because `body` may register a connection.
+        let end = readiness.slotCount
+        var slot = 0
+        while slot < end {
+            if let connection = readiness.connection(inSlot: slot) { body(connection) }
+            slot += 1
         }
     }
 
@@ -159,21 +160,11 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     func register(_ connection: Connection) {
-        connection.registryIndex = connections.count
-        connections.append(connection)
+        readiness.register(connection)
     }
 
     func unregister(_ connection: Connection) {
-        let position = connection.registryIndex
-        guard position >= 0, position < connections.count, connections[position] === connection else {
-            fatalError("internal inconsistency in EventLoop registry")
-        }
-        let last = connections.removeLast()
-        if position < connections.count {
-            connections[position] = last
-            last.registryIndex = position
-        }
-        connection.registryIndex = -1
+        readiness.unregister(connection)
     }
 
     private func tick() {

@@ -25,7 +25,9 @@ public final class TCPServer: @unchecked Sendable {
     private let acceptQueue = DispatchQueue(label: "bangbang.accept")
     private var listeners: [Listener] = []
     /// Connections open now, and refused for the connection limit since start.
-    private let counts = Mutex<(open: Int, rejected: Int)>((0, 0))
+    private let counts = ConnectionCounts()
+    /// Shared by every accepted connection: the options and the release that updates `counts`.
+    private let connectionContext: ConnectionContext
     /// Read on the accept queue for every connection, replaced by `reloadTLS`.
     private let tlsContext = Mutex<TLSContext?>(nil)
 
@@ -41,6 +43,9 @@ public final class TCPServer: @unchecked Sendable {
                                              tickMilliseconds: configuration.tickMilliseconds,
                                              syscalls: configuration.syscalls)
         self.makeHandler = makeHandler
+        let counts = counts
+        connectionContext = ConnectionContext(options: configuration.connection,
+                                              onRelease: { counts.state.withLock { $0.open -= 1 } })
     }
 
     /// Loads a new certificate and key (a renewed certificate) for connections accepted from now
@@ -106,10 +111,10 @@ public final class TCPServer: @unchecked Sendable {
 
     /// Open connections across all loops (including ones still in TLS handshake or closing).
     /// Safe from any thread.
-    public var connectionCount: Int { counts.withLock { $0.open } }
+    public var connectionCount: Int { counts.state.withLock { $0.open } }
 
     /// Connections refused because `maxConnections` was reached. Safe from any thread.
-    public var rejectedConnectionCount: Int { counts.withLock { $0.rejected } }
+    public var rejectedConnectionCount: Int { counts.state.withLock { $0.rejected } }
 
     private func startAccepting(_ listener: Listener) {
         let source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: acceptQueue)
@@ -140,7 +145,7 @@ public final class TCPServer: @unchecked Sendable {
 
     private func adopt(descriptor: Int32, address: SocketAddress) {
         let maximum = configuration.maxConnections
-        let admitted = counts.withLock { counts -> Bool in
+        let admitted = counts.state.withLock { counts -> Bool in
             if counts.open >= maximum {
                 counts.rejected += 1
                 return false
@@ -155,7 +160,7 @@ public final class TCPServer: @unchecked Sendable {
         // Small frames (WebSocket pushes) must leave at once rather than wait for Nagle.
         try? configuration.syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
         let loop = group.next()
-        let options = configuration.connection
+        let context = connectionContext
         let tlsContext = tlsContext.withLock { $0 }
         loop.execute {
             var session: TLSSession?
@@ -163,21 +168,23 @@ public final class TCPServer: @unchecked Sendable {
                 session = try? TLSSession(context: tlsContext, serverName: nil)
                 if session == nil {
                     loop.syscalls.close(descriptor)
-                    self.connectionReleased()
+                    context.onRelease?()
                     return
                 }
             }
             let connection = Connection(descriptor: descriptor, remoteAddress: address, loop: loop,
-                                        options: options, tls: session, handler: nil, state: .connecting)
-            connection.onRelease = { self.connectionReleased() }
+                                        context: context, tls: session, handler: nil, state: .connecting)
             connection.handler = self.makeHandler(connection)
             connection.start(proxyProtocol: self.configuration.proxyProtocol)
         }
     }
 
-    private func connectionReleased() {
-        counts.withLock { $0.open -= 1 }
-    }
+}
+
+/// A server's connection counts, shared with its connections' context, which holds this rather
+/// than the server (the server holds the context).
+final class ConnectionCounts: Sendable {
+    let state = Mutex<(open: Int, rejected: Int)>((0, 0))
 }
 
 /// One listening socket.

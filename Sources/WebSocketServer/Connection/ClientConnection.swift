@@ -108,7 +108,6 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     package func connectionDidOpen(_ connection: Connection) {
         metrics.connectionsOpened.increment()
-        connection.userData = self   // released in connectionDidClose; lets shutdown find us
         clientOrigin = ClientOrigin(peer: connection.remoteAddress.ipAddress, proxyHeader: connection.proxyHeader,
                                     connectionUsesTLS: connection.usesTLS)
         if clientOrigin.trustsHeaders(limits.forwarding.trusted) {
@@ -222,7 +221,6 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     package func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
         metrics.connectionsClosed.increment()
-        connection.userData = nil
         if holdsAddressSlot {
             holdsAddressSlot = false
             limits.addressLimiter.release(clientOrigin.address)
