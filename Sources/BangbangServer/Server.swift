@@ -139,9 +139,9 @@ public final class Server: @unchecked Sendable {
             addressLimiter: addressLimiter,
             forwarding: ForwardingPolicy(trusted: trustedProxies),
             logger: logger)
-        let metrics = metrics
+        let context = ClientConnectionContext(router: router, limits: limits, metrics: metrics.connections)
         let server = TCPServer(configuration: socketConfiguration, group: group) { connection in
-            ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics.connections)
+            ClientConnection(connection: connection, context: context)
         }
         let addresses = try server.start()
         socketServer = server

@@ -8,8 +8,8 @@ import Synchronization
 /// A serial queue that every connection assigned to it is confined to for life.
 ///
 /// Confinement: `@unchecked Sendable` because the loop is shared across threads, but all of its
-/// mutable state (the connection table, the read buffer, the vector scratch space, the
-/// serial counter) is touched only on `queue`. `execute` and `schedule` are the only entry
+/// mutable state (the connection table, the read buffer, the vector scratch space, upper
+/// layers' `local` objects, the serial counter) is touched only on `queue`. `execute` and `schedule` are the only entry
 /// points safe from any thread.
 public final class EventLoop: @unchecked Sendable {
     /// Vectors per gathered write, the Linux IOV_MAX.
@@ -39,6 +39,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Connections with output queued during the current block, written once it ends.
     private var deferredFlushes: [Connection] = []
     private var isServingReadiness = false
+    /// Upper layers' objects for this loop, one per type; see `local(_:)`.
+    private var locals: [ObjectIdentifier: AnyObject] = [:]
 
     /// Creates a loop. `readBufferSize` is paid once per loop; `tickMilliseconds` is the period
     /// of the deadline sweep; `syscalls` is what its sockets call (default: the real calls).
@@ -111,6 +113,19 @@ public final class EventLoop: @unchecked Sendable {
         }
         // Still busy: let the queue's other work (replies, pushes, timers) run, then go on.
         queue.async { [self] in handleReadiness() }
+    }
+
+    /// This loop's instance of `Value`, made with `make` on first use and kept for the loop's
+    /// life. For scratch space that every connection of the loop can share because each uses it
+    /// only within one call on the loop's queue (as they share the read buffer), so that an idle
+    /// connection holds none. Call on the loop.
+    public func local<Value: AnyObject>(_ make: () -> Value) -> Value {
+        assert(isCurrent, "EventLoop.local called off its loop")
+        let key = ObjectIdentifier(Value.self)
+        if let value = locals[key] { return unsafeDowncast(value, to: Value.self) }
+        let made = make()
+        locals[key] = made
+        return made
     }
 
     /// Monotonic time in milliseconds, the unit of `Connection.deadline`.
