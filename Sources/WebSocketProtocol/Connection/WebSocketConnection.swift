@@ -41,13 +41,25 @@
 // frames and pings until the peer's close arrives, then report `.closed(initiatedByPeer:
 // false)`. A peer that never answers is the shell's problem: it owns the clock, so it applies
 // the close timeout and then calls `receiveEndOfInput`.
+//
+// Memory: a server holds thousands of these, mostly idle, so one keeps only what is its own.
+// The limits are a `WebSocketConfiguration.Shared` that every connection of a route points to
+// (the frame decoder keeps only its progress and is handed the limits); what is rare is boxed
+// (the close we sent, the violation that failed us, a client's masking-key generator, which a
+// server has none of); and no buffer outlives the call or the frame that needs it: control
+// payloads are dropped once handled, masked compressed input is unmasked through a small stack
+// buffer on its way to the inflater, and outgoing compression uses the caller's
+// `WebSocketOutput` as its scratch space (a server shares one per event loop).
 
 /// One established WebSocket connection, either end. See the theory of operation above.
 public final class WebSocketConnection {
     enum State {
         case open
-        case closeSent(code: CloseCode, reason: String)
+        /// We sent a close; its code and reason are reported when the peer's close arrives.
+        indirect case closeSent(code: CloseCode, reason: String)
         case closed
+        /// Closed because the peer broke the protocol.
+        indirect case failed(ProtocolViolation)
     }
 
     /// The data message being received.
@@ -56,29 +68,53 @@ public final class WebSocketConnection {
         var isCompressed: Bool
     }
 
-    public let role: Role
-    public let configuration: WebSocketConfiguration
-    /// The permessage-deflate parameters agreed in the handshake, or nil.
-    public let deflate: DeflateParameters?
+    /// What the payload and the end of the frame being received need of its header: eight
+    /// bytes, where the whole header (with its length, used only when it arrives) takes sixteen.
+    struct FrameInProgress {
+        var maskingKey: MaskingKey?
+        var opcode: Opcode
+        var isFinal: Bool
 
-    private var state: State = .open
-    private var decoder: FrameDecoder
-    private var maskingKeyGenerator: any RandomNumberGenerator
+        init(_ header: FrameHeader) {
+            maskingKey = header.maskingKey
+            opcode = header.opcode
+            isFinal = header.isFinal
+        }
+    }
+
+    /// A client's source of masking keys; servers mask nothing and hold none.
+    private final class MaskingKeySource {
+        var generator: any RandomNumberGenerator
+        init(_ generator: any RandomNumberGenerator) { self.generator = generator }
+    }
+
+    /// Masked compressed input is unmasked through a stack buffer of this many bytes at a time.
+    static let unmaskingChunkSize = 4096
+
+    private let shared: WebSocketConfiguration.Shared
     private let inflater: MessageInflater?
     private let deflater: MessageDeflater?
-
-    private var currentFrame: FrameHeader?
-    private var incoming: IncomingMessage?
+    private let maskingKeys: MaskingKeySource?
+    private var state: State = .open
     private var messageBuffer: [UInt8] = []
+    /// The payload of the control frame being received; empty between control frames.
     private var controlBuffer: [UInt8] = []
-    /// Unmasked compressed bytes on their way into the inflater (server role only).
-    private var inflateInput: [UInt8] = []
-    /// Compressed outgoing payload, reused across sends.
-    private var deflateOutput: [UInt8] = []
+    private var decoder = FrameDecoder.Progress()
+    private var currentFrame: FrameInProgress?
+    /// The permessage-deflate parameters agreed in the handshake, or nil.
+    public let deflate: DeflateParameters?
+    private var incoming: IncomingMessage?
     private var utf8 = UTF8Validator()
+    public let role: Role
+
+    /// Limits and ping behaviour.
+    public var configuration: WebSocketConfiguration { shared.configuration }
 
     /// Why we failed the connection, if we did; for logs.
-    public private(set) var violation: ProtocolViolation?
+    public var violation: ProtocolViolation? {
+        if case .failed(let violation) = state { return violation }
+        return nil
+    }
 
     /// - Parameters:
     ///   - role: which end we are; decides masking in both directions.
@@ -86,17 +122,26 @@ public final class WebSocketConnection {
     ///   - deflate: the negotiated permessage-deflate parameters, nil if not negotiated.
     ///   - maskingKeyGenerator: source of client masking keys (unused by servers). A parameter so
     ///     tests are deterministic; the default is the system's secure generator.
-    public init(role: Role, configuration: WebSocketConfiguration = WebSocketConfiguration(),
-                deflate: DeflateParameters? = nil,
-                maskingKeyGenerator: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+    public convenience init(role: Role, configuration: WebSocketConfiguration = WebSocketConfiguration(),
+                            deflate: DeflateParameters? = nil,
+                            maskingKeyGenerator: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        self.init(role: role, sharing: WebSocketConfiguration.Shared(configuration), deflate: deflate,
+                  maskingKeyGenerator: maskingKeyGenerator)
+    }
+
+    /// A connection whose limits are `shared` with others (a server route's connections).
+    /// - Parameters:
+    ///   - maskingKeyGenerator: source of client masking keys, ignored by servers; nil: the
+    ///     system's secure generator.
+    public init(role: Role, sharing shared: WebSocketConfiguration.Shared, deflate: DeflateParameters? = nil,
+                maskingKeyGenerator: (any RandomNumberGenerator)? = nil) {
         self.role = role
-        self.configuration = configuration
+        self.shared = shared
         self.deflate = deflate
-        self.maskingKeyGenerator = maskingKeyGenerator
-        decoder = FrameDecoder(role: role, maxFrameSize: configuration.maxFrameSize,
-                               maxMessageSize: configuration.maxMessageSize,
-                               maxFragmentsPerMessage: configuration.maxFragmentsPerMessage,
-                               allowsCompression: deflate != nil)
+        switch role {
+        case .server: maskingKeys = nil
+        case .client: maskingKeys = MaskingKeySource(maskingKeyGenerator ?? SystemRandomNumberGenerator())
+        }
         if let deflate {
             switch role {
             case .server:
@@ -124,8 +169,26 @@ public final class WebSocketConnection {
 
     /// Whether the connection is over: `.closed` has been reported.
     public var isClosed: Bool {
-        if case .closed = state { return true }
-        return false
+        switch state {
+        case .closed, .failed: true
+        case .open, .closeSent: false
+        }
+    }
+
+    /// What the frame decoder enforces, from the shared configuration and this connection's
+    /// role and deflate agreement.
+    private var decoderLimits: FrameDecoder.Limits {
+        let configuration = shared.configuration
+        return FrameDecoder.Limits(role: role, maxFrameSize: configuration.maxFrameSize,
+                                   maxMessageSize: configuration.maxMessageSize,
+                                   maxFragmentsPerMessage: configuration.maxFragmentsPerMessage,
+                                   allowsCompression: deflate != nil)
+    }
+
+    /// Whether a receive buffer holds storage right now (for tests and memory accounting):
+    /// only while a message or a control frame is being received.
+    public var holdsReceiveBuffers: Bool {
+        messageBuffer.capacity > 0 || controlBuffer.capacity > 0
     }
 
     /// Whether zlib memory is held right now (for tests and memory accounting).
@@ -153,9 +216,10 @@ public final class WebSocketConnection {
     private func process(_ bytes: UnsafeRawBufferPointer, stoppingAfterMessage: Bool,
                          into output: inout WebSocketOutput) -> Int {
         if isClosed { return bytes.count }
+        let limits = decoderLimits
         var index = 0
         do {
-            while !isClosed, let event = try decoder.next(in: bytes, at: &index) {
+            while !isClosed, let event = try decoder.next(in: bytes, at: &index, limits: limits) {
                 let isMessageEnd = stoppingAfterMessage && isDataMessageEnd(event)
                 try handle(event, into: &output)
                 if isMessageEnd { return index }
@@ -182,7 +246,7 @@ public final class WebSocketConnection {
     public func receiveEndOfInput(into output: inout WebSocketOutput) {
         let initiatedByPeer: Bool
         switch state {
-        case .closed: return
+        case .closed, .failed: return
         case .open: initiatedByPeer = true
         case .closeSent: initiatedByPeer = false
         }
@@ -256,10 +320,10 @@ public final class WebSocketConnection {
     private func handle(_ event: FrameDecoderEvent, into output: inout WebSocketOutput) throws(ProtocolViolation) {
         switch event {
         case .header(let header):
-            currentFrame = header
+            currentFrame = FrameInProgress(header)
             switch header.opcode {
             case .close, .ping, .pong:
-                controlBuffer.removeAll(keepingCapacity: true)
+                controlBuffer = []
             case .text, .binary:
                 incoming = IncomingMessage(isText: header.opcode == .text, isCompressed: header.isCompressed)
                 utf8.reset()
@@ -292,14 +356,19 @@ public final class WebSocketConnection {
             currentFrame = nil
             switch header.opcode {
             case .ping:
+                // The payload goes to the event; the connection keeps no buffer between frames.
+                var payload: [UInt8] = []
+                swap(&payload, &controlBuffer)
                 guard isOpen else { return }
-                output.events.append(.ping(controlBuffer))
-                if configuration.repliesToPings {
-                    controlBuffer.withUnsafeBytes { appendFrame(.pong, payload: $0, isCompressed: false, into: &output) }
+                if shared.configuration.repliesToPings {
+                    payload.withUnsafeBytes { appendFrame(.pong, payload: $0, isCompressed: false, into: &output) }
                 }
+                output.events.append(.ping(payload))
             case .pong:
+                var payload: [UInt8] = []
+                swap(&payload, &controlBuffer)
                 guard isOpen else { return }
-                output.events.append(.pong(controlBuffer))
+                output.events.append(.pong(payload))
             case .close:
                 try receiveClose(into: &output)
             case .text, .binary, .continuation:
@@ -319,24 +388,37 @@ public final class WebSocketConnection {
             guard let inflater else {
                 fatalError("internal inconsistency in WebSocketConnection: compressed frame without deflate")
             }
+            let limit = shared.configuration.maxMessageSize
             if let key {
-                inflateInput.removeAll(keepingCapacity: true)
-                inflateInput.append(contentsOf: piece)
-                key.apply(to: &inflateInput, range: 0..<inflateInput.count, phase: phase)
-                let outcome = inflateInput.withUnsafeBytes { bytes in
-                    Result { () throws(ProtocolViolation) in
-                        try inflater.inflate(bytes, appendingTo: &messageBuffer, limit: configuration.maxMessageSize)
-                    }
-                }
-                try outcome.get()
+                try inflateMasked(piece, key: key, phase: phase, with: inflater, limit: limit)
             } else {
-                try inflater.inflate(piece, appendingTo: &messageBuffer, limit: configuration.maxMessageSize)
+                try inflater.inflate(piece, appendingTo: &messageBuffer, limit: limit)
             }
         } else {
             messageBuffer.append(contentsOf: piece)
             key?.apply(to: &messageBuffer, range: start..<messageBuffer.count, phase: phase)
         }
         if message.isText && !utf8.validate(messageBuffer[start...]) { throw .invalidUTF8 }
+    }
+
+    /// Unmasks `piece` a stack buffer at a time and inflates each part into the message, so no
+    /// unmasked copy of it is kept.
+    private func inflateMasked(_ piece: UnsafeRawBufferPointer, key: MaskingKey, phase: Int,
+                               with inflater: MessageInflater, limit: Int) throws(ProtocolViolation) {
+        var remaining = piece
+        var phase = phase
+        while !remaining.isEmpty {
+            let count = min(remaining.count, Self.unmaskingChunkSize)
+            let outcome = withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { buffer in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: remaining[..<count]))
+                phase = key.apply(to: buffer, phase: phase)
+                return Result { () throws(ProtocolViolation) in
+                    try inflater.inflate(UnsafeRawBufferPointer(buffer), appendingTo: &messageBuffer, limit: limit)
+                }
+            }
+            try outcome.get()
+            remaining = UnsafeRawBufferPointer(rebasing: remaining[count...])
+        }
     }
 
     private func finishMessage(into output: inout WebSocketOutput) throws(ProtocolViolation) {
@@ -350,7 +432,7 @@ public final class WebSocketConnection {
                 fatalError("internal inconsistency in WebSocketConnection: compressed frame without deflate")
             }
             let start = messageBuffer.count
-            try inflater.finishMessage(appendingTo: &messageBuffer, limit: configuration.maxMessageSize)
+            try inflater.finishMessage(appendingTo: &messageBuffer, limit: shared.configuration.maxMessageSize)
             if message.isText && !utf8.validate(messageBuffer[start...]) { throw .invalidUTF8 }
         }
         if message.isText && !utf8.isComplete { throw .invalidUTF8 }
@@ -388,7 +470,7 @@ public final class WebSocketConnection {
             finish(.closed(code: code ?? .noStatusReceived, reason: reason, initiatedByPeer: true), into: &output)
         case .closeSent(let ourCode, let ourReason):
             finish(.closed(code: ourCode, reason: ourReason, initiatedByPeer: false), into: &output)
-        case .closed:
+        case .closed, .failed:
             fatalError("internal inconsistency in WebSocketConnection: frame processed after close")
         }
     }
@@ -396,10 +478,10 @@ public final class WebSocketConnection {
     // MARK: Failing and finishing
 
     private func fail(_ violation: ProtocolViolation, into output: inout WebSocketOutput) {
-        self.violation = violation
         let code = violation.closeCode
         if isOpen { appendClose(code: code, reason: "", into: &output) }
         finish(.closed(code: code, reason: "", initiatedByPeer: false), into: &output)
+        state = .failed(violation)
     }
 
     /// Enters `closed`: reports the last event, asks for the transport to close and drops
@@ -413,8 +495,6 @@ public final class WebSocketConnection {
         currentFrame = nil
         messageBuffer = []
         controlBuffer = []
-        inflateInput = []
-        deflateOutput = []
     }
 
     // MARK: Sending frames
@@ -422,9 +502,13 @@ public final class WebSocketConnection {
     private func send(_ opcode: Opcode, payload: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
         guard isOpen else { return false }
         if let deflater {
-            deflateOutput.removeAll(keepingCapacity: true)
-            deflater.compress(payload, appendingTo: &deflateOutput)
-            deflateOutput.withUnsafeBytes { appendFrame(opcode, payload: $0, isCompressed: true, into: &output) }
+            // Compressed into the output's scratch buffer, taken out while the frame is appended.
+            var compressed: [UInt8] = []
+            swap(&compressed, &output.compressionScratch)
+            compressed.removeAll(keepingCapacity: true)
+            deflater.compress(payload, appendingTo: &compressed)
+            compressed.withUnsafeBytes { appendFrame(opcode, payload: $0, isCompressed: true, into: &output) }
+            swap(&compressed, &output.compressionScratch)
         } else {
             appendFrame(opcode, payload: payload, isCompressed: false, into: &output)
         }
@@ -446,9 +530,7 @@ public final class WebSocketConnection {
     private func appendFrame(_ opcode: Opcode, payload: UnsafeRawBufferPointer, isCompressed: Bool,
                              into output: inout WebSocketOutput) {
         // Clients mask every frame with a fresh key (RFC 6455 §5.3); servers never mask.
-        let key: MaskingKey? = role == .client
-            ? MaskingKey(rawValue: UInt32(truncatingIfNeeded: maskingKeyGenerator.next()))
-            : nil
+        let key: MaskingKey? = maskingKeys.map { MaskingKey(rawValue: UInt32(truncatingIfNeeded: $0.generator.next())) }
         FrameEncoder.appendFrame(opcode: opcode, isCompressed: isCompressed, payload: payload, maskingKey: key,
                                  to: &output.outbound)
     }

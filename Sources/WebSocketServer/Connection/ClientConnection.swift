@@ -337,7 +337,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
                 return
             }
             connection.send(upgrade.responseBytes)
-            let socket = WebSocketConnection(role: .server, configuration: route.configuration, deflate: upgrade.deflate)
+            let socket = WebSocketConnection(role: .server, sharing: route.configuration, deflate: upgrade.deflate)
             let endpoint = route.makeEndpoint(connection.loop)
             phase = .webSocket(socket, endpoint)
             metrics.webSocketsOpened.increment()
