@@ -156,9 +156,7 @@ public final class Server: @unchecked Sendable {
     }
 
     private func makeRouter() -> HTTPRouter {
-        let application = application
-        let registries = registries
-        let userLimiter = userLimiter
+        let sessions = registries.map { ClientSession.Shared(app: application, registry: $0, userLimiter: userLimiter) }
         let server = self
         var routes: [String: WebSocketRoute] = [
             "/ws": WebSocketRoute(
@@ -166,7 +164,7 @@ public final class Server: @unchecked Sendable {
                                                       maxMessageSize: configuration.maxMessageBytes,
                                                       maxFragmentsPerMessage: Self.maxFragmentsPerMessage),
                 makeEndpoint: { loop in
-                    server.relayEndpoint() ?? ClientSession(app: application, registry: registries[loop.index], userLimiter: userLimiter)
+                    server.relayEndpoint() ?? ClientSession(shared: sessions[loop.index])
                 },
                 refusal: { server.relayRefusal() }),
         ]
