@@ -48,8 +48,9 @@
 // connections: what all connections of a listener share (the options, the release callback)
 // is one `ConnectionContext` they point to, the write queue holds no storage while empty
 // (WriteQueue.swift), the loop's table finds a connection by its slot (Readiness.swift), the
-// deadlines are plain integers with a sentinel, and why a connection closed travels with the
-// release it schedules instead of in a field.
+// deadlines are plain integers with a sentinel, the flags are bits of one byte, what only TLS
+// or a PROXY-protocol listener needs is one box, and why a connection closed travels with the
+// release it schedules instead of in a field. The fields are declared so that they pack.
 import Dispatch
 import CLinux
 import Forwarding
@@ -62,7 +63,7 @@ import Platform
 /// onto its own loop with `connection.loop.execute`), but every property and method except
 /// `loop`, `id` and `remoteAddress` must be used on `loop.queue` only.
 public final class Connection: @unchecked Sendable {
-    enum State {
+    enum State: UInt8 {
         case connecting
         /// Reading the PROXY protocol header, before TLS or the handler sees a byte.
         case awaitingProxyHeader
@@ -83,6 +84,8 @@ public final class Connection: @unchecked Sendable {
     public let remoteAddress: SocketAddress
     /// Whether the connection is TLS (its handshake may still be under way).
     public let usesTLS: Bool
+    private(set) var state: State
+    private var flags: Flags = []
     /// What the connection's events go to: set when it is made, dropped when its close is
     /// reported. Upper layers find their own object for a connection here. Loop-confined.
     public internal(set) var handler: ConnectionHandler?
@@ -90,9 +93,8 @@ public final class Connection: @unchecked Sendable {
     /// Shared with every connection of the same listener (or client setup).
     let context: ConnectionContext
     private var output = WriteQueue()
-    private var tls: TLSSession?
-    /// Only on PROXY protocol listeners; boxed, so other connections pay one word for it.
-    private var proxyHeaderState: ProxyHeaderState?
+    /// Only on TLS connections and PROXY protocol listeners.
+    private var layers: Layers?
     /// `deadline`, or `noDeadline`: an optional would take twice the space.
     private var upperDeadline = Connection.noDeadline
     /// The transport's own deadline (PROXY header, TLS handshake, linger), or `noDeadline`.
@@ -100,18 +102,6 @@ public final class Connection: @unchecked Sendable {
     let descriptor: Int32
     /// The connection's slot in its loop's table while registered, or -1 (Readiness.swift).
     var slot: Int32 = -1
-    private(set) var state: State
-    /// The descriptor is in the loop's epoll set.
-    private var isPolled = false
-    private var isReading = false
-    /// Output is blocked: the loop also watches for writability.
-    private var isWaitingForWritable = false
-    /// Set by `cork()`: sends queue without writing until `uncork()`.
-    private var isCorked = false
-    /// Output waits for the end of the current block (`EventLoop.deferFlush`).
-    private var isFlushDeferred = false
-    private var isAboveHighWater = false
-    private var isCloseRequested = false
 
     private static let noDeadline = Int64.max
 
@@ -122,17 +112,93 @@ public final class Connection: @unchecked Sendable {
         self.loop = loop
         self.id = loop.makeConnectionID()
         self.context = context
-        self.tls = tls
         self.usesTLS = tls != nil
         self.handler = handler
         self.state = state
+        if let tls { layers = Layers(tls: tls) }
     }
 
     private var options: ConnectionOptions { context.options }
 
-    private indirect enum ProxyHeaderState {
+    private enum ProxyHeaderState {
         case reading(ProxyHeaderParser)
         case read(ProxyHeader)
+    }
+
+    /// What only some connections need: the TLS session, the PROXY header being read or read.
+    /// Boxed, so a plain connection pays one word for both.
+    private final class Layers {
+        var tls: TLSSession?
+        var proxyHeaderState: ProxyHeaderState?
+
+        init(tls: TLSSession?) { self.tls = tls }
+    }
+
+    private var tls: TLSSession? {
+        get { layers?.tls }
+        set { layers?.tls = newValue }
+    }
+
+    private var proxyHeaderState: ProxyHeaderState? {
+        get { layers?.proxyHeaderState }
+        set {
+            if layers == nil { layers = Layers(tls: nil) }
+            layers?.proxyHeaderState = newValue
+        }
+    }
+
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let isPolled = Flags(rawValue: 1 << 0)
+        static let isReading = Flags(rawValue: 1 << 1)
+        static let isWaitingForWritable = Flags(rawValue: 1 << 2)
+        static let isCorked = Flags(rawValue: 1 << 3)
+        static let isFlushDeferred = Flags(rawValue: 1 << 4)
+        static let isAboveHighWater = Flags(rawValue: 1 << 5)
+        static let isCloseRequested = Flags(rawValue: 1 << 6)
+
+        mutating func set(_ flag: Flags, to isOn: Bool) {
+            if isOn { insert(flag) } else { remove(flag) }
+        }
+    }
+
+    /// The descriptor is in the loop's epoll set.
+    private var isPolled: Bool {
+        get { flags.contains(.isPolled) }
+        set { flags.set(.isPolled, to: newValue) }
+    }
+
+    private var isReading: Bool {
+        get { flags.contains(.isReading) }
+        set { flags.set(.isReading, to: newValue) }
+    }
+
+    /// Output is blocked: the loop also watches for writability.
+    private var isWaitingForWritable: Bool {
+        get { flags.contains(.isWaitingForWritable) }
+        set { flags.set(.isWaitingForWritable, to: newValue) }
+    }
+
+    /// Set by `cork()`: sends queue without writing until `uncork()`.
+    private var isCorked: Bool {
+        get { flags.contains(.isCorked) }
+        set { flags.set(.isCorked, to: newValue) }
+    }
+
+    /// Output waits for the end of the current block (`EventLoop.deferFlush`).
+    private var isFlushDeferred: Bool {
+        get { flags.contains(.isFlushDeferred) }
+        set { flags.set(.isFlushDeferred, to: newValue) }
+    }
+
+    private var isAboveHighWater: Bool {
+        get { flags.contains(.isAboveHighWater) }
+        set { flags.set(.isAboveHighWater, to: newValue) }
+    }
+
+    private var isCloseRequested: Bool {
+        get { flags.contains(.isCloseRequested) }
+        set { flags.set(.isCloseRequested, to: newValue) }
     }
 
     // MARK: Public API (loop-confined)
