@@ -7,8 +7,10 @@
 // and commands from the application (`send`, `sendPing`, `close`). Every call appends what
 // it produced to a caller-owned `WebSocketOutput`: events for the application, bytes for the
 // transport and a flag asking the transport to close. Nothing here touches a socket, a clock
-// or a queue; the I/O shell performs the output. The object is not thread-safe: the shell
-// confines each connection to one serial queue and makes every call from it.
+// or a queue; the I/O shell performs the output. It is not thread-safe: the shell confines
+// each connection to one serial queue and makes every call from it. The machine is a value
+// (`WebSocketStateMachine`), so a shell that holds many can keep each inside its own
+// connection object; `WebSocketConnection` is the same machine behind a reference.
 //
 // States:
 //
@@ -51,8 +53,11 @@
 // buffer on its way to the inflater, and outgoing compression uses the caller's
 // `WebSocketOutput` as its scratch space (a server shares one per event loop).
 
-/// One established WebSocket connection, either end. See the theory of operation above.
-public final class WebSocketConnection {
+/// One established WebSocket connection, either end, as a value: a shell that holds many
+/// (the server) keeps it inline in its own connection object; `WebSocketConnection` holds one
+/// by reference for everyone else. See the theory of operation above. Never copy one in use:
+/// copies would share its compressors.
+package struct WebSocketStateMachine {
     enum State {
         case open
         /// We sent a close; its code and reason are reported when the peer's close arrives.
@@ -89,7 +94,7 @@ public final class WebSocketConnection {
     }
 
     /// Masked compressed input is unmasked through a stack buffer of this many bytes at a time.
-    static let unmaskingChunkSize = 4096
+    package static let unmaskingChunkSize = 4096
 
     private let shared: WebSocketConfiguration.Shared
     private let inflater: MessageInflater?
@@ -102,39 +107,26 @@ public final class WebSocketConnection {
     private var decoder = FrameDecoder.Progress()
     private var currentFrame: FrameInProgress?
     /// The permessage-deflate parameters agreed in the handshake, or nil.
-    public let deflate: DeflateParameters?
+    package let deflate: DeflateParameters?
     private var incoming: IncomingMessage?
     private var utf8 = UTF8Validator()
-    public let role: Role
+    package let role: Role
 
     /// Limits and ping behaviour.
-    public var configuration: WebSocketConfiguration { shared.configuration }
+    package var configuration: WebSocketConfiguration { shared.configuration }
 
     /// Why we failed the connection, if we did; for logs.
-    public var violation: ProtocolViolation? {
+    package var violation: ProtocolViolation? {
         if case .failed(let violation) = state { return violation }
         return nil
-    }
-
-    /// - Parameters:
-    ///   - role: which end we are; decides masking in both directions.
-    ///   - configuration: limits and ping behaviour.
-    ///   - deflate: the negotiated permessage-deflate parameters, nil if not negotiated.
-    ///   - maskingKeyGenerator: source of client masking keys (unused by servers). A parameter so
-    ///     tests are deterministic; the default is the system's secure generator.
-    public convenience init(role: Role, configuration: WebSocketConfiguration = WebSocketConfiguration(),
-                            deflate: DeflateParameters? = nil,
-                            maskingKeyGenerator: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
-        self.init(role: role, sharing: WebSocketConfiguration.Shared(configuration), deflate: deflate,
-                  maskingKeyGenerator: maskingKeyGenerator)
     }
 
     /// A connection whose limits are `shared` with others (a server route's connections).
     /// - Parameters:
     ///   - maskingKeyGenerator: source of client masking keys, ignored by servers; nil: the
     ///     system's secure generator.
-    public init(role: Role, sharing shared: WebSocketConfiguration.Shared, deflate: DeflateParameters? = nil,
-                maskingKeyGenerator: (any RandomNumberGenerator)? = nil) {
+    package init(role: Role, sharing shared: WebSocketConfiguration.Shared, deflate: DeflateParameters? = nil,
+                 maskingKeyGenerator: (any RandomNumberGenerator)? = nil) {
         self.role = role
         self.shared = shared
         self.deflate = deflate
@@ -162,13 +154,13 @@ public final class WebSocketConnection {
     }
 
     /// Whether messages may still be sent (we have not closed and the connection is not over).
-    public var isOpen: Bool {
+    package var isOpen: Bool {
         if case .open = state { return true }
         return false
     }
 
     /// Whether the connection is over: `.closed` has been reported.
-    public var isClosed: Bool {
+    package var isClosed: Bool {
         switch state {
         case .closed, .failed: true
         case .open, .closeSent: false
@@ -187,19 +179,19 @@ public final class WebSocketConnection {
 
     /// Whether a receive buffer holds storage right now (for tests and memory accounting):
     /// only while a message or a control frame is being received.
-    public var holdsReceiveBuffers: Bool {
+    package var holdsReceiveBuffers: Bool {
         messageBuffer.capacity > 0 || controlBuffer.capacity > 0
     }
 
     /// Whether zlib memory is held right now (for tests and memory accounting).
-    public var holdsCompressionMemory: Bool {
+    package var holdsCompressionMemory: Bool {
         (inflater?.holdsStream ?? false) || (deflater?.holdsStream ?? false)
     }
 
     // MARK: Input
 
     /// Processes bytes from the transport, in pieces of any size.
-    public func receive(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) {
+    package mutating func receive(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) {
         _ = process(bytes, stoppingAfterMessage: false, into: &output)
     }
 
@@ -209,11 +201,11 @@ public final class WebSocketConnection {
     /// looked at: if a valid message and a bad frame arrive in one read, the answer still goes
     /// out ahead of our close frame, as a peer that pipelines expects. Everything is consumed
     /// once the connection is over.
-    public func receiveUntilMessage(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Int {
+    package mutating func receiveUntilMessage(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Int {
         process(bytes, stoppingAfterMessage: true, into: &output)
     }
 
-    private func process(_ bytes: UnsafeRawBufferPointer, stoppingAfterMessage: Bool,
+    private mutating func process(_ bytes: UnsafeRawBufferPointer, stoppingAfterMessage: Bool,
                          into output: inout WebSocketOutput) -> Int {
         if isClosed { return bytes.count }
         let limits = decoderLimits
@@ -236,14 +228,14 @@ public final class WebSocketConnection {
     }
 
     /// Processes bytes from the transport; see `receive(_:into:)`.
-    public func receive(_ bytes: [UInt8], into output: inout WebSocketOutput) {
+    package mutating func receive(_ bytes: [UInt8], into output: inout WebSocketOutput) {
         bytes.withUnsafeBytes { receive($0, into: &output) }
     }
 
     /// The transport reached end of input (or failed, or the close timeout expired). Unless the
     /// connection is already over, this reports `.closed(code: 1006, initiatedByPeer: true)`
     /// (RFC 6455 §7.1.5) or, after our own close, `.closed(1006, initiatedByPeer: false)`.
-    public func receiveEndOfInput(into output: inout WebSocketOutput) {
+    package mutating func receiveEndOfInput(into output: inout WebSocketOutput) {
         let initiatedByPeer: Bool
         switch state {
         case .closed, .failed: return
@@ -258,26 +250,26 @@ public final class WebSocketConnection {
     /// Sends a text message as one frame, compressed if permessage-deflate was negotiated.
     /// Returns false (and sends nothing) once we have closed or the connection is over.
     @discardableResult
-    public func send(text: String, into output: inout WebSocketOutput) -> Bool {
+    package mutating func send(text: String, into output: inout WebSocketOutput) -> Bool {
         var text = text
         return text.withUTF8 { send(.text, payload: UnsafeRawBufferPointer($0), into: &output) }
     }
 
     /// Sends a text message whose bytes the caller guarantees are valid UTF-8.
     @discardableResult
-    public func send(textBytes bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
+    package mutating func send(textBytes bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
         send(.text, payload: bytes, into: &output)
     }
 
     /// Sends a binary message as one frame; see `send(text:into:)`.
     @discardableResult
-    public func send(binary bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
+    package mutating func send(binary bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
         send(.binary, payload: bytes, into: &output)
     }
 
     /// Sends a binary message as one frame; see `send(text:into:)`.
     @discardableResult
-    public func send(binary bytes: [UInt8], into output: inout WebSocketOutput) -> Bool {
+    package mutating func send(binary bytes: [UInt8], into output: inout WebSocketOutput) -> Bool {
         bytes.withUnsafeBytes { send(.binary, payload: $0, into: &output) }
     }
 
@@ -287,7 +279,7 @@ public final class WebSocketConnection {
     /// The shell may instead write the shared array directly after flushing `outbound`, which
     /// avoids even this copy; check `isOpen` first.
     @discardableResult
-    public func send(sharedFrame frame: [UInt8], into output: inout WebSocketOutput) -> Bool {
+    package mutating func send(sharedFrame frame: [UInt8], into output: inout WebSocketOutput) -> Bool {
         precondition(role == .server, "shared frames are unmasked server frames")
         guard isOpen else { return false }
         output.outbound.append(contentsOf: frame)
@@ -296,7 +288,7 @@ public final class WebSocketConnection {
 
     /// Sends a ping (RFC 6455 §5.5.2); the payload is at most 125 bytes.
     @discardableResult
-    public func sendPing(_ payload: [UInt8] = [], into output: inout WebSocketOutput) -> Bool {
+    package mutating func sendPing(_ payload: [UInt8] = [], into output: inout WebSocketOutput) -> Bool {
         precondition(payload.count <= 125, "control frame payloads are at most 125 bytes (RFC 6455 §5.5)")
         guard isOpen else { return false }
         payload.withUnsafeBytes { appendFrame(.ping, payload: $0, isCompressed: false, into: &output) }
@@ -306,7 +298,7 @@ public final class WebSocketConnection {
     /// Starts the close handshake (RFC 6455 §7.1.2). Only codes valid on the wire may be sent,
     /// and the reason must fit the 123 bytes left in a control frame. Does nothing once we
     /// have closed or the connection is over.
-    public func close(code: CloseCode = .normalClosure, reason: String = "",
+    package mutating func close(code: CloseCode = .normalClosure, reason: String = "",
                       into output: inout WebSocketOutput) {
         precondition(code.isValidOnWire, "close code \(code) may not be sent (RFC 6455 §7.4)")
         precondition(reason.utf8.count <= 123, "close reason longer than 123 bytes (RFC 6455 §5.5)")
@@ -317,7 +309,7 @@ public final class WebSocketConnection {
 
     // MARK: Receiving frames
 
-    private func handle(_ event: FrameDecoderEvent, into output: inout WebSocketOutput) throws(ProtocolViolation) {
+    private mutating func handle(_ event: FrameDecoderEvent, into output: inout WebSocketOutput) throws(ProtocolViolation) {
         switch event {
         case .header(let header):
             currentFrame = FrameInProgress(header)
@@ -377,7 +369,7 @@ public final class WebSocketConnection {
         }
     }
 
-    private func receiveDataPiece(_ piece: UnsafeRawBufferPointer, phase: Int, key: MaskingKey?)
+    private mutating func receiveDataPiece(_ piece: UnsafeRawBufferPointer, phase: Int, key: MaskingKey?)
         throws(ProtocolViolation)
     {
         guard let message = incoming else {
@@ -403,7 +395,7 @@ public final class WebSocketConnection {
 
     /// Unmasks `piece` a stack buffer at a time and inflates each part into the message, so no
     /// unmasked copy of it is kept.
-    private func inflateMasked(_ piece: UnsafeRawBufferPointer, key: MaskingKey, phase: Int,
+    private mutating func inflateMasked(_ piece: UnsafeRawBufferPointer, key: MaskingKey, phase: Int,
                                with inflater: MessageInflater, limit: Int) throws(ProtocolViolation) {
         var remaining = piece
         var phase = phase
@@ -421,7 +413,7 @@ public final class WebSocketConnection {
         }
     }
 
-    private func finishMessage(into output: inout WebSocketOutput) throws(ProtocolViolation) {
+    private mutating func finishMessage(into output: inout WebSocketOutput) throws(ProtocolViolation) {
         guard let message = incoming else {
             fatalError("internal inconsistency in WebSocketConnection: message end without a message")
         }
@@ -441,7 +433,7 @@ public final class WebSocketConnection {
         output.events.append(message.isText ? .text(payload) : .binary(payload))
     }
 
-    private func receiveClose(into output: inout WebSocketOutput) throws(ProtocolViolation) {
+    private mutating func receiveClose(into output: inout WebSocketOutput) throws(ProtocolViolation) {
         let code: CloseCode?
         let reason: String
         switch controlBuffer.count {
@@ -477,7 +469,7 @@ public final class WebSocketConnection {
 
     // MARK: Failing and finishing
 
-    private func fail(_ violation: ProtocolViolation, into output: inout WebSocketOutput) {
+    private mutating func fail(_ violation: ProtocolViolation, into output: inout WebSocketOutput) {
         let code = violation.closeCode
         if isOpen { appendClose(code: code, reason: "", into: &output) }
         finish(.closed(code: code, reason: "", initiatedByPeer: false), into: &output)
@@ -486,7 +478,7 @@ public final class WebSocketConnection {
 
     /// Enters `closed`: reports the last event, asks for the transport to close and drops
     /// every buffer and zlib stream.
-    private func finish(_ event: WebSocketEvent, into output: inout WebSocketOutput) {
+    private mutating func finish(_ event: WebSocketEvent, into output: inout WebSocketOutput) {
         state = .closed
         output.events.append(event)
         output.shouldCloseTransport = true
@@ -499,7 +491,7 @@ public final class WebSocketConnection {
 
     // MARK: Sending frames
 
-    private func send(_ opcode: Opcode, payload: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
+    private mutating func send(_ opcode: Opcode, payload: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
         guard isOpen else { return false }
         if let deflater {
             // Compressed into the output's scratch buffer, taken out while the frame is appended.
@@ -533,5 +525,114 @@ public final class WebSocketConnection {
         let key: MaskingKey? = maskingKeys.map { MaskingKey(rawValue: UInt32(truncatingIfNeeded: $0.generator.next())) }
         FrameEncoder.appendFrame(opcode: opcode, isCompressed: isCompressed, payload: payload, maskingKey: key,
                                  to: &output.outbound)
+    }
+}
+
+/// One established WebSocket connection, either end: a `WebSocketStateMachine` held by
+/// reference, with the same inputs and commands. See the theory of operation above.
+public final class WebSocketConnection {
+    private var machine: WebSocketStateMachine
+
+    /// - Parameters:
+    ///   - role: which end we are; decides masking in both directions.
+    ///   - configuration: limits and ping behaviour.
+    ///   - deflate: the negotiated permessage-deflate parameters, nil if not negotiated.
+    ///   - maskingKeyGenerator: source of client masking keys (unused by servers). A parameter so
+    ///     tests are deterministic; the default is the system's secure generator.
+    public convenience init(role: Role, configuration: WebSocketConfiguration = WebSocketConfiguration(),
+                            deflate: DeflateParameters? = nil,
+                            maskingKeyGenerator: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        self.init(role: role, sharing: WebSocketConfiguration.Shared(configuration), deflate: deflate,
+                  maskingKeyGenerator: maskingKeyGenerator)
+    }
+
+    /// A connection whose limits are `shared` with others.
+    /// - Parameters:
+    ///   - maskingKeyGenerator: source of client masking keys, ignored by servers; nil: the
+    ///     system's secure generator.
+    public init(role: Role, sharing shared: WebSocketConfiguration.Shared, deflate: DeflateParameters? = nil,
+                maskingKeyGenerator: (any RandomNumberGenerator)? = nil) {
+        machine = WebSocketStateMachine(role: role, sharing: shared, deflate: deflate,
+                                        maskingKeyGenerator: maskingKeyGenerator)
+    }
+
+    public var role: Role { machine.role }
+    /// Limits and ping behaviour.
+    public var configuration: WebSocketConfiguration { machine.configuration }
+    /// The permessage-deflate parameters agreed in the handshake, or nil.
+    public var deflate: DeflateParameters? { machine.deflate }
+    /// Why we failed the connection, if we did; for logs.
+    public var violation: ProtocolViolation? { machine.violation }
+    /// Whether messages may still be sent (we have not closed and the connection is not over).
+    public var isOpen: Bool { machine.isOpen }
+    /// Whether the connection is over: `.closed` has been reported.
+    public var isClosed: Bool { machine.isClosed }
+    /// Whether a receive buffer holds storage right now (for tests and memory accounting).
+    public var holdsReceiveBuffers: Bool { machine.holdsReceiveBuffers }
+    /// Whether zlib memory is held right now (for tests and memory accounting).
+    public var holdsCompressionMemory: Bool { machine.holdsCompressionMemory }
+
+    /// Processes bytes from the transport, in pieces of any size.
+    public func receive(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) {
+        machine.receive(bytes, into: &output)
+    }
+
+    /// Processes bytes up to and including the frame that completes the next data message;
+    /// see `WebSocketStateMachine.receiveUntilMessage(_:into:)`.
+    public func receiveUntilMessage(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Int {
+        machine.receiveUntilMessage(bytes, into: &output)
+    }
+
+    /// Processes bytes from the transport; see `receive(_:into:)`.
+    public func receive(_ bytes: [UInt8], into output: inout WebSocketOutput) {
+        machine.receive(bytes, into: &output)
+    }
+
+    /// The transport reached end of input; see `WebSocketStateMachine.receiveEndOfInput(into:)`.
+    public func receiveEndOfInput(into output: inout WebSocketOutput) {
+        machine.receiveEndOfInput(into: &output)
+    }
+
+    /// Sends a text message as one frame, compressed if permessage-deflate was negotiated.
+    /// Returns false (and sends nothing) once we have closed or the connection is over.
+    @discardableResult
+    public func send(text: String, into output: inout WebSocketOutput) -> Bool {
+        machine.send(text: text, into: &output)
+    }
+
+    /// Sends a text message whose bytes the caller guarantees are valid UTF-8.
+    @discardableResult
+    public func send(textBytes bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
+        machine.send(textBytes: bytes, into: &output)
+    }
+
+    /// Sends a binary message as one frame; see `send(text:into:)`.
+    @discardableResult
+    public func send(binary bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
+        machine.send(binary: bytes, into: &output)
+    }
+
+    /// Sends a binary message as one frame; see `send(text:into:)`.
+    @discardableResult
+    public func send(binary bytes: [UInt8], into output: inout WebSocketOutput) -> Bool {
+        machine.send(binary: bytes, into: &output)
+    }
+
+    /// Appends a frame made once by `FrameEncoder.makeServerFrame` for many connections; see
+    /// `WebSocketStateMachine.send(sharedFrame:into:)`.
+    @discardableResult
+    public func send(sharedFrame frame: [UInt8], into output: inout WebSocketOutput) -> Bool {
+        machine.send(sharedFrame: frame, into: &output)
+    }
+
+    /// Sends a ping (RFC 6455 §5.5.2); the payload is at most 125 bytes.
+    @discardableResult
+    public func sendPing(_ payload: [UInt8] = [], into output: inout WebSocketOutput) -> Bool {
+        machine.sendPing(payload, into: &output)
+    }
+
+    /// Starts the close handshake (RFC 6455 §7.1.2); see `WebSocketStateMachine.close(code:reason:into:)`.
+    public func close(code: CloseCode = .normalClosure, reason: String = "", into output: inout WebSocketOutput) {
+        machine.close(code: code, reason: reason, into: &output)
     }
 }

@@ -7,7 +7,7 @@
 //     └── or, for a plain answer on a persistent HTTP/1.1 connection, wait for the next request
 //
 // In the handshake phase bytes go to `HTTPRequestParser`; a complete head is routed: an
-// upgrade on a WebSocket path gets the 101 and a `WebSocketConnection` (the sans-I/O state
+// upgrade on a WebSocket path gets the 101 and a `WebSocketStateMachine` (the sans-I/O state
 // machine), anything else a plain HTTP response (the web app's files, health, metrics) and,
 // unless both sides keep the connection, a graceful close. Bytes that arrived after the head
 // (a client may pipeline its first frame, or its next request) go to whatever comes next.
@@ -34,10 +34,11 @@
 // Memory: an idle client holds only its own state. What every connection of the listener shares
 // (the routes, the limits and timeouts, the counters, the log) is one `ClientConnectionContext`;
 // what only the handshake needs (the request parser, the count of plain answers, whether a
-// proxy's headers are awaited) is a `HandshakeState` freed at the upgrade; the client's origin is
-// derived from the transport unless forwarding headers named someone else; and the output value
-// the state machine writes into is the loop's (`WebSocketScratch`), empty between calls, since
-// every connection of a loop runs on its queue one call at a time.
+// proxy's headers are awaited) is a `HandshakeState` freed at the upgrade; the WebSocket state
+// machine is a value kept inline, not an object of its own; the client's origin is derived from
+// the transport unless forwarding headers named someone else; and the output value the state
+// machine writes into is the loop's (`WebSocketScratch`), empty between calls, since every
+// connection of a loop runs on its queue one call at a time.
 //
 // Confinement: an instance is created by the transport on the connection's event loop and every
 // method runs on that loop's serial queue (the transport guarantees it for callbacks; endpoints
@@ -98,7 +99,8 @@ final class WebSocketScratch {
 package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Sendable {
     private enum Phase {
         case handshake(HandshakeState)
-        case webSocket(WebSocketConnection, WebSocketEndpoint)
+        /// The state machine is `socket`.
+        case webSocket(WebSocketEndpoint)
         case closed
     }
 
@@ -123,6 +125,8 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     package let connection: Connection
     private let context: ClientConnectionContext
     private var phase: Phase
+    /// The WebSocket's state machine, from the upgrade to the close.
+    private var socket: WebSocketStateMachine?
     /// Pings, timeouts and the slow-consumer rule; sets `connection.deadline`.
     private var timing = ConnectionStateMachine()
     private var forwardedOrigin: ForwardedOrigin?
@@ -226,8 +230,8 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         switch phase {
         case .handshake:
             receiveRequests(bytes)
-        case .webSocket(let socket, _):
-            feed(socket, bytes)
+        case .webSocket:
+            feed(bytes)
         case .closed:
             break
         }
@@ -236,11 +240,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     package func connectionDidDrain(_ connection: Connection) {}
 
     package func connectionDeadlineReached(_ connection: Connection) {
-        let socket: WebSocketConnection?
-        switch phase {
-        case .handshake: socket = nil
-        case .webSocket(let open, _): socket = open
-        case .closed:
+        if case .closed = phase {
             connection.close(flushFirst: false)
             return
         }
@@ -255,15 +255,15 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         case .endTimedOut(let reason):
             metrics.closes.increment(label: reason)
             limits.logger?.info("connection_timed_out", ["connection.id": connection.id, "reason": reason])
-            if let socket {
-                socket.receiveEndOfInput(into: &scratch.output)
-                flush(socket)
+            if socket != nil {
+                socket!.receiveEndOfInput(into: &scratch.output)
+                flush()
             }
             connection.close(flushFirst: false)
         case .sendPing:
-            guard let socket else { return }
-            socket.sendPing(into: &scratch.output)
-            flush(socket)
+            guard socket != nil else { return }
+            socket!.sendPing(into: &scratch.output)
+            flush()
             connection.deadline = timing.deadline
         case .dropSlowConsumer:
             fatalError("internal inconsistency in ClientConnection: a deadline is never a slow consumer")
@@ -281,16 +281,17 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         if case .tlsFailure(let failure) = reason, let label = Self.handshakeFailureLabel(failure) {
             noteHandshakeFailure(label, detail: failure.message)
         }
-        if case .webSocket(let socket, let endpoint) = phase {
+        if case .webSocket(let endpoint) = phase {
             phase = .closed
-            if !socket.isClosed {
+            if socket?.isClosed == false {
                 let scratch = self.scratch
-                socket.receiveEndOfInput(into: &scratch.output)
+                socket!.receiveEndOfInput(into: &scratch.output)
                 Self.clearOutput(scratch)
             }
             endpoint.webSocketDidClose(self)
         }
         phase = .closed
+        socket = nil
     }
 
     // MARK: Handshake
@@ -337,14 +338,14 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
                 return
             }
             connection.send(upgrade.responseBytes)
-            let socket = WebSocketConnection(role: .server, sharing: route.configuration, deflate: upgrade.deflate)
+            socket = WebSocketStateMachine(role: .server, sharing: route.configuration, deflate: upgrade.deflate)
             let endpoint = route.makeEndpoint(connection.loop)
-            phase = .webSocket(socket, endpoint)
+            phase = .webSocket(endpoint)
             metrics.webSocketsOpened.increment()
             timing.upgraded(now: connection.loop.now, limits: context.timing)
             connection.deadline = timing.deadline
             endpoint.webSocketDidOpen(self)
-            if !leftover.isEmpty { feed(socket, leftover) }
+            if !leftover.isEmpty { feed(leftover) }
         case .reject(let response):
             noteHandshakeFailure("status_\(response.status)")
             respondAndClose(response, isHead: false)
@@ -383,21 +384,22 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     // MARK: WebSocket
 
-    private func feed(_ socket: WebSocketConnection, _ bytes: UnsafeRawBufferPointer) {
-        timing.bytesArrived(now: connection.loop.now, isOpen: socket.isOpen, limits: context.timing)
+    private func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard socket != nil else { fatalError("internal inconsistency in ClientConnection: WebSocket input without a state machine") }
+        timing.bytesArrived(now: connection.loop.now, isOpen: socket!.isOpen, limits: context.timing)
         connection.deadline = timing.deadline
         let scratch = self.scratch
         // One message at a time, so the endpoint's answer to a message is written before any
         // later frame in the same read can fail the connection (strict in-order processing).
         var offset = 0
         repeat {
-            offset += socket.receiveUntilMessage(UnsafeRawBufferPointer(rebasing: bytes[offset...]), into: &scratch.output)
-            deliver(socket, scratch)
-        } while offset < bytes.count && !socket.isClosed
+            offset += socket!.receiveUntilMessage(UnsafeRawBufferPointer(rebasing: bytes[offset...]), into: &scratch.output)
+            deliver(scratch)
+        } while offset < bytes.count && socket?.isClosed == false
     }
 
     /// Writes what the state machine produced, then hands its events to the endpoint in order.
-    private func deliver(_ socket: WebSocketConnection, _ scratch: WebSocketScratch) {
+    private func deliver(_ scratch: WebSocketScratch) {
         // Taken out (not copied), so the endpoint's own sends, on this connection or another of
         // the loop, find the loop's output empty; handed back afterwards with its capacity.
         var events: [WebSocketEvent] = []
@@ -406,8 +408,8 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
             events.removeAll(keepingCapacity: true)
             if scratch.output.events.isEmpty { swap(&events, &scratch.output.events) }
         }
-        flush(socket)
-        guard case .webSocket(_, let endpoint) = phase else { return }
+        flush()
+        guard case .webSocket(let endpoint) = phase else { return }
         for event in events {
             switch event {
             case .text(let bytes):
@@ -426,7 +428,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     /// Hands pending output to the transport, leaving the loop's output empty; closes the
     /// transport when the state machine says so.
-    private func flush(_ socket: WebSocketConnection) {
+    private func flush() {
         let scratch = self.scratch
         let backlog = connection.queuedByteCount
         if !scratch.output.outbound.isEmpty {
@@ -438,11 +440,11 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         Self.clearOutput(scratch)
         if shouldClose {
             connection.close(flushFirst: true)
-        } else if !socket.isOpen, !socket.isClosed {
+        } else if socket?.isOpen == false, socket?.isClosed == false {
             timing.closingStarted(now: connection.loop.now, limits: context.timing)
             connection.deadline = timing.deadline
         }
-        checkSlowConsumer(socket, backlog: backlog)
+        checkSlowConsumer(backlog: backlog)
     }
 
     /// Empties the loop's output for the next call, whichever connection makes it: its arrays
@@ -455,14 +457,14 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     /// `backlog` is what was queued before the latest send: a peer is slow when earlier output
     /// is still waiting past the limit, not because one message (a 16 MiB echo) is larger than it.
-    private func checkSlowConsumer(_ socket: WebSocketConnection, backlog: Int) {
+    private func checkSlowConsumer(backlog: Int) {
         guard timing.outputQueued(backlog: backlog, limits: context.timing) == .dropSlowConsumer else { return }
         metrics.slowConsumerDisconnects.increment()
         limits.logger?.warning("slow_consumer_closed", ["connection.id": connection.id,
                                                         "remote": clientOrigin.description,
                                                         "queued_bytes": connection.queuedByteCount])
         let scratch = self.scratch
-        socket.close(code: .policyViolation, reason: "too slow: output buffer full", into: &scratch.output)
+        socket?.close(code: .policyViolation, reason: "too slow: output buffer full", into: &scratch.output)
         let bytes = scratch.output.takeOutbound()
         Self.clearOutput(scratch)
         connection.send(bytes)
@@ -510,50 +512,53 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     /// What runs on the upgraded connection; nil before the upgrade and after the close.
     package var webSocketEndpoint: WebSocketEndpoint? {
-        if case .webSocket(_, let endpoint) = phase { return endpoint }
+        if case .webSocket(let endpoint) = phase { return endpoint }
         return nil
     }
 
+    /// The permessage-deflate parameters agreed at the upgrade, or nil.
+    private var negotiatedDeflate: DeflateParameters? { socket?.deflate ?? nil }
+
     package var isOpen: Bool {
-        if case .webSocket(let socket, _) = phase { return socket.isOpen && !timing.isSlowConsumer }
+        if case .webSocket = phase { return socket?.isOpen == true && !timing.isSlowConsumer }
         return false
     }
 
     package func send(text bytes: [UInt8]) {
-        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        guard isOpen else { return }
         metrics.messagesOut.increment()
         let scratch = self.scratch
-        bytes.withUnsafeBytes { _ = socket.send(textBytes: $0, into: &scratch.output) }
-        flush(socket)
+        bytes.withUnsafeBytes { _ = socket!.send(textBytes: $0, into: &scratch.output) }
+        flush()
     }
 
     package func send(binary bytes: [UInt8]) {
-        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        guard isOpen else { return }
         metrics.messagesOut.increment()
-        _ = socket.send(binary: bytes, into: &scratch.output)
-        flush(socket)
+        _ = socket!.send(binary: bytes, into: &scratch.output)
+        flush()
     }
 
     package func send(shared message: SharedMessage) {
-        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        guard isOpen else { return }
         metrics.messagesOut.increment()
-        let frame = message.frame(for: socket.deflate)
+        let frame = message.frame(for: negotiatedDeflate)
         metrics.bytesOut.add(frame.count)
         let backlog = connection.queuedByteCount
         connection.send(frame)
-        checkSlowConsumer(socket, backlog: backlog)
+        checkSlowConsumer(backlog: backlog)
     }
 
     /// One gathered write from the batch's shared vectors when nothing is queued for this client.
     @discardableResult
     package func send(shared batch: SharedBatch) -> Bool {
-        guard case .webSocket(let socket, _) = phase, socket.isOpen, !timing.isSlowConsumer else { return false }
+        guard isOpen else { return false }
         metrics.messagesOut.add(batch.messages.count)
-        let output = batch.output(for: socket.deflate)
+        let output = batch.output(for: negotiatedDeflate)
         metrics.bytesOut.add(output.byteCount)
         let backlog = connection.queuedByteCount
         connection.send(output)
-        checkSlowConsumer(socket, backlog: backlog)
+        checkSlowConsumer(backlog: backlog)
         return true
     }
 
@@ -561,8 +566,8 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     package func uncork() { connection.uncork() }
 
     package func close(code: CloseCode, reason: String) {
-        guard case .webSocket(let socket, _) = phase else { return }
-        socket.close(code: code, reason: reason, into: &scratch.output)
-        flush(socket)
+        guard case .webSocket = phase else { return }
+        socket?.close(code: code, reason: reason, into: &scratch.output)
+        flush()
     }
 }

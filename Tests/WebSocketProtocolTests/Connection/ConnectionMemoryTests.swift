@@ -49,11 +49,11 @@ import TestSupport
         var generator = SeededGenerator(seed: 42)
         // Incompressible, so the compressed payload is longer than the stack buffer it is
         // unmasked through, several times over.
-        let message = (0..<(3 * WebSocketConnection.unmaskingChunkSize + 123)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let message = (0..<(3 * WebSocketStateMachine.unmaskingChunkSize + 123)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let compressed = MessageDeflater(windowBits: 15, keepsContext: false).compress(message)
-        #expect(compressed.count > 3 * WebSocketConnection.unmaskingChunkSize)
+        #expect(compressed.count > 3 * WebSocketStateMachine.unmaskingChunkSize)
         let input = clientFrame(rsv: 0b100, opcode: 2, compressed)
-        let chunk = WebSocketConnection.unmaskingChunkSize
+        let chunk = WebSocketStateMachine.unmaskingChunkSize
         let header = input.count - compressed.count
         let cuts = [0, 1, header, header + 1, header + chunk - 1, header + chunk, header + chunk + 3,
                     header + 2 * chunk + 2, input.count - 1, input.count]
