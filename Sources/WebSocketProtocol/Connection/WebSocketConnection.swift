@@ -47,11 +47,28 @@
 // Memory: a server holds thousands of these, mostly idle, so one keeps only what is its own.
 // The limits are a `WebSocketConfiguration.Shared` that every connection of a route points to
 // (the frame decoder keeps only its progress and is handed the limits); what is rare is boxed
-// (the close we sent, the violation that failed us, a client's masking-key generator, which a
-// server has none of); and no buffer outlives the call or the frame that needs it: control
+// (the close we sent, the violation that failed us); a client's masking keys are a parameter
+// of each call that may send a frame (`MaskingKeySource`, which `WebSocketConnection` keeps
+// for its client), so a server's machine holds nothing for them; and no buffer outlives the
+// call or the frame that needs it: control
 // payloads are dropped once handled, masked compressed input is unmasked through a small stack
 // buffer on its way to the inflater, and outgoing compression uses the caller's
 // `WebSocketOutput` as its scratch space (a server shares one per event loop).
+
+/// A client's source of masking keys (RFC 6455 §5.3: a fresh, unpredictable key per frame).
+/// A reference, so a connection's copy of it draws from one generator.
+package final class MaskingKeySource {
+    private var generator: any RandomNumberGenerator
+
+    /// `generator`: the system's secure generator in production; a seeded one in tests.
+    package init(_ generator: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        self.generator = generator
+    }
+
+    package func next() -> MaskingKey {
+        MaskingKey(rawValue: UInt32(truncatingIfNeeded: generator.next()))
+    }
+}
 
 /// One established WebSocket connection, either end, as a value: a shell that holds many
 /// (the server) keeps it inline in its own connection object; `WebSocketConnection` holds one
@@ -87,11 +104,6 @@ package struct WebSocketStateMachine {
         }
     }
 
-    /// A client's source of masking keys; servers mask nothing and hold none.
-    private final class MaskingKeySource {
-        var generator: any RandomNumberGenerator
-        init(_ generator: any RandomNumberGenerator) { self.generator = generator }
-    }
 
     /// Masked compressed input is unmasked through a stack buffer of this many bytes at a time.
     package static let unmaskingChunkSize = 4096
@@ -99,7 +111,6 @@ package struct WebSocketStateMachine {
     private let shared: WebSocketConfiguration.Shared
     private let inflater: MessageInflater?
     private let deflater: MessageDeflater?
-    private let maskingKeys: MaskingKeySource?
     private var state: State = .open
     private var messageBuffer: [UInt8] = []
     /// The payload of the control frame being received; empty between control frames.
@@ -122,18 +133,12 @@ package struct WebSocketStateMachine {
     }
 
     /// A connection whose limits are `shared` with others (a server route's connections).
-    /// - Parameters:
-    ///   - maskingKeyGenerator: source of client masking keys, ignored by servers; nil: the
-    ///     system's secure generator.
-    package init(role: Role, sharing shared: WebSocketConfiguration.Shared, deflate: DeflateParameters? = nil,
-                 maskingKeyGenerator: (any RandomNumberGenerator)? = nil) {
+    /// A client passes its `MaskingKeySource` to every call that may send a frame (randomness
+    /// is a parameter, and a server, which masks nothing, holds none).
+    package init(role: Role, sharing shared: WebSocketConfiguration.Shared, deflate: DeflateParameters? = nil) {
         self.role = role
         self.shared = shared
         self.deflate = deflate
-        switch role {
-        case .server: maskingKeys = nil
-        case .client: maskingKeys = MaskingKeySource(maskingKeyGenerator ?? SystemRandomNumberGenerator())
-        }
         if let deflate {
             switch role {
             case .server:
@@ -191,8 +196,9 @@ package struct WebSocketStateMachine {
     // MARK: Input
 
     /// Processes bytes from the transport, in pieces of any size.
-    package mutating func receive(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) {
-        _ = process(bytes, stoppingAfterMessage: false, into: &output)
+    package mutating func receive(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput,
+                                  maskingKeys: MaskingKeySource? = nil) {
+        _ = process(bytes, stoppingAfterMessage: false, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Processes bytes up to and including the frame that completes the next data message, and
@@ -201,23 +207,24 @@ package struct WebSocketStateMachine {
     /// looked at: if a valid message and a bad frame arrive in one read, the answer still goes
     /// out ahead of our close frame, as a peer that pipelines expects. Everything is consumed
     /// once the connection is over.
-    package mutating func receiveUntilMessage(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Int {
-        process(bytes, stoppingAfterMessage: true, into: &output)
+    package mutating func receiveUntilMessage(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput,
+                                              maskingKeys: MaskingKeySource? = nil) -> Int {
+        process(bytes, stoppingAfterMessage: true, into: &output, maskingKeys: maskingKeys)
     }
 
     private mutating func process(_ bytes: UnsafeRawBufferPointer, stoppingAfterMessage: Bool,
-                         into output: inout WebSocketOutput) -> Int {
+                                  into output: inout WebSocketOutput, maskingKeys: MaskingKeySource?) -> Int {
         if isClosed { return bytes.count }
         let limits = decoderLimits
         var index = 0
         do {
             while !isClosed, let event = try decoder.next(in: bytes, at: &index, limits: limits) {
                 let isMessageEnd = stoppingAfterMessage && isDataMessageEnd(event)
-                try handle(event, into: &output)
+                try handle(event, into: &output, maskingKeys: maskingKeys)
                 if isMessageEnd { return index }
             }
         } catch {
-            fail(error, into: &output)
+            fail(error, into: &output, maskingKeys: maskingKeys)
         }
         return isClosed ? bytes.count : index
     }
@@ -228,8 +235,8 @@ package struct WebSocketStateMachine {
     }
 
     /// Processes bytes from the transport; see `receive(_:into:)`.
-    package mutating func receive(_ bytes: [UInt8], into output: inout WebSocketOutput) {
-        bytes.withUnsafeBytes { receive($0, into: &output) }
+    package mutating func receive(_ bytes: [UInt8], into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) {
+        bytes.withUnsafeBytes { receive($0, into: &output, maskingKeys: maskingKeys) }
     }
 
     /// The transport reached end of input (or failed, or the close timeout expired). Unless the
@@ -250,27 +257,29 @@ package struct WebSocketStateMachine {
     /// Sends a text message as one frame, compressed if permessage-deflate was negotiated.
     /// Returns false (and sends nothing) once we have closed or the connection is over.
     @discardableResult
-    package mutating func send(text: String, into output: inout WebSocketOutput) -> Bool {
+    package mutating func send(text: String, into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) -> Bool {
         var text = text
-        return text.withUTF8 { send(.text, payload: UnsafeRawBufferPointer($0), into: &output) }
+        return text.withUTF8 { send(.text, payload: UnsafeRawBufferPointer($0), into: &output, maskingKeys: maskingKeys) }
     }
 
     /// Sends a text message whose bytes the caller guarantees are valid UTF-8.
     @discardableResult
-    package mutating func send(textBytes bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
-        send(.text, payload: bytes, into: &output)
+    package mutating func send(textBytes bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput,
+                               maskingKeys: MaskingKeySource? = nil) -> Bool {
+        send(.text, payload: bytes, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Sends a binary message as one frame; see `send(text:into:)`.
     @discardableResult
-    package mutating func send(binary bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
-        send(.binary, payload: bytes, into: &output)
+    package mutating func send(binary bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput,
+                               maskingKeys: MaskingKeySource? = nil) -> Bool {
+        send(.binary, payload: bytes, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Sends a binary message as one frame; see `send(text:into:)`.
     @discardableResult
-    package mutating func send(binary bytes: [UInt8], into output: inout WebSocketOutput) -> Bool {
-        bytes.withUnsafeBytes { send(.binary, payload: $0, into: &output) }
+    package mutating func send(binary bytes: [UInt8], into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) -> Bool {
+        bytes.withUnsafeBytes { send(.binary, payload: $0, into: &output, maskingKeys: maskingKeys) }
     }
 
     /// Appends a frame made once by `FrameEncoder.makeServerFrame` for many connections.
@@ -288,10 +297,12 @@ package struct WebSocketStateMachine {
 
     /// Sends a ping (RFC 6455 §5.5.2); the payload is at most 125 bytes.
     @discardableResult
-    package mutating func sendPing(_ payload: [UInt8] = [], into output: inout WebSocketOutput) -> Bool {
+    package mutating func sendPing(_ payload: [UInt8] = [], into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) -> Bool {
         precondition(payload.count <= 125, "control frame payloads are at most 125 bytes (RFC 6455 §5.5)")
         guard isOpen else { return false }
-        payload.withUnsafeBytes { appendFrame(.ping, payload: $0, isCompressed: false, into: &output) }
+        payload.withUnsafeBytes {
+            appendFrame(.ping, payload: $0, isCompressed: false, into: &output, maskingKeys: maskingKeys)
+        }
         return true
     }
 
@@ -299,17 +310,18 @@ package struct WebSocketStateMachine {
     /// and the reason must fit the 123 bytes left in a control frame. Does nothing once we
     /// have closed or the connection is over.
     package mutating func close(code: CloseCode = .normalClosure, reason: String = "",
-                      into output: inout WebSocketOutput) {
+                                into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) {
         precondition(code.isValidOnWire, "close code \(code) may not be sent (RFC 6455 §7.4)")
         precondition(reason.utf8.count <= 123, "close reason longer than 123 bytes (RFC 6455 §5.5)")
         guard isOpen else { return }
-        appendClose(code: code, reason: reason, into: &output)
+        appendClose(code: code, reason: reason, into: &output, maskingKeys: maskingKeys)
         state = .closeSent(code: code, reason: reason)
     }
 
     // MARK: Receiving frames
 
-    private mutating func handle(_ event: FrameDecoderEvent, into output: inout WebSocketOutput) throws(ProtocolViolation) {
+    private mutating func handle(_ event: FrameDecoderEvent, into output: inout WebSocketOutput,
+                                 maskingKeys: MaskingKeySource?) throws(ProtocolViolation) {
         switch event {
         case .header(let header):
             currentFrame = FrameInProgress(header)
@@ -353,7 +365,9 @@ package struct WebSocketStateMachine {
                 swap(&payload, &controlBuffer)
                 guard isOpen else { return }
                 if shared.configuration.repliesToPings {
-                    payload.withUnsafeBytes { appendFrame(.pong, payload: $0, isCompressed: false, into: &output) }
+                    payload.withUnsafeBytes {
+                        appendFrame(.pong, payload: $0, isCompressed: false, into: &output, maskingKeys: maskingKeys)
+                    }
                 }
                 output.events.append(.ping(payload))
             case .pong:
@@ -362,7 +376,7 @@ package struct WebSocketStateMachine {
                 guard isOpen else { return }
                 output.events.append(.pong(payload))
             case .close:
-                try receiveClose(into: &output)
+                try receiveClose(into: &output, maskingKeys: maskingKeys)
             case .text, .binary, .continuation:
                 if header.isFinal { try finishMessage(into: &output) }
             }
@@ -433,7 +447,9 @@ package struct WebSocketStateMachine {
         output.events.append(message.isText ? .text(payload) : .binary(payload))
     }
 
-    private mutating func receiveClose(into output: inout WebSocketOutput) throws(ProtocolViolation) {
+    private mutating func receiveClose(into output: inout WebSocketOutput, maskingKeys: MaskingKeySource?)
+        throws(ProtocolViolation)
+    {
         let code: CloseCode?
         let reason: String
         switch controlBuffer.count {
@@ -454,10 +470,10 @@ package struct WebSocketStateMachine {
         case .open:
             // Echo the peer's code (RFC 6455 §5.5.1), or an empty close if it sent none.
             if let code {
-                appendClose(code: code, reason: "", into: &output)
+                appendClose(code: code, reason: "", into: &output, maskingKeys: maskingKeys)
             } else {
                 appendFrame(.close, payload: UnsafeRawBufferPointer(start: nil, count: 0), isCompressed: false,
-                            into: &output)
+                            into: &output, maskingKeys: maskingKeys)
             }
             finish(.closed(code: code ?? .noStatusReceived, reason: reason, initiatedByPeer: true), into: &output)
         case .closeSent(let ourCode, let ourReason):
@@ -469,9 +485,10 @@ package struct WebSocketStateMachine {
 
     // MARK: Failing and finishing
 
-    private mutating func fail(_ violation: ProtocolViolation, into output: inout WebSocketOutput) {
+    private mutating func fail(_ violation: ProtocolViolation, into output: inout WebSocketOutput,
+                               maskingKeys: MaskingKeySource?) {
         let code = violation.closeCode
-        if isOpen { appendClose(code: code, reason: "", into: &output) }
+        if isOpen { appendClose(code: code, reason: "", into: &output, maskingKeys: maskingKeys) }
         finish(.closed(code: code, reason: "", initiatedByPeer: false), into: &output)
         state = .failed(violation)
     }
@@ -491,7 +508,8 @@ package struct WebSocketStateMachine {
 
     // MARK: Sending frames
 
-    private mutating func send(_ opcode: Opcode, payload: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
+    private mutating func send(_ opcode: Opcode, payload: UnsafeRawBufferPointer, into output: inout WebSocketOutput,
+                               maskingKeys: MaskingKeySource?) -> Bool {
         guard isOpen else { return false }
         if let deflater {
             // Compressed into the output's scratch buffer, taken out while the frame is appended.
@@ -499,30 +517,44 @@ package struct WebSocketStateMachine {
             swap(&compressed, &output.compressionScratch)
             compressed.removeAll(keepingCapacity: true)
             deflater.compress(payload, appendingTo: &compressed)
-            compressed.withUnsafeBytes { appendFrame(opcode, payload: $0, isCompressed: true, into: &output) }
+            compressed.withUnsafeBytes {
+                appendFrame(opcode, payload: $0, isCompressed: true, into: &output, maskingKeys: maskingKeys)
+            }
             swap(&compressed, &output.compressionScratch)
         } else {
-            appendFrame(opcode, payload: payload, isCompressed: false, into: &output)
+            appendFrame(opcode, payload: payload, isCompressed: false, into: &output, maskingKeys: maskingKeys)
         }
         return true
     }
 
-    private func appendClose(code: CloseCode, reason: String, into output: inout WebSocketOutput) {
+    private func appendClose(code: CloseCode, reason: String, into output: inout WebSocketOutput,
+                             maskingKeys: MaskingKeySource?) {
         var payload = (UInt8(code.rawValue >> 8), UInt8(truncatingIfNeeded: code.rawValue))
         let reasonBytes = reason.utf8
         if reasonBytes.isEmpty {
-            withUnsafeBytes(of: &payload) { appendFrame(.close, payload: $0, isCompressed: false, into: &output) }
+            withUnsafeBytes(of: &payload) {
+                appendFrame(.close, payload: $0, isCompressed: false, into: &output, maskingKeys: maskingKeys)
+            }
         } else {
             var bytes: [UInt8] = [payload.0, payload.1]
             bytes.append(contentsOf: reasonBytes)
-            bytes.withUnsafeBytes { appendFrame(.close, payload: $0, isCompressed: false, into: &output) }
+            bytes.withUnsafeBytes {
+                appendFrame(.close, payload: $0, isCompressed: false, into: &output, maskingKeys: maskingKeys)
+            }
         }
     }
 
     private func appendFrame(_ opcode: Opcode, payload: UnsafeRawBufferPointer, isCompressed: Bool,
-                             into output: inout WebSocketOutput) {
+                             into output: inout WebSocketOutput, maskingKeys: MaskingKeySource?) {
         // Clients mask every frame with a fresh key (RFC 6455 §5.3); servers never mask.
-        let key: MaskingKey? = maskingKeys.map { MaskingKey(rawValue: UInt32(truncatingIfNeeded: $0.generator.next())) }
+        let key: MaskingKey?
+        switch role {
+        case .server:
+            key = nil
+        case .client:
+            guard let maskingKeys else { preconditionFailure("a client WebSocket needs its masking keys to send") }
+            key = maskingKeys.next()
+        }
         FrameEncoder.appendFrame(opcode: opcode, isCompressed: isCompressed, payload: payload, maskingKey: key,
                                  to: &output.outbound)
     }
@@ -532,6 +564,8 @@ package struct WebSocketStateMachine {
 /// reference, with the same inputs and commands. See the theory of operation above.
 public final class WebSocketConnection {
     private var machine: WebSocketStateMachine
+    /// A client's; nil for a server.
+    private let maskingKeys: MaskingKeySource?
 
     /// - Parameters:
     ///   - role: which end we are; decides masking in both directions.
@@ -552,8 +586,11 @@ public final class WebSocketConnection {
     ///     system's secure generator.
     public init(role: Role, sharing shared: WebSocketConfiguration.Shared, deflate: DeflateParameters? = nil,
                 maskingKeyGenerator: (any RandomNumberGenerator)? = nil) {
-        machine = WebSocketStateMachine(role: role, sharing: shared, deflate: deflate,
-                                        maskingKeyGenerator: maskingKeyGenerator)
+        machine = WebSocketStateMachine(role: role, sharing: shared, deflate: deflate)
+        switch role {
+        case .server: maskingKeys = nil
+        case .client: maskingKeys = MaskingKeySource(maskingKeyGenerator ?? SystemRandomNumberGenerator())
+        }
     }
 
     public var role: Role { machine.role }
@@ -574,18 +611,18 @@ public final class WebSocketConnection {
 
     /// Processes bytes from the transport, in pieces of any size.
     public func receive(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) {
-        machine.receive(bytes, into: &output)
+        machine.receive(bytes, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Processes bytes up to and including the frame that completes the next data message;
     /// see `WebSocketStateMachine.receiveUntilMessage(_:into:)`.
     public func receiveUntilMessage(_ bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Int {
-        machine.receiveUntilMessage(bytes, into: &output)
+        machine.receiveUntilMessage(bytes, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Processes bytes from the transport; see `receive(_:into:)`.
     public func receive(_ bytes: [UInt8], into output: inout WebSocketOutput) {
-        machine.receive(bytes, into: &output)
+        machine.receive(bytes, into: &output, maskingKeys: maskingKeys)
     }
 
     /// The transport reached end of input; see `WebSocketStateMachine.receiveEndOfInput(into:)`.
@@ -597,25 +634,25 @@ public final class WebSocketConnection {
     /// Returns false (and sends nothing) once we have closed or the connection is over.
     @discardableResult
     public func send(text: String, into output: inout WebSocketOutput) -> Bool {
-        machine.send(text: text, into: &output)
+        machine.send(text: text, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Sends a text message whose bytes the caller guarantees are valid UTF-8.
     @discardableResult
     public func send(textBytes bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
-        machine.send(textBytes: bytes, into: &output)
+        machine.send(textBytes: bytes, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Sends a binary message as one frame; see `send(text:into:)`.
     @discardableResult
     public func send(binary bytes: UnsafeRawBufferPointer, into output: inout WebSocketOutput) -> Bool {
-        machine.send(binary: bytes, into: &output)
+        machine.send(binary: bytes, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Sends a binary message as one frame; see `send(text:into:)`.
     @discardableResult
     public func send(binary bytes: [UInt8], into output: inout WebSocketOutput) -> Bool {
-        machine.send(binary: bytes, into: &output)
+        machine.send(binary: bytes, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Appends a frame made once by `FrameEncoder.makeServerFrame` for many connections; see
@@ -628,11 +665,11 @@ public final class WebSocketConnection {
     /// Sends a ping (RFC 6455 §5.5.2); the payload is at most 125 bytes.
     @discardableResult
     public func sendPing(_ payload: [UInt8] = [], into output: inout WebSocketOutput) -> Bool {
-        machine.sendPing(payload, into: &output)
+        machine.sendPing(payload, into: &output, maskingKeys: maskingKeys)
     }
 
     /// Starts the close handshake (RFC 6455 §7.1.2); see `WebSocketStateMachine.close(code:reason:into:)`.
     public func close(code: CloseCode = .normalClosure, reason: String = "", into output: inout WebSocketOutput) {
-        machine.close(code: code, reason: reason, into: &output)
+        machine.close(code: code, reason: reason, into: &output, maskingKeys: maskingKeys)
     }
 }

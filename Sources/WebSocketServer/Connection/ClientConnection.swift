@@ -122,15 +122,16 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         init(_ origin: ClientOrigin) { self.origin = origin }
     }
 
+    // Declared so that they pack: the small fields sit before the state machine's alignment.
     package let connection: Connection
     private let context: ClientConnectionContext
+    private var forwardedOrigin: ForwardedOrigin?
     private var phase: Phase
-    /// The WebSocket's state machine, from the upgrade to the close.
-    private var socket: WebSocketStateMachine?
     /// Pings, timeouts and the slow-consumer rule; sets `connection.deadline`.
     private var timing = ConnectionStateMachine()
-    private var forwardedOrigin: ForwardedOrigin?
     private var holdsAddressSlot = false
+    /// The WebSocket's state machine, from the upgrade to the close.
+    private var socket: WebSocketStateMachine?
 
     /// Requests one persistent connection may make before it is closed: far more than a page
     /// load needs, and a bound on what one connection can ask for.
