@@ -31,7 +31,8 @@
 // by the linger time; `close(flushFirst: false)` tears down at once. Teardown removes the
 // descriptor from the loop's epoll instance at once (no event reaches the connection after
 // that) and closes it on a later queue turn, where the handler gets `connectionDidClose`, so a
-// connection is never freed inside one of its own callbacks.
+// connection is never freed inside one of its own callbacks; releases waiting for that turn
+// share one block (`EventLoop.releaseLater`).
 //
 // PROXY protocol. On a listener configured for it, a connection first reads the proxy's header
 // (Forwarding's ProxyHeaderParser) from the raw bytes, before any TLS record, and only then
@@ -715,10 +716,11 @@ public final class Connection: @unchecked Sendable {
             loop.readiness.remove(self)
             isPolled = false
         }
-        loop.execute { self.release(reason) }
+        loop.releaseLater(self, reason: reason)
     }
 
-    private func release(_ reason: ConnectionCloseReason) {
+    /// The loop's batch of releases (`EventLoop.releaseLater`) calls this on a later turn.
+    func release(_ reason: ConnectionCloseReason) {
         loop.syscalls.close(descriptor)
         tls = nil
         loop.unregister(self)

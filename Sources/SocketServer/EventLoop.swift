@@ -39,6 +39,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Connections with output queued during the current block, written once it ends.
     private var deferredFlushes: [Connection] = []
     private var isServingReadiness = false
+    /// Connections torn down and waiting for their release on a later turn, in order.
+    private var pendingReleases: [(Connection, ConnectionCloseReason)] = []
     /// Upper layers' objects for this loop, one per type; see `local(_:)`.
     private var locals: [ObjectIdentifier: AnyObject] = [:]
 
@@ -85,6 +87,24 @@ public final class EventLoop: @unchecked Sendable {
         // While serving readiness, the round's end writes them without another queue hop.
         if deferredFlushes.isEmpty, !isServingReadiness { queue.async { [self] in flushDeferred() } }
         deferredFlushes.append(connection)
+    }
+
+    /// Has `connection` released (its descriptor closed, its handler told why) on a later turn
+    /// than the one tearing it down, so it is never freed inside one of its own callbacks.
+    /// Releases queued before that turn comes share its block: when thousands of peers leave at
+    /// once, each costs an entry in a list instead of a block and a closure of its own. Call on
+    /// the loop.
+    func releaseLater(_ connection: Connection, reason: ConnectionCloseReason) {
+        if pendingReleases.isEmpty { queue.async { [self] in releasePending() } }
+        pendingReleases.append((connection, reason))
+    }
+
+    private func releasePending() {
+        var batch: [(Connection, ConnectionCloseReason)] = []
+        swap(&batch, &pendingReleases)
+        // A release may tear down (and so queue the release of) another connection: that one
+        // waits for the next block, which the first append to the emptied list schedules.
+        for (connection, reason) in batch { connection.release(reason) }
     }
 
     private func flushDeferred() {

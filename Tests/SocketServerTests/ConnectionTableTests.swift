@@ -75,5 +75,50 @@ extension SocketServerTests {
             peers[3].close()
             #expect(await eventually { server.connectionCount == 0 })
         }
+
+        /// Closes `other` when its own connection's close is reported: a teardown from inside
+        /// the batch of releases.
+        final class ClosingOnClose: ConnectionHandler, @unchecked Sendable {
+            var other: Connection?
+            let closes: Counter
+            init(closes: Counter) { self.closes = closes }
+            func connectionDidOpen(_ connection: Connection) {}
+            func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {}
+            func connectionDidDrain(_ connection: Connection) {}
+            func connectionDeadlineReached(_ connection: Connection) {}
+            func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
+                _ = closes.increment()
+                other?.close(flushFirst: false)
+            }
+        }
+
+        @Test func aConnectionClosedWhileReleasesRunIsReleasedToo() async throws {
+            let closes = Counter()
+            let handlers = [ClosingOnClose(closes: closes), ClosingOnClose(closes: closes)]
+            let made = Counter()
+            var configuration = SocketServerConfiguration(host: "127.0.0.1", port: 0)
+            configuration.eventLoopCount = 1
+            let server = TCPServer(configuration: configuration) { _ in handlers[made.increment() - 1] }
+            let port = try server.start()[0].port
+            defer { server.stop() }
+            let first = try RawSocket(port: port)
+            #expect(await eventually { server.connectionCount == 1 })
+            let second = try RawSocket(port: port)
+            defer { second.close() }
+            #expect(await eventually { server.connectionCount == 2 })
+            let loop = server.group.loops[0]
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                loop.execute {
+                    var connections: [Connection] = []
+                    loop.forEachConnection { connections.append($0) }
+                    let byHandler = connections.sorted { ($0.handler === handlers[0] ? 0 : 1) < ($1.handler === handlers[0] ? 0 : 1) }
+                    handlers[0].other = byHandler[1]
+                    done.resume()
+                }
+            }
+            first.close()
+            #expect(await eventually { closes.count == 2 }, "the second is released after the first's release closed it")
+            #expect(await eventually { server.connectionCount == 0 })
+        }
     }
 }
