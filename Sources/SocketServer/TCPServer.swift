@@ -2,8 +2,9 @@
 // WebSocket or the application.
 //
 // Accepting runs on its own serial queue, one DispatchSourceRead per listening socket. Each
-// readiness event accepts up to `acceptBatchSize` connections, hands each to the next loop
-// (round robin) and lets the loop set it up. When the process or system is out of descriptors
+// readiness event accepts up to `acceptBatchSize` connections, assigns each to the next loop
+// (round robin) and hands each loop its share of the batch in one block, where the loop sets
+// them up: a burst of thousands of clients costs a block per loop per batch, not one each. When the process or system is out of descriptors
 // (EMFILE/ENFILE) the accept source is suspended for `acceptBackoffMilliseconds` instead of
 // spinning on a readiness that cannot be served; existing connections are untouched.
 import Dispatch
@@ -126,6 +127,11 @@ public final class TCPServer: @unchecked Sendable {
     }
 
     private func acceptBatch(_ listener: Listener) {
+        // Each loop's share of the batch, by the loop's position in the group.
+        var assigned: [[(Int32, SocketAddress)]] = Array(repeating: [], count: group.loops.count)
+        defer {
+            for (position, peers) in assigned.enumerated() where !peers.isEmpty { hand(peers, to: group.loops[position]) }
+        }
         for _ in 0..<configuration.acceptBatchSize {
             let accepted: (Int32, SocketAddress)?
             do {
@@ -139,11 +145,13 @@ public final class TCPServer: @unchecked Sendable {
                 continue
             }
             guard let (descriptor, address) = accepted else { return }
-            adopt(descriptor: descriptor, address: address)
+            guard admit(descriptor) else { continue }
+            assigned[group.next().index].append((descriptor, address))
         }
     }
 
-    private func adopt(descriptor: Int32, address: SocketAddress) {
+    /// Counts an accepted connection against `maxConnections`; closes it when over.
+    private func admit(_ descriptor: Int32) -> Bool {
         let maximum = configuration.maxConnections
         let admitted = counts.state.withLock { counts -> Bool in
             if counts.open >= maximum {
@@ -155,27 +163,33 @@ public final class TCPServer: @unchecked Sendable {
         }
         guard admitted else {
             configuration.syscalls.close(descriptor)
-            return
+            return false
         }
         // Small frames (WebSocket pushes) must leave at once rather than wait for Nagle.
         try? configuration.syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
-        let loop = group.next()
+        return true
+    }
+
+    /// Sets up admitted connections on `loop`, in the order they were accepted.
+    private func hand(_ peers: [(Int32, SocketAddress)], to loop: EventLoop) {
         let context = connectionContext
         let tlsContext = tlsContext.withLock { $0 }
         loop.execute {
-            var session: TLSSession?
-            if let tlsContext {
-                session = try? TLSSession(context: tlsContext, serverName: nil)
-                if session == nil {
-                    loop.syscalls.close(descriptor)
-                    context.onRelease?()
-                    return
+            for (descriptor, address) in peers {
+                var session: TLSSession?
+                if let tlsContext {
+                    session = try? TLSSession(context: tlsContext, serverName: nil)
+                    if session == nil {
+                        loop.syscalls.close(descriptor)
+                        context.onRelease?()
+                        continue
+                    }
                 }
+                let connection = Connection(descriptor: descriptor, remoteAddress: address, loop: loop,
+                                            context: context, tls: session, handler: nil, state: .connecting)
+                connection.handler = self.makeHandler(connection)
+                connection.start(proxyProtocol: self.configuration.proxyProtocol)
             }
-            let connection = Connection(descriptor: descriptor, remoteAddress: address, loop: loop,
-                                        context: context, tls: session, handler: nil, state: .connecting)
-            connection.handler = self.makeHandler(connection)
-            connection.start(proxyProtocol: self.configuration.proxyProtocol)
         }
     }
 
