@@ -23,8 +23,21 @@ enum OutboxItem: Sendable {
 
 /// Confined to `loop.queue`, except `post` and `hasWatchers` (any thread).
 final class LoopRegistry: @unchecked Sendable {
+    /// A user's sessions on this loop: almost always one (one device), kept without an array.
+    private enum UserSessions {
+        case one(ClientSession)
+        case several([ClientSession])
+
+        var all: [ClientSession] {
+            switch self {
+            case .one(let session): [session]
+            case .several(let sessions): sessions
+            }
+        }
+    }
+
     let loop: EventLoop
-    private var sessionsByUser: [UserID: [ClientSession]] = [:]
+    private var sessionsByUser: [UserID: UserSessions] = [:]
     /// The sessions watching the boards, by filter.
     private var watcherGroups: [FeedFilter: WatcherGroup] = [:]
     /// Sessions watching, readable by the publisher.
@@ -32,9 +45,12 @@ final class LoopRegistry: @unchecked Sendable {
     /// Items waiting for this loop's next drain, and whether one is scheduled: the only state
     /// here written from other threads.
     private let outbox = Mutex<(items: [OutboxItem], isDrainScheduled: Bool)>(([], false))
-    /// The drained batch and the feed changes gathered from it, kept for their capacity.
+    /// The drained batch and the feed changes gathered from it, kept for their capacity up to
+    /// `retainedBatchCapacity`: a burst (thousands of logins at once) does not leave the loop
+    /// holding room for thousands of items while it is idle.
     private var draining: [OutboxItem] = []
     private var feedBatch: [FeedBroadcast] = []
+    static let retainedBatchCapacity = 256
 
     private let metrics: ServerMetrics
     private let watcherTotal: WatcherTotal
@@ -48,19 +64,35 @@ final class LoopRegistry: @unchecked Sendable {
     }
 
     func register(_ session: ClientSession, as user: UserID) {
-        if sessionsByUser[user] == nil { presence.add(user, onLoop: loop.index) }
-        sessionsByUser[user, default: []].append(session)
-    }
-
-    func unregister(_ session: ClientSession, as user: UserID) {
-        sessionsByUser[user]?.removeAll { $0 === session }
-        if sessionsByUser[user]?.isEmpty == true {
-            sessionsByUser[user] = nil
-            presence.remove(user, fromLoop: loop.index)
+        switch sessionsByUser[user] {
+        case nil:
+            presence.add(user, onLoop: loop.index)
+            sessionsByUser[user] = .one(session)
+        case .one(let first)?:
+            sessionsByUser[user] = .several([first, session])
+        case .several(var sessions)?:
+            sessionsByUser[user] = nil   // so the array is uniquely referenced while it grows
+            sessions.append(session)
+            sessionsByUser[user] = .several(sessions)
         }
     }
 
-    func sessions(of user: UserID) -> [ClientSession] { sessionsByUser[user] ?? [] }
+    func unregister(_ session: ClientSession, as user: UserID) {
+        guard let entry = sessionsByUser[user] else { return }
+        var remaining = entry.all
+        remaining.removeAll { $0 === session }
+        switch remaining.count {
+        case 0:
+            sessionsByUser[user] = nil
+            presence.remove(user, fromLoop: loop.index)
+        case 1:
+            sessionsByUser[user] = .one(remaining[0])
+        default:
+            sessionsByUser[user] = .several(remaining)
+        }
+    }
+
+    func sessions(of user: UserID) -> [ClientSession] { sessionsByUser[user]?.all ?? [] }
 
     /// Users with a logged-in session on this loop.
     var connectedUsers: Set<UserID> { Set(sessionsByUser.keys) }
@@ -156,9 +188,16 @@ final class LoopRegistry: @unchecked Sendable {
                 feedBatch.append(broadcast)
                 continue
             case .personal(let user, let sequence, let message):
-                let sessions = sessionsByUser[user] ?? []
-                if sessions.contains(where: { $0.watchedGroup != nil }) { deliverFeedBatch() }
-                for session in sessions { session.deliverPersonal(sequence: sequence, message: message) }
+                switch sessionsByUser[user] {
+                case nil:
+                    break
+                case .one(let session)?:
+                    if session.watchedGroup != nil { deliverFeedBatch() }
+                    session.deliverPersonal(sequence: sequence, message: message)
+                case .several(let sessions)?:
+                    if sessions.contains(where: { $0.watchedGroup != nil }) { deliverFeedBatch() }
+                    for session in sessions { session.deliverPersonal(sequence: sequence, message: message) }
+                }
             case .reply(let context, let result):
                 if context.session.watchedGroup != nil { deliverFeedBatch() }
                 context.session.finish(context, with: result)
@@ -168,7 +207,7 @@ final class LoopRegistry: @unchecked Sendable {
             }
         }
         deliverFeedBatch()
-        draining.removeAll(keepingCapacity: true)
+        draining.removeAll(keepingCapacity: draining.capacity <= Self.retainedBatchCapacity)
     }
 
     /// Sends each group of watchers the messages this batch of board changes causes for its
@@ -189,7 +228,7 @@ final class LoopRegistry: @unchecked Sendable {
             }
         }
         metrics.pushesSent.add(delivered)
-        feedBatch.removeAll(keepingCapacity: true)
+        feedBatch.removeAll(keepingCapacity: feedBatch.capacity <= Self.retainedBatchCapacity)
     }
 }
 
