@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// Confinement: `@unchecked Sendable` because the loop is shared across threads, but all of its
 /// mutable state (the connection table, the read buffer, the vector scratch space, upper
-/// layers' `local` objects, the serial counter) is touched only on `queue`. `execute` and `schedule` are the only entry
-/// points safe from any thread.
+/// layers' `local` objects, the serial counter) is touched only on `queue`. `execute` and
+/// `schedule` are the only entry points safe from any thread.
 public final class EventLoop: @unchecked Sendable {
     /// Vectors per gathered write, the Linux IOV_MAX.
     static let maxVectors = 1024

@@ -4,9 +4,10 @@
 // Accepting runs on its own serial queue, one DispatchSourceRead per listening socket. Each
 // readiness event accepts up to `acceptBatchSize` connections, assigns each to the next loop
 // (round robin) and hands each loop its share of the batch in one block, where the loop sets
-// them up: a burst of thousands of clients costs a block per loop per batch, not one each. When the process or system is out of descriptors
-// (EMFILE/ENFILE) the accept source is suspended for `acceptBackoffMilliseconds` instead of
-// spinning on a readiness that cannot be served; existing connections are untouched.
+// them up: a burst of thousands of clients costs a block per loop per batch, not one each.
+// When the process or system is out of descriptors (EMFILE/ENFILE) the accept source is
+// suspended for `acceptBackoffMilliseconds` instead of spinning on a readiness that cannot be
+// served; existing connections are untouched.
 import Dispatch
 import Glibc
 import Platform
@@ -130,7 +131,9 @@ public final class TCPServer: @unchecked Sendable {
         // Each loop's share of the batch, by the loop's position in the group.
         var assigned: [[(Int32, SocketAddress)]] = Array(repeating: [], count: group.loops.count)
         defer {
-            for (position, peers) in assigned.enumerated() where !peers.isEmpty { hand(peers, to: group.loops[position]) }
+            for (position, peers) in assigned.enumerated() where !peers.isEmpty {
+                hand(peers, to: group.loops[position])
+            }
         }
         for _ in 0..<configuration.acceptBatchSize {
             let accepted: (Int32, SocketAddress)?

@@ -235,7 +235,8 @@ public struct WebSocketStateMachine {
     }
 
     /// Processes bytes from the transport; see `receive(_:into:)`.
-    public mutating func receive(_ bytes: [UInt8], into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) {
+    public mutating func receive(_ bytes: [UInt8], into output: inout WebSocketOutput,
+                                 maskingKeys: MaskingKeySource? = nil) {
         bytes.withUnsafeBytes { receive($0, into: &output, maskingKeys: maskingKeys) }
     }
 
@@ -257,9 +258,12 @@ public struct WebSocketStateMachine {
     /// Sends a text message as one frame, compressed if permessage-deflate was negotiated.
     /// Returns false (and sends nothing) once we have closed or the connection is over.
     @discardableResult
-    public mutating func send(text: String, into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) -> Bool {
+    public mutating func send(text: String, into output: inout WebSocketOutput,
+                              maskingKeys: MaskingKeySource? = nil) -> Bool {
         var text = text
-        return text.withUTF8 { send(.text, payload: UnsafeRawBufferPointer($0), into: &output, maskingKeys: maskingKeys) }
+        return text.withUTF8 {
+            send(.text, payload: UnsafeRawBufferPointer($0), into: &output, maskingKeys: maskingKeys)
+        }
     }
 
     /// Sends a text message whose bytes the caller guarantees are valid UTF-8.
@@ -278,7 +282,8 @@ public struct WebSocketStateMachine {
 
     /// Sends a binary message as one frame; see `send(text:into:)`.
     @discardableResult
-    public mutating func send(binary bytes: [UInt8], into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) -> Bool {
+    public mutating func send(binary bytes: [UInt8], into output: inout WebSocketOutput,
+                              maskingKeys: MaskingKeySource? = nil) -> Bool {
         bytes.withUnsafeBytes { send(.binary, payload: $0, into: &output, maskingKeys: maskingKeys) }
     }
 
@@ -297,7 +302,8 @@ public struct WebSocketStateMachine {
 
     /// Sends a ping (RFC 6455 §5.5.2); the payload is at most 125 bytes.
     @discardableResult
-    public mutating func sendPing(_ payload: [UInt8] = [], into output: inout WebSocketOutput, maskingKeys: MaskingKeySource? = nil) -> Bool {
+    public mutating func sendPing(_ payload: [UInt8] = [], into output: inout WebSocketOutput,
+                                  maskingKeys: MaskingKeySource? = nil) -> Bool {
         precondition(payload.count <= 125, "control frame payloads are at most 125 bytes (RFC 6455 §5.5)")
         guard isOpen else { return false }
         payload.withUnsafeBytes {
