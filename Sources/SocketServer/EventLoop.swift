@@ -41,8 +41,8 @@ public final class EventLoop: @unchecked Sendable {
     private var isServingReadiness = false
     /// Connections torn down and waiting for their release on a later turn, in order.
     private var pendingReleases: [(Connection, ConnectionCloseReason)] = []
-    /// Upper layers' objects for this loop, one per type; see `local(_:)`.
-    private var locals: [ObjectIdentifier: AnyObject] = [:]
+    /// Upper layers' objects for this loop, by `LoopLocal` slot; see `local(_:)`.
+    private var locals: [AnyObject?] = []
 
     /// Creates a loop. `readBufferSize` is paid once per loop; `tickMilliseconds` is the period
     /// of the deadline sweep; `syscalls` is what its sockets call (default: the real calls).
@@ -135,16 +135,16 @@ public final class EventLoop: @unchecked Sendable {
         queue.async { [self] in handleReadiness() }
     }
 
-    /// This loop's instance of `Value`, made with `make` on first use and kept for the loop's
-    /// life. For scratch space that every connection of the loop can share because each uses it
-    /// only within one call on the loop's queue (as they share the read buffer), so that an idle
-    /// connection holds none. Call on the loop.
-    public func local<Value: AnyObject>(_ make: () -> Value) -> Value {
+    /// This loop's instance of `key`'s object, made on first use and kept for the loop's life.
+    /// For scratch space that every connection of the loop can share because each uses it only
+    /// within one call on the loop's queue (as they share the read buffer), so that an idle
+    /// connection holds none. Costs an array index per call. Call on the loop.
+    public func local<Value: AnyObject>(_ key: LoopLocal<Value>) -> Value {
         assert(isCurrent, "EventLoop.local called off its loop")
-        let key = ObjectIdentifier(Value.self)
-        if let value = locals[key] { return unsafeDowncast(value, to: Value.self) }
-        let made = make()
-        locals[key] = made
+        if key.slot < locals.count, let value = locals[key.slot] { return unsafeDowncast(value, to: Value.self) }
+        let made = key.make()
+        if key.slot >= locals.count { locals += repeatElement(nil, count: key.slot - locals.count + 1) }
+        locals[key.slot] = made
         return made
     }
 
@@ -236,3 +236,20 @@ public final class EventLoopGroup: Sendable {
         return loops[index]
     }
 }
+
+/// A kind of object every event loop keeps one of for its connections, made on first use
+/// (`EventLoop.local`). Make one key per kind, once (a `static let`): each key takes a slot in
+/// every loop's table.
+public final class LoopLocal<Value: AnyObject>: Sendable {
+    let slot: Int
+    let make: @Sendable () -> Value
+
+    /// `make` runs on the loop, the first time the loop is asked for the object.
+    public init(_ make: @escaping @Sendable () -> Value) {
+        slot = loopLocalSlots.add(1, ordering: .relaxed).oldValue
+        self.make = make
+    }
+}
+
+/// The next `LoopLocal` slot.
+private let loopLocalSlots = Atomic<Int>(0)

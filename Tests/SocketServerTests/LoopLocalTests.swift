@@ -4,29 +4,34 @@ import Testing
 
 extension SocketServerTests {
     @Suite struct LoopLocalTests {
-        final class Scratch { var uses = 0 }
-        final class OtherScratch {}
+        final class Scratch {
+            static let key = LoopLocal { Scratch() }
+            var uses = 0
+        }
+
+        final class OtherScratch {
+            static let key = LoopLocal { OtherScratch() }
+        }
 
         @Test func aLoopMakesOneInstancePerTypeAndKeepsIt() async {
             let group = EventLoopGroup(count: 2)
             let (first, second) = (group.loops[0], group.loops[1])
             let made = await withCheckedContinuation { (done: CheckedContinuation<(ObjectIdentifier, Int, Bool), Never>) in
                 first.execute {
-                    var makes = 0
-                    let one = first.local { () -> Scratch in makes += 1; return Scratch() }
+                    let one = first.local(Scratch.key)
                     one.uses += 1
-                    let again = first.local { () -> Scratch in makes += 1; return Scratch() }
+                    let again = first.local(Scratch.key)
                     again.uses += 1
-                    let other = first.local { OtherScratch() }
-                    done.resume(returning: (ObjectIdentifier(one), makes,
-                                            one === again && again.uses == 2 && ObjectIdentifier(other) != ObjectIdentifier(one)))
+                    let other = first.local(OtherScratch.key)
+                    done.resume(returning: (ObjectIdentifier(one), again.uses,
+                                            one === again && ObjectIdentifier(other) != ObjectIdentifier(one)))
                 }
             }
-            #expect(made.1 == 1, "made on first use only")
-            #expect(made.2, "the same instance every time, another for another type")
+            #expect(made.1 == 2, "made on first use only: both uses reached one instance")
+            #expect(made.2, "the same instance every time, another for another key")
             let onSecond = await withCheckedContinuation { (done: CheckedContinuation<(ObjectIdentifier, Int), Never>) in
                 second.execute {
-                    let scratch = second.local { Scratch() }
+                    let scratch = second.local(Scratch.key)
                     done.resume(returning: (ObjectIdentifier(scratch), scratch.uses))
                 }
             }

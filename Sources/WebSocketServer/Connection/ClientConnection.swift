@@ -93,6 +93,8 @@ package final class ClientConnectionContext: Sendable {
 /// each call leaves it empty (`ClientConnection.clearOutput`), so it keeps only its capacity, once
 /// per loop. Confined to its loop's queue (`EventLoop.local`).
 final class WebSocketScratch {
+    static let key = LoopLocal { WebSocketScratch() }
+
     var output = WebSocketOutput()
 }
 
@@ -156,8 +158,9 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
                             connectionUsesTLS: connection.usesTLS)
     }
 
-    /// The loop's output value; see `WebSocketScratch`.
-    private var scratch: WebSocketScratch { connection.loop.local { WebSocketScratch() } }
+    /// The loop's output value; see `WebSocketScratch`. Fetched once per call into this
+    /// connection and handed down.
+    private var scratch: WebSocketScratch { connection.loop.local(WebSocketScratch.key) }
 
     // MARK: ConnectionHandler
 
@@ -257,14 +260,16 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
             metrics.closes.increment(label: reason)
             limits.logger?.info("connection_timed_out", ["connection.id": connection.id, "reason": reason])
             if socket != nil {
+                let scratch = self.scratch
                 socket!.receiveEndOfInput(into: &scratch.output)
-                flush()
+                flush(scratch)
             }
             connection.close(flushFirst: false)
         case .sendPing:
             guard socket != nil else { return }
+            let scratch = self.scratch
             socket!.sendPing(into: &scratch.output)
-            flush()
+            flush(scratch)
             connection.deadline = timing.deadline
         case .dropSlowConsumer:
             fatalError("internal inconsistency in ClientConnection: a deadline is never a slow consumer")
@@ -409,7 +414,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
             events.removeAll(keepingCapacity: true)
             if scratch.output.events.isEmpty { swap(&events, &scratch.output.events) }
         }
-        flush()
+        flush(scratch)
         guard case .webSocket(let endpoint) = phase else { return }
         for event in events {
             switch event {
@@ -429,8 +434,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     /// Hands pending output to the transport, leaving the loop's output empty; closes the
     /// transport when the state machine says so.
-    private func flush() {
-        let scratch = self.scratch
+    private func flush(_ scratch: WebSocketScratch) {
         let backlog = connection.queuedByteCount
         if !scratch.output.outbound.isEmpty {
             let bytes = scratch.output.takeOutbound()
@@ -445,7 +449,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
             timing.closingStarted(now: connection.loop.now, limits: context.timing)
             connection.deadline = timing.deadline
         }
-        checkSlowConsumer(backlog: backlog)
+        checkSlowConsumer(backlog: backlog, scratch)
     }
 
     /// Empties the loop's output for the next call, whichever connection makes it: its arrays
@@ -458,13 +462,13 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     /// `backlog` is what was queued before the latest send: a peer is slow when earlier output
     /// is still waiting past the limit, not because one message (a 16 MiB echo) is larger than it.
-    private func checkSlowConsumer(backlog: Int) {
+    private func checkSlowConsumer(backlog: Int, _ scratch: WebSocketScratch? = nil) {
         guard timing.outputQueued(backlog: backlog, limits: context.timing) == .dropSlowConsumer else { return }
         metrics.slowConsumerDisconnects.increment()
         limits.logger?.warning("slow_consumer_closed", ["connection.id": connection.id,
                                                         "remote": clientOrigin.description,
                                                         "queued_bytes": connection.queuedByteCount])
-        let scratch = self.scratch
+        let scratch = scratch ?? self.scratch
         socket?.close(code: .policyViolation, reason: "too slow: output buffer full", into: &scratch.output)
         let bytes = scratch.output.takeOutbound()
         Self.clearOutput(scratch)
@@ -530,14 +534,15 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         metrics.messagesOut.increment()
         let scratch = self.scratch
         bytes.withUnsafeBytes { _ = socket!.send(textBytes: $0, into: &scratch.output) }
-        flush()
+        flush(scratch)
     }
 
     package func send(binary bytes: [UInt8]) {
         guard isOpen else { return }
         metrics.messagesOut.increment()
+        let scratch = self.scratch
         _ = socket!.send(binary: bytes, into: &scratch.output)
-        flush()
+        flush(scratch)
     }
 
     package func send(shared message: SharedMessage) {
@@ -568,7 +573,8 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     package func close(code: CloseCode, reason: String) {
         guard case .webSocket = phase else { return }
+        let scratch = self.scratch
         socket?.close(code: code, reason: reason, into: &scratch.output)
-        flush()
+        flush(scratch)
     }
 }
