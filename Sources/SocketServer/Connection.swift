@@ -42,16 +42,20 @@
 // sent back: before the header we cannot know whether the client would understand HTTP or TLS.
 //
 // Deadlines. The loop's coarse timer calls `checkDeadlines` on every connection; the upper
-// layer's `deadline` and the transport's own (TLS handshake, linger) are plain millisecond
-// values on the monotonic clock.
+// layer's `deadline` and the transport's own (PROXY header, TLS handshake, linger) are plain
+// millisecond values on the monotonic clock. The upper layer's can fire only while connecting,
+// handshaking or open, and the linger time runs only once a close is under way, so the two
+// share one field; the opening deadlines (PROXY header, TLS handshake) are kept with the state
+// only those connections have.
 //
 // Memory. Thousands of connections sit idle, so an idle one holds only what differs between
 // connections: what all connections of a listener share (the options, the release callback)
 // is one `ConnectionContext` they point to, the write queue holds no storage while empty
 // (WriteQueue.swift), the loop's table finds a connection by its slot (Readiness.swift), the
-// deadlines are plain integers with a sentinel, the flags are bits of one byte, what only TLS
-// or a PROXY-protocol listener needs is one box, and why a connection closed travels with the
-// release it schedules instead of in a field. The fields are declared so that they pack.
+// peer's address is kept in 19 bytes, the deadlines in one integer with a sentinel, the flags
+// in bits of one byte, what only TLS or a PROXY-protocol listener needs in one box, and why a
+// connection closed travels with the release it schedules instead of in a field. The fields
+// are declared so that they pack.
 import Dispatch
 import CLinux
 import Forwarding
@@ -81,12 +85,14 @@ public final class Connection: @unchecked Sendable {
     public let loop: EventLoop
     /// Unique within the process while the loop group lives.
     public let id: UInt64
-    /// The peer's address.
-    public let remoteAddress: SocketAddress
+    private let peer: PeerAddress
     /// Whether the connection is TLS (its handshake may still be under way).
     public let usesTLS: Bool
     private(set) var state: State
     private var flags: Flags = []
+    let descriptor: Int32
+    /// The connection's slot in its loop's table while registered, or -1 (Readiness.swift).
+    var slot: Int32 = -1
     /// What the connection's events go to: set when it is made, dropped when its close is
     /// reported. Upper layers find their own object for a connection here. Loop-confined.
     public internal(set) var handler: ConnectionHandler?
@@ -96,20 +102,16 @@ public final class Connection: @unchecked Sendable {
     private var output = WriteQueue()
     /// Only on TLS connections and PROXY protocol listeners.
     private var layers: Layers?
-    /// `deadline`, or `noDeadline`: an optional would take twice the space.
-    private var upperDeadline = Connection.noDeadline
-    /// The transport's own deadline (PROXY header, TLS handshake, linger), or `noDeadline`.
-    private var transportDeadline = Connection.noDeadline
-    let descriptor: Int32
-    /// The connection's slot in its loop's table while registered, or -1 (Readiness.swift).
-    var slot: Int32 = -1
+    /// The upper layer's `deadline` until a close is under way, then the linger deadline; or
+    /// `noDeadline` (an optional would take twice the space).
+    private var deadlineMilliseconds = Connection.noDeadline
 
-    private static let noDeadline = Int64.max
+    static let noDeadline = Int64.max
 
     init(descriptor: Int32, remoteAddress: SocketAddress, loop: EventLoop, context: ConnectionContext,
          tls: TLSSession?, handler: ConnectionHandler?, state: State) {
         self.descriptor = descriptor
-        self.remoteAddress = remoteAddress
+        self.peer = PeerAddress(remoteAddress)
         self.loop = loop
         self.id = loop.makeConnectionID()
         self.context = context
@@ -126,11 +128,13 @@ public final class Connection: @unchecked Sendable {
         case read(ProxyHeader)
     }
 
-    /// What only some connections need: the TLS session, the PROXY header being read or read.
-    /// Boxed, so a plain connection pays one word for both.
+    /// What only some connections need: the TLS session, the PROXY header being read or read,
+    /// and the deadline of either. Boxed, so a plain connection pays one word for them.
     private final class Layers {
         var tls: TLSSession?
         var proxyHeaderState: ProxyHeaderState?
+        /// When the PROXY header or the TLS handshake must be complete, or `noDeadline`.
+        var openingDeadline = Connection.noDeadline
 
         init(tls: TLSSession?) { self.tls = tls }
     }
@@ -204,14 +208,26 @@ public final class Connection: @unchecked Sendable {
 
     // MARK: Public API (loop-confined)
 
+    /// The peer's address (without an IPv6 flow label or scope, which are not kept).
+    public var remoteAddress: SocketAddress { peer.socketAddress }
+
     /// Monotonic time in ms (`EventLoop.now`) at which `connectionDeadlineReached` fires, or nil.
     /// Checked every loop tick, so it fires up to one tick late. It also fires while a client is
     /// still connecting or in its TLS handshake (a connect timeout), but not once a close has
-    /// been requested. Loop-confined.
+    /// been requested: from then on it reads nil and setting it does nothing. Loop-confined.
     public var deadline: Int64? {
-        get { upperDeadline == Self.noDeadline ? nil : upperDeadline }
-        set { upperDeadline = newValue ?? Self.noDeadline }
+        get {
+            guard !isClosing, deadlineMilliseconds != Self.noDeadline else { return nil }
+            return deadlineMilliseconds
+        }
+        set {
+            guard !isClosing else { return }
+            deadlineMilliseconds = newValue ?? Self.noDeadline
+        }
     }
+
+    /// A close is under way or done: the shared deadline field is the linger time's.
+    private var isClosing: Bool { state == .flushing || state == .halfClosed || state == .closed }
 
     /// True until teardown starts.
     public var isActive: Bool { state != .closed }
@@ -343,7 +359,7 @@ public final class Connection: @unchecked Sendable {
             if let alert = tls.takeCiphertext() { appendOutput(alert) }
         }
         state = .flushing
-        transportDeadline = loop.now + options.lingerMilliseconds
+        deadlineMilliseconds = loop.now + options.lingerMilliseconds
         if output.isEmpty {
             shutDownOutput()
         } else if !isWaitingForWritable {
@@ -364,7 +380,7 @@ public final class Connection: @unchecked Sendable {
             }
             state = .awaitingProxyHeader
             proxyHeaderState = .reading(ProxyHeaderParser())
-            transportDeadline = loop.now + options.proxyHeaderTimeoutMilliseconds
+            layers?.openingDeadline = loop.now + options.proxyHeaderTimeoutMilliseconds
             startReading()
             return
         }
@@ -376,7 +392,7 @@ public final class Connection: @unchecked Sendable {
     private func startProtocol() {
         if tls != nil {
             state = .handshaking
-            transportDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
+            layers?.openingDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
         } else {
             state = .open
             handler?.connectionDidOpen(self)
@@ -411,7 +427,7 @@ public final class Connection: @unchecked Sendable {
             return
         }
         state = .handshaking
-        transportDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
+        layers?.openingDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
         advanceHandshake(tls)
     }
 
@@ -537,7 +553,7 @@ public final class Connection: @unchecked Sendable {
             return nil
         case .complete(let header, let consumed):
             proxyHeaderState = .read(header)
-            transportDeadline = Self.noDeadline
+            layers?.openingDeadline = Self.noDeadline
             startProtocol()
             guard !isCloseRequested, state == .open || state == .handshaking else { return nil }
             return UnsafeRawBufferPointer(rebasing: bytes[consumed...])
@@ -550,7 +566,7 @@ public final class Connection: @unchecked Sendable {
             flushTLSOutput()
             guard state == .handshaking else { return }
             state = .open
-            transportDeadline = Self.noDeadline
+            layers?.openingDeadline = Self.noDeadline
             handler?.connectionDidOpen(self)
         case .needsMoreInput:
             flushTLSOutput()
@@ -683,19 +699,25 @@ public final class Connection: @unchecked Sendable {
     // MARK: Deadlines
 
     func checkDeadlines(now: Int64) {
-        if now >= transportDeadline {
-            transportDeadline = Self.noDeadline
-            switch state {
-            case .awaitingProxyHeader: tearDown(.proxyHeaderRefused(.timedOut))
-            case .handshaking: tearDown(.tlsFailure(TLSFailure(kind: .timeout, message: "handshake timed out")))
-            case .flushing: tearDown(.lingerExpired)
-            case .halfClosed: tearDown(.localClose)
-            case .connecting, .open, .closed: break
+        switch state {
+        case .awaitingProxyHeader, .handshaking:
+            if let layers, now >= layers.openingDeadline {
+                layers.openingDeadline = Self.noDeadline
+                tearDown(state == .awaitingProxyHeader
+                    ? .proxyHeaderRefused(.timedOut)
+                    : .tlsFailure(TLSFailure(kind: .timeout, message: "handshake timed out")))
             }
+        case .flushing, .halfClosed:
+            if now >= deadlineMilliseconds {
+                deadlineMilliseconds = Self.noDeadline
+                tearDown(state == .flushing ? .lingerExpired : .localClose)
+            }
+        case .connecting, .open, .closed:
+            break
         }
         let isDeadlineLive = state == .open || state == .connecting || state == .handshaking
-        if isDeadlineLive, now >= upperDeadline {
-            upperDeadline = Self.noDeadline
+        if isDeadlineLive, now >= deadlineMilliseconds {
+            deadlineMilliseconds = Self.noDeadline
             handler?.connectionDeadlineReached(self)
         }
     }
@@ -708,8 +730,8 @@ public final class Connection: @unchecked Sendable {
         guard state != .closed else { return }
         state = .closed
         output.removeAll()
-        transportDeadline = Self.noDeadline
-        upperDeadline = Self.noDeadline
+        layers?.openingDeadline = Self.noDeadline
+        deadlineMilliseconds = Self.noDeadline
         isReading = false
         isWaitingForWritable = false
         if isPolled {
