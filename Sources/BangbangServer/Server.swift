@@ -139,9 +139,9 @@ public final class Server: @unchecked Sendable {
             addressLimiter: addressLimiter,
             forwarding: ForwardingPolicy(trusted: trustedProxies),
             logger: logger)
-        let metrics = metrics
+        let context = ClientConnectionContext(router: router, limits: limits, metrics: metrics.connections)
         let server = TCPServer(configuration: socketConfiguration, group: group) { connection in
-            ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics.connections)
+            ClientConnection(connection: connection, context: context)
         }
         let addresses = try server.start()
         socketServer = server
@@ -156,9 +156,7 @@ public final class Server: @unchecked Sendable {
     }
 
     private func makeRouter() -> HTTPRouter {
-        let application = application
-        let registries = registries
-        let userLimiter = userLimiter
+        let sessions = registries.map { ClientSession.Shared(app: application, registry: $0, userLimiter: userLimiter) }
         let server = self
         var routes: [String: WebSocketRoute] = [
             "/ws": WebSocketRoute(
@@ -166,7 +164,7 @@ public final class Server: @unchecked Sendable {
                                                       maxMessageSize: configuration.maxMessageBytes,
                                                       maxFragmentsPerMessage: Self.maxFragmentsPerMessage),
                 makeEndpoint: { loop in
-                    server.relayEndpoint() ?? ClientSession(app: application, registry: registries[loop.index], userLimiter: userLimiter)
+                    server.relayEndpoint() ?? ClientSession(shared: sessions[loop.index])
                 },
                 refusal: { server.relayRefusal() }),
         ]
@@ -235,7 +233,9 @@ public final class Server: @unchecked Sendable {
             done.enter()
             registry.loop.execute {
                 registry.loop.forEachConnection { connection in
-                    if let client = connection.userData as? ClientConnection {
+                    // An open connection's handler is its client (before it opens, or once it
+                    // closes, there is no WebSocket to tell).
+                    if connection.isOpen, let client = connection.handler as? ClientConnection {
                         client.close(code: .goingAway, reason: "server shutting down")
                     } else {
                         connection.close(flushFirst: true)

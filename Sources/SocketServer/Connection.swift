@@ -31,7 +31,8 @@
 // by the linger time; `close(flushFirst: false)` tears down at once. Teardown removes the
 // descriptor from the loop's epoll instance at once (no event reaches the connection after
 // that) and closes it on a later queue turn, where the handler gets `connectionDidClose`, so a
-// connection is never freed inside one of its own callbacks.
+// connection is never freed inside one of its own callbacks; releases waiting for that turn
+// share one block (`EventLoop.releaseLater`).
 //
 // PROXY protocol. On a listener configured for it, a connection first reads the proxy's header
 // (Forwarding's ProxyHeaderParser) from the raw bytes, before any TLS record, and only then
@@ -41,8 +42,20 @@
 // sent back: before the header we cannot know whether the client would understand HTTP or TLS.
 //
 // Deadlines. The loop's coarse timer calls `checkDeadlines` on every connection; the upper
-// layer's `deadline` and the transport's own (TLS handshake, linger) are plain millisecond
-// values on the monotonic clock.
+// layer's `deadline` and the transport's own (PROXY header, TLS handshake, linger) are plain
+// millisecond values on the monotonic clock. The upper layer's can fire only while connecting,
+// handshaking or open, and the linger time runs only once a close is under way, so the two
+// share one field; the opening deadlines (PROXY header, TLS handshake) are kept with the state
+// only those connections have.
+//
+// Memory. Thousands of connections sit idle, so an idle one holds only what differs between
+// connections: what all connections of a listener share (the options, the release callback)
+// is one `ConnectionContext` they point to, the write queue holds no storage while empty
+// (WriteQueue.swift), the loop's table finds a connection by its slot (Readiness.swift), the
+// peer's address is kept in 19 bytes, the deadlines in one integer with a sentinel, the flags
+// in bits of one byte, what only TLS or a PROXY-protocol listener needs in one box, and why a
+// connection closed travels with the release it schedules instead of in a field. The fields
+// are declared so that they pack.
 import Dispatch
 import CLinux
 import Forwarding
@@ -55,7 +68,7 @@ import Platform
 /// onto its own loop with `connection.loop.execute`), but every property and method except
 /// `loop`, `id` and `remoteAddress` must be used on `loop.queue` only.
 public final class Connection: @unchecked Sendable {
-    enum State {
+    enum State: UInt8 {
         case connecting
         /// Reading the PROXY protocol header, before TLS or the handler sees a byte.
         case awaitingProxyHeader
@@ -72,61 +85,149 @@ public final class Connection: @unchecked Sendable {
     public let loop: EventLoop
     /// Unique within the process while the loop group lives.
     public let id: UInt64
-    /// The peer's address.
-    public let remoteAddress: SocketAddress
+    private let peer: PeerAddress
     /// Whether the connection is TLS (its handshake may still be under way).
     public let usesTLS: Bool
-    /// A slot for the upper layer (e.g. the session object). Loop-confined.
-    public var userData: AnyObject?
-    /// Monotonic time in ms (`EventLoop.now`) at which `connectionDeadlineReached` fires, or nil.
-    /// Checked every loop tick, so it fires up to one tick late. It also fires while a client is
-    /// still connecting or in its TLS handshake (a connect timeout), but not once a close has
-    /// been requested. Loop-confined.
-    public var deadline: Int64?
-
-    let descriptor: Int32
-    let options: ConnectionOptions
-    var handler: ConnectionHandler?
-    var registryIndex = -1
     private(set) var state: State
-    /// The loop's readiness token while the descriptor is registered with its epoll instance.
-    private var readinessToken: UInt64?
-    private var isReading = false
-    /// Output is blocked: the loop also watches for writability.
-    private var isWaitingForWritable = false
-    /// Set by `cork()`: sends queue without writing until `uncork()`.
-    private var isCorked = false
-    /// Output waits for the end of the current block (`EventLoop.deferFlush`).
-    private var isFlushDeferred = false
-    private var output = WriteQueue()
-    private var isAboveHighWater = false
-    private var tls: TLSSession?
-    private var transportDeadline: Int64?
-    private var closeReason: ConnectionCloseReason?
-    /// Only on PROXY protocol listeners; boxed, so other connections pay one word for it.
-    private var proxyHeaderState: ProxyHeaderState?
-    private var isCloseRequested = false
-    var onRelease: (@Sendable () -> Void)?
+    private var flags: Flags = []
+    let descriptor: Int32
+    /// The connection's slot in its loop's table while registered, or -1 (Readiness.swift).
+    var slot: Int32 = -1
+    /// What the connection's events go to: set when it is made, dropped when its close is
+    /// reported. Upper layers find their own object for a connection here. Loop-confined.
+    public internal(set) var handler: ConnectionHandler?
 
-    init(descriptor: Int32, remoteAddress: SocketAddress, loop: EventLoop, options: ConnectionOptions,
+    /// Shared with every connection of the same listener (or client setup).
+    let context: ConnectionContext
+    private var output = WriteQueue()
+    /// Only on TLS connections and PROXY protocol listeners.
+    private var layers: Layers?
+    /// The upper layer's `deadline` until a close is under way, then the linger deadline; or
+    /// `noDeadline` (an optional would take twice the space).
+    private var deadlineMilliseconds = Connection.noDeadline
+
+    static let noDeadline = Int64.max
+
+    init(descriptor: Int32, remoteAddress: SocketAddress, loop: EventLoop, context: ConnectionContext,
          tls: TLSSession?, handler: ConnectionHandler?, state: State) {
         self.descriptor = descriptor
-        self.remoteAddress = remoteAddress
+        self.peer = PeerAddress(remoteAddress)
         self.loop = loop
         self.id = loop.makeConnectionID()
-        self.options = options
-        self.tls = tls
+        self.context = context
         self.usesTLS = tls != nil
         self.handler = handler
         self.state = state
+        if let tls { layers = Layers(tls: tls) }
     }
 
-    private indirect enum ProxyHeaderState {
+    private var options: ConnectionOptions { context.options }
+
+    private enum ProxyHeaderState {
         case reading(ProxyHeaderParser)
         case read(ProxyHeader)
     }
 
+    /// What only some connections need: the TLS session, the PROXY header being read or read,
+    /// and the deadline of either. Boxed, so a plain connection pays one word for them.
+    private final class Layers {
+        var tls: TLSSession?
+        var proxyHeaderState: ProxyHeaderState?
+        /// When the PROXY header or the TLS handshake must be complete, or `noDeadline`.
+        var openingDeadline = Connection.noDeadline
+
+        init(tls: TLSSession?) { self.tls = tls }
+    }
+
+    private var tls: TLSSession? {
+        get { layers?.tls }
+        set { layers?.tls = newValue }
+    }
+
+    private var proxyHeaderState: ProxyHeaderState? {
+        get { layers?.proxyHeaderState }
+        set {
+            if layers == nil { layers = Layers(tls: nil) }
+            layers?.proxyHeaderState = newValue
+        }
+    }
+
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let isPolled = Flags(rawValue: 1 << 0)
+        static let isReading = Flags(rawValue: 1 << 1)
+        static let isWaitingForWritable = Flags(rawValue: 1 << 2)
+        static let isCorked = Flags(rawValue: 1 << 3)
+        static let isFlushDeferred = Flags(rawValue: 1 << 4)
+        static let isAboveHighWater = Flags(rawValue: 1 << 5)
+        static let isCloseRequested = Flags(rawValue: 1 << 6)
+
+        mutating func set(_ flag: Flags, to isOn: Bool) {
+            if isOn { insert(flag) } else { remove(flag) }
+        }
+    }
+
+    /// The descriptor is in the loop's epoll set.
+    private var isPolled: Bool {
+        get { flags.contains(.isPolled) }
+        set { flags.set(.isPolled, to: newValue) }
+    }
+
+    private var isReading: Bool {
+        get { flags.contains(.isReading) }
+        set { flags.set(.isReading, to: newValue) }
+    }
+
+    /// Output is blocked: the loop also watches for writability.
+    private var isWaitingForWritable: Bool {
+        get { flags.contains(.isWaitingForWritable) }
+        set { flags.set(.isWaitingForWritable, to: newValue) }
+    }
+
+    /// Set by `cork()`: sends queue without writing until `uncork()`.
+    private var isCorked: Bool {
+        get { flags.contains(.isCorked) }
+        set { flags.set(.isCorked, to: newValue) }
+    }
+
+    /// Output waits for the end of the current block (`EventLoop.deferFlush`).
+    private var isFlushDeferred: Bool {
+        get { flags.contains(.isFlushDeferred) }
+        set { flags.set(.isFlushDeferred, to: newValue) }
+    }
+
+    private var isAboveHighWater: Bool {
+        get { flags.contains(.isAboveHighWater) }
+        set { flags.set(.isAboveHighWater, to: newValue) }
+    }
+
+    private var isCloseRequested: Bool {
+        get { flags.contains(.isCloseRequested) }
+        set { flags.set(.isCloseRequested, to: newValue) }
+    }
+
     // MARK: Public API (loop-confined)
+
+    /// The peer's address (without an IPv6 flow label or scope, which are not kept).
+    public var remoteAddress: SocketAddress { peer.socketAddress }
+
+    /// Monotonic time in ms (`EventLoop.now`) at which `connectionDeadlineReached` fires, or nil.
+    /// Checked every loop tick, so it fires up to one tick late. It also fires while a client is
+    /// still connecting or in its TLS handshake (a connect timeout), but not once a close has
+    /// been requested: from then on it reads nil and setting it does nothing. Loop-confined.
+    public var deadline: Int64? {
+        get {
+            guard !isClosing, deadlineMilliseconds != Self.noDeadline else { return nil }
+            return deadlineMilliseconds
+        }
+        set {
+            guard !isClosing else { return }
+            deadlineMilliseconds = newValue ?? Self.noDeadline
+        }
+    }
+
+    /// A close is under way or done: the shared deadline field is the linger time's.
+    private var isClosing: Bool { state == .flushing || state == .halfClosed || state == .closed }
 
     /// True until teardown starts.
     public var isActive: Bool { state != .closed }
@@ -258,7 +359,7 @@ public final class Connection: @unchecked Sendable {
             if let alert = tls.takeCiphertext() { appendOutput(alert) }
         }
         state = .flushing
-        transportDeadline = loop.now + options.lingerMilliseconds
+        deadlineMilliseconds = loop.now + options.lingerMilliseconds
         if output.isEmpty {
             shutDownOutput()
         } else if !isWaitingForWritable {
@@ -279,7 +380,7 @@ public final class Connection: @unchecked Sendable {
             }
             state = .awaitingProxyHeader
             proxyHeaderState = .reading(ProxyHeaderParser())
-            transportDeadline = loop.now + options.proxyHeaderTimeoutMilliseconds
+            layers?.openingDeadline = loop.now + options.proxyHeaderTimeoutMilliseconds
             startReading()
             return
         }
@@ -291,7 +392,7 @@ public final class Connection: @unchecked Sendable {
     private func startProtocol() {
         if tls != nil {
             state = .handshaking
-            transportDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
+            layers?.openingDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
         } else {
             state = .open
             handler?.connectionDidOpen(self)
@@ -326,7 +427,7 @@ public final class Connection: @unchecked Sendable {
             return
         }
         state = .handshaking
-        transportDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
+        layers?.openingDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
         advanceHandshake(tls)
     }
 
@@ -349,10 +450,11 @@ public final class Connection: @unchecked Sendable {
         guard state != .closed else { return }
         let events = (isReading ? EPOLLIN.rawValue : 0) | (isWaitingForWritable ? EPOLLOUT.rawValue : 0)
         do throws(Errno) {
-            if let readinessToken {
-                try loop.readiness.change(self, token: readinessToken, events: events)
+            if isPolled {
+                try loop.readiness.change(self, events: events)
             } else {
-                readinessToken = try loop.readiness.add(self, events: events)
+                try loop.readiness.add(self, events: events)
+                isPolled = true
             }
         } catch {
             tearDown(state == .connecting ? .connectFailed(error) : .ioError(error))
@@ -451,7 +553,7 @@ public final class Connection: @unchecked Sendable {
             return nil
         case .complete(let header, let consumed):
             proxyHeaderState = .read(header)
-            transportDeadline = nil
+            layers?.openingDeadline = Self.noDeadline
             startProtocol()
             guard !isCloseRequested, state == .open || state == .handshaking else { return nil }
             return UnsafeRawBufferPointer(rebasing: bytes[consumed...])
@@ -464,7 +566,7 @@ public final class Connection: @unchecked Sendable {
             flushTLSOutput()
             guard state == .handshaking else { return }
             state = .open
-            transportDeadline = nil
+            layers?.openingDeadline = Self.noDeadline
             handler?.connectionDidOpen(self)
         case .needsMoreInput:
             flushTLSOutput()
@@ -597,19 +699,25 @@ public final class Connection: @unchecked Sendable {
     // MARK: Deadlines
 
     func checkDeadlines(now: Int64) {
-        if let transportDeadline, now >= transportDeadline {
-            self.transportDeadline = nil
-            switch state {
-            case .awaitingProxyHeader: tearDown(.proxyHeaderRefused(.timedOut))
-            case .handshaking: tearDown(.tlsFailure(TLSFailure(kind: .timeout, message: "handshake timed out")))
-            case .flushing: tearDown(.lingerExpired)
-            case .halfClosed: tearDown(.localClose)
-            case .connecting, .open, .closed: break
+        switch state {
+        case .awaitingProxyHeader, .handshaking:
+            if let layers, now >= layers.openingDeadline {
+                layers.openingDeadline = Self.noDeadline
+                tearDown(state == .awaitingProxyHeader
+                    ? .proxyHeaderRefused(.timedOut)
+                    : .tlsFailure(TLSFailure(kind: .timeout, message: "handshake timed out")))
             }
+        case .flushing, .halfClosed:
+            if now >= deadlineMilliseconds {
+                deadlineMilliseconds = Self.noDeadline
+                tearDown(state == .flushing ? .lingerExpired : .localClose)
+            }
+        case .connecting, .open, .closed:
+            break
         }
         let isDeadlineLive = state == .open || state == .connecting || state == .handshaking
-        if isDeadlineLive, let deadline, now >= deadline {
-            self.deadline = nil
+        if isDeadlineLive, now >= deadlineMilliseconds {
+            deadlineMilliseconds = Self.noDeadline
             handler?.connectionDeadlineReached(self)
         }
     }
@@ -621,26 +729,24 @@ public final class Connection: @unchecked Sendable {
     private func tearDown(_ reason: ConnectionCloseReason) {
         guard state != .closed else { return }
         state = .closed
-        closeReason = reason
         output.removeAll()
-        transportDeadline = nil
-        deadline = nil
+        layers?.openingDeadline = Self.noDeadline
+        deadlineMilliseconds = Self.noDeadline
         isReading = false
         isWaitingForWritable = false
-        if let readinessToken {
-            loop.readiness.remove(self, token: readinessToken)
-            self.readinessToken = nil
+        if isPolled {
+            loop.readiness.remove(self)
+            isPolled = false
         }
-        loop.execute { self.release() }
+        loop.releaseLater(self, reason: reason)
     }
 
-    private func release() {
-        guard let reason = closeReason else { fatalError("internal inconsistency in Connection release") }
+    /// The loop's batch of releases (`EventLoop.releaseLater`) calls this on a later turn.
+    func release(_ reason: ConnectionCloseReason) {
         loop.syscalls.close(descriptor)
         tls = nil
         loop.unregister(self)
-        onRelease?()
-        onRelease = nil
+        context.onRelease?()
         let handler = self.handler
         self.handler = nil
         handler?.connectionDidClose(self, reason: reason)

@@ -8,9 +8,9 @@ import Synchronization
 /// A serial queue that every connection assigned to it is confined to for life.
 ///
 /// Confinement: `@unchecked Sendable` because the loop is shared across threads, but all of its
-/// mutable state (the connection registry, the read buffer, the vector scratch space, the
-/// serial counter) is touched only on `queue`. `execute` and `schedule` are the only entry
-/// points safe from any thread.
+/// mutable state (the connection table, the read buffer, the vector scratch space, upper
+/// layers' `local` objects, the serial counter) is touched only on `queue`. `execute` and
+/// `schedule` are the only entry points safe from any thread.
 public final class EventLoop: @unchecked Sendable {
     /// Vectors per gathered write, the Linux IOV_MAX.
     static let maxVectors = 1024
@@ -29,10 +29,9 @@ public final class EventLoop: @unchecked Sendable {
 
     private let idStride: UInt64
     private var serial: UInt64 = 0
-    private(set) var connections: [Connection] = []
     private var timer: DispatchSourceTimer?
     private let queueKey = DispatchSpecificKey<Int>()
-    /// Every connection's descriptor, watched by one epoll instance; see Readiness.swift.
+    /// Every connection of the loop, its descriptor watched by one epoll instance; see Readiness.swift.
     var readiness: ReadinessTable
     private var readinessSource: DispatchSourceRead?
     /// Batches of ready sockets handled per Dispatch wakeup before other queued work gets a turn.
@@ -40,6 +39,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Connections with output queued during the current block, written once it ends.
     private var deferredFlushes: [Connection] = []
     private var isServingReadiness = false
+    /// Connections torn down and waiting for their release on a later turn, in order.
+    private var pendingReleases: [(Connection, ConnectionCloseReason)] = []
+    /// Upper layers' objects for this loop, by `LoopLocal` slot; see `local(_:)`.
+    private var locals: [AnyObject?] = []
 
     /// Creates a loop. `readBufferSize` is paid once per loop; `tickMilliseconds` is the period
     /// of the deadline sweep; `syscalls` is what its sockets call (default: the real calls).
@@ -86,6 +89,24 @@ public final class EventLoop: @unchecked Sendable {
         deferredFlushes.append(connection)
     }
 
+    /// Has `connection` released (its descriptor closed, its handler told why) on a later turn
+    /// than the one tearing it down, so it is never freed inside one of its own callbacks.
+    /// Releases queued before that turn comes share its block: when thousands of peers leave at
+    /// once, each costs an entry in a list instead of a block and a closure of its own. Call on
+    /// the loop.
+    func releaseLater(_ connection: Connection, reason: ConnectionCloseReason) {
+        if pendingReleases.isEmpty { queue.async { [self] in releasePending() } }
+        pendingReleases.append((connection, reason))
+    }
+
+    private func releasePending() {
+        var batch: [(Connection, ConnectionCloseReason)] = []
+        swap(&batch, &pendingReleases)
+        // A release may tear down (and so queue the release of) another connection: that one
+        // waits for the next block, which the first append to the emptied list schedules.
+        for (connection, reason) in batch { connection.release(reason) }
+    }
+
     private func flushDeferred() {
         var pending: [Connection] = []
         swap(&pending, &deferredFlushes)
@@ -114,6 +135,19 @@ public final class EventLoop: @unchecked Sendable {
         queue.async { [self] in handleReadiness() }
     }
 
+    /// This loop's instance of `key`'s object, made on first use and kept for the loop's life.
+    /// For scratch space that every connection of the loop can share because each uses it only
+    /// within one call on the loop's queue (as they share the read buffer), so that an idle
+    /// connection holds none. Costs an array index per call. Call on the loop.
+    public func local<Value: AnyObject>(_ key: LoopLocal<Value>) -> Value {
+        assert(isCurrent, "EventLoop.local called off its loop")
+        if key.slot < locals.count, let value = locals[key.slot] { return unsafeDowncast(value, to: Value.self) }
+        let made = key.make()
+        if key.slot >= locals.count { locals += repeatElement(nil, count: key.slot - locals.count + 1) }
+        locals[key.slot] = made
+        return made
+    }
+
     /// Monotonic time in milliseconds, the unit of `Connection.deadline`.
     public static var now: Int64 { Syscalls.monotonicMilliseconds() }
 
@@ -136,20 +170,22 @@ public final class EventLoop: @unchecked Sendable {
     /// Number of connections registered on this loop. Call on the loop.
     public var connectionCount: Int {
         dispatchPrecondition(condition: .onQueue(queue))
-        return connections.count
+        return readiness.count
     }
 
     /// Calls `body` for each connection of the loop (open, opening or closing). Call on the loop.
-    /// Connections closed by `body` stay in the registry until their descriptor is released.
+    /// Connections closed by `body` stay registered until their descriptor is released; one
+    /// that `body` adds may or may not be visited.
     public func forEachConnection(_ body: (Connection) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        // Removal happens only in cancel handlers (later turns), so indices are stable here;
-        // connections added by `body` are skipped.
-        let count = connections.count
-        var position = 0
-        while position < count {
-            body(connections[position])
-            position += 1
+        // Slots are given back only when a connection is released (a later turn), so every
+        // connection registered now keeps its slot while this runs. The table is read afresh
+        // for each slot because `body` may register a connection.
+        let end = readiness.slotCount
+        var slot = 0
+        while slot < end {
+            if let connection = readiness.connection(inSlot: slot) { body(connection) }
+            slot += 1
         }
     }
 
@@ -159,21 +195,11 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     func register(_ connection: Connection) {
-        connection.registryIndex = connections.count
-        connections.append(connection)
+        readiness.register(connection)
     }
 
     func unregister(_ connection: Connection) {
-        let position = connection.registryIndex
-        guard position >= 0, position < connections.count, connections[position] === connection else {
-            fatalError("internal inconsistency in EventLoop registry")
-        }
-        let last = connections.removeLast()
-        if position < connections.count {
-            connections[position] = last
-            last.registryIndex = position
-        }
-        connection.registryIndex = -1
+        readiness.unregister(connection)
     }
 
     private func tick() {
@@ -210,3 +236,20 @@ public final class EventLoopGroup: Sendable {
         return loops[index]
     }
 }
+
+/// A kind of object every event loop keeps one of for its connections, made on first use
+/// (`EventLoop.local`). Make one key per kind, once (a `static let`): each key takes a slot in
+/// every loop's table.
+public final class LoopLocal<Value: AnyObject>: Sendable {
+    let slot: Int
+    let make: @Sendable () -> Value
+
+    /// `make` runs on the loop, the first time the loop is asked for the object.
+    public init(_ make: @escaping @Sendable () -> Value) {
+        slot = loopLocalSlots.add(1, ordering: .relaxed).oldValue
+        self.make = make
+    }
+}
+
+/// The next `LoopLocal` slot.
+private let loopLocalSlots = Atomic<Int>(0)

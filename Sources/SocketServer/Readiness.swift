@@ -8,9 +8,12 @@
 // events, each re-armed through Dispatch's manager thread, and an idle connection owns no
 // Dispatch object at all. Write interest is added only while a connection's output is blocked.
 //
-// Each registered connection holds a slot; the token handed to epoll is the slot and its
-// generation, so an event fetched in a batch for a connection that an earlier event in the same
-// batch closed (and whose slot may be reused) is recognised as stale and dropped.
+// The same table is the loop's registry of connections: a connection takes a slot when it
+// starts (before its descriptor enters the epoll set) and gives it back when it is released
+// (after its descriptor left the set and was closed), so one array serves both the deadline
+// sweep and the lookup of epoll events, and a connection remembers only its slot. The token
+// handed to epoll is the slot and its generation, so an event fetched for a connection whose
+// slot has since been given back (and perhaps reused) is recognised as stale and dropped.
 import CLinux
 import Glibc
 import Platform
@@ -23,9 +26,10 @@ struct ReadinessTable {
     let syscalls: Syscalls
     let pollDescriptor: Int32
     let events: UnsafeMutablePointer<epoll_event>
+    /// Registered connections by slot; nil in slots given back and not reused yet.
     private var slots: [Connection?] = []
     private var generations: [UInt32] = []
-    private var freeSlots: [Int] = []
+    private var freeSlots: [Int32] = []
 
     init(syscalls: Syscalls) {
         self.syscalls = syscalls
@@ -49,47 +53,68 @@ struct ReadinessTable {
         }
     }
 
-    /// Starts watching `connection`'s descriptor with `events`; returns its token.
-    mutating func add(_ connection: Connection, events: UInt32) throws(Errno) -> UInt64 {
-        let slot: Int
+    /// Connections registered now.
+    var count: Int { slots.count - freeSlots.count }
+
+    /// Gives `connection` a slot (`connection.slot`) until `unregister`.
+    mutating func register(_ connection: Connection) {
+        precondition(connection.slot < 0, "internal inconsistency in ReadinessTable: a connection registered twice")
         if let free = freeSlots.popLast() {
-            slot = free
-            slots[slot] = connection
+            slots[Int(free)] = connection
+            connection.slot = free
         } else {
-            slot = slots.count
+            precondition(slots.count < Int(Int32.max), "internal inconsistency in ReadinessTable: out of slots")
+            connection.slot = Int32(slots.count)
             slots.append(connection)
             generations.append(0)
         }
-        let token = UInt64(generations[slot]) << 32 | UInt64(slot)
-        do {
-            try syscalls.pollControl(pollDescriptor, Int32(EPOLL_CTL_ADD), connection.descriptor, events: events, token: token)
-        } catch {
-            release(slot: slot)
-            throw error
+    }
+
+    /// Gives the slot back; events already fetched for it are ignored from now on.
+    mutating func unregister(_ connection: Connection) {
+        let slot = Int(connection.slot)
+        guard slot >= 0, slot < slots.count, slots[slot] === connection else {
+            fatalError("internal inconsistency in ReadinessTable: unregistering a connection that is not registered")
         }
-        return token
+        slots[slot] = nil
+        generations[slot] &+= 1
+        freeSlots.append(Int32(slot))
+        connection.slot = -1
     }
 
-    func change(_ connection: Connection, token: UInt64, events: UInt32) throws(Errno) {
-        try syscalls.pollControl(pollDescriptor, Int32(EPOLL_CTL_MOD), connection.descriptor, events: events, token: token)
+    /// Starts watching the registered `connection`'s descriptor with `events`.
+    func add(_ connection: Connection, events: UInt32) throws(Errno) {
+        try syscalls.pollControl(pollDescriptor, Int32(EPOLL_CTL_ADD), connection.descriptor, events: events,
+                                 token: token(of: connection))
     }
 
-    /// Stops watching; events already fetched for `token` are ignored from now on.
-    mutating func remove(_ connection: Connection, token: UInt64) {
+    func change(_ connection: Connection, events: UInt32) throws(Errno) {
+        try syscalls.pollControl(pollDescriptor, Int32(EPOLL_CTL_MOD), connection.descriptor, events: events,
+                                 token: token(of: connection))
+    }
+
+    /// Stops watching the descriptor; the connection keeps its slot until `unregister`.
+    func remove(_ connection: Connection) {
         syscalls.pollRemove(pollDescriptor, connection.descriptor)
-        release(slot: Int(token & 0xFFFF_FFFF))
     }
 
-    /// The live connection a fetched token names, or nil if it was removed since.
+    /// The registered connection a fetched token names, or nil if its slot was given back since.
     func connection(for token: UInt64) -> Connection? {
         let slot = Int(token & 0xFFFF_FFFF)
         guard slot < slots.count, generations[slot] == UInt32(token >> 32) else { return nil }
         return slots[slot]
     }
 
-    private mutating func release(slot: Int) {
-        slots[slot] = nil
-        generations[slot] &+= 1
-        freeSlots.append(slot)
+    /// Slots in use or given back; `connection(inSlot:)` takes any below this.
+    var slotCount: Int { slots.count }
+
+    /// The connection registered in `slot`, or nil if none is.
+    func connection(inSlot slot: Int) -> Connection? { slots[slot] }
+
+    private func token(of connection: Connection) -> UInt64 {
+        let slot = Int(connection.slot)
+        precondition(slot >= 0 && slot < slots.count && slots[slot] === connection,
+                     "internal inconsistency in ReadinessTable: polling an unregistered connection")
+        return UInt64(generations[slot]) << 32 | UInt64(slot)
     }
 }

@@ -135,3 +135,49 @@ public enum SocketError: Error, Sendable, Equatable {
     case system(call: String, Errno)
     case tls(String)
 }
+
+/// A peer's address as a connection keeps it: 19 bytes instead of the 29 of a `SocketAddress`
+/// holding a `sockaddr_in6`. The IPv6 flow label and scope id are not kept: nothing reads them
+/// of a peer's address (its text, its `IPAddress` and its equality ignore them).
+struct PeerAddress: Sendable {
+    /// The address's bytes in network order: all sixteen for IPv6, the first four for IPv4.
+    private let high: UInt64
+    private let low: UInt64
+    /// In host order.
+    private let port: UInt16
+    private let isIPv6: Bool
+
+    init(_ address: SocketAddress) {
+        switch address {
+        case .v4(var address):
+            high = withUnsafeBytes(of: &address.sin_addr) { UInt64($0.loadUnaligned(as: UInt32.self)) }
+            low = 0
+            port = UInt16(bigEndian: address.sin_port)
+            isIPv6 = false
+        case .v6(var address):
+            (high, low) = withUnsafeBytes(of: &address.sin6_addr) {
+                ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+            port = UInt16(bigEndian: address.sin6_port)
+            isIPv6 = true
+        }
+    }
+
+    var socketAddress: SocketAddress {
+        if isIPv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            withUnsafeMutableBytes(of: &address.sin6_addr) {
+                $0.storeBytes(of: high, toByteOffset: 0, as: UInt64.self)
+                $0.storeBytes(of: low, toByteOffset: 8, as: UInt64.self)
+            }
+            return .v6(address)
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        withUnsafeMutableBytes(of: &address.sin_addr) { $0.storeBytes(of: UInt32(truncatingIfNeeded: high), as: UInt32.self) }
+        return .v4(address)
+    }
+}

@@ -53,7 +53,8 @@ public enum SocketClient {
             }
         }
         let connection = Connection(descriptor: descriptor, remoteAddress: remote, loop: loop,
-                                    options: options, tls: session, handler: handler, state: .connecting)
+                                    context: ConnectionContext(options: options), tls: session, handler: handler,
+                                    state: .connecting)
         let unsafeConnection = UncheckedBox(connection)
         loop.execute { unsafeConnection.value.startConnecting(to: remote) }
         return connection

@@ -37,6 +37,20 @@ public struct ConnectionOptions: Sendable {
     public init() {}
 }
 
+/// What every connection of one listener (or of one `SocketClient.connect`) shares: its
+/// options, and whom to tell when one is released. One immutable instance per listener, so a
+/// connection holds a reference where it used to hold a copy of each.
+final class ConnectionContext: Sendable {
+    let options: ConnectionOptions
+    /// Called on the connection's loop once its descriptor is closed (the server's count).
+    let onRelease: (@Sendable () -> Void)?
+
+    init(options: ConnectionOptions, onRelease: (@Sendable () -> Void)? = nil) {
+        self.options = options
+        self.onRelease = onRelease
+    }
+}
+
 /// Configuration of a `TCPServer`.
 public struct SocketServerConfiguration: Sendable {
     /// Address to listen on: `127.0.0.1`, `::1`, `0.0.0.0`, `::` or a name such as `localhost`

@@ -2,10 +2,12 @@
 // WebSocket or the application.
 //
 // Accepting runs on its own serial queue, one DispatchSourceRead per listening socket. Each
-// readiness event accepts up to `acceptBatchSize` connections, hands each to the next loop
-// (round robin) and lets the loop set it up. When the process or system is out of descriptors
-// (EMFILE/ENFILE) the accept source is suspended for `acceptBackoffMilliseconds` instead of
-// spinning on a readiness that cannot be served; existing connections are untouched.
+// readiness event accepts up to `acceptBatchSize` connections, assigns each to the next loop
+// (round robin) and hands each loop its share of the batch in one block, where the loop sets
+// them up: a burst of thousands of clients costs a block per loop per batch, not one each.
+// When the process or system is out of descriptors (EMFILE/ENFILE) the accept source is
+// suspended for `acceptBackoffMilliseconds` instead of spinning on a readiness that cannot be
+// served; existing connections are untouched.
 import Dispatch
 import Glibc
 import Platform
@@ -25,7 +27,9 @@ public final class TCPServer: @unchecked Sendable {
     private let acceptQueue = DispatchQueue(label: "bangbang.accept")
     private var listeners: [Listener] = []
     /// Connections open now, and refused for the connection limit since start.
-    private let counts = Mutex<(open: Int, rejected: Int)>((0, 0))
+    private let counts = ConnectionCounts()
+    /// Shared by every accepted connection: the options and the release that updates `counts`.
+    private let connectionContext: ConnectionContext
     /// Read on the accept queue for every connection, replaced by `reloadTLS`.
     private let tlsContext = Mutex<TLSContext?>(nil)
 
@@ -41,6 +45,9 @@ public final class TCPServer: @unchecked Sendable {
                                              tickMilliseconds: configuration.tickMilliseconds,
                                              syscalls: configuration.syscalls)
         self.makeHandler = makeHandler
+        let counts = counts
+        connectionContext = ConnectionContext(options: configuration.connection,
+                                              onRelease: { counts.state.withLock { $0.open -= 1 } })
     }
 
     /// Loads a new certificate and key (a renewed certificate) for connections accepted from now
@@ -106,10 +113,10 @@ public final class TCPServer: @unchecked Sendable {
 
     /// Open connections across all loops (including ones still in TLS handshake or closing).
     /// Safe from any thread.
-    public var connectionCount: Int { counts.withLock { $0.open } }
+    public var connectionCount: Int { counts.state.withLock { $0.open } }
 
     /// Connections refused because `maxConnections` was reached. Safe from any thread.
-    public var rejectedConnectionCount: Int { counts.withLock { $0.rejected } }
+    public var rejectedConnectionCount: Int { counts.state.withLock { $0.rejected } }
 
     private func startAccepting(_ listener: Listener) {
         let source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: acceptQueue)
@@ -121,6 +128,13 @@ public final class TCPServer: @unchecked Sendable {
     }
 
     private func acceptBatch(_ listener: Listener) {
+        // Each loop's share of the batch, by the loop's position in the group.
+        var assigned: [[(Int32, SocketAddress)]] = Array(repeating: [], count: group.loops.count)
+        defer {
+            for (position, peers) in assigned.enumerated() where !peers.isEmpty {
+                hand(peers, to: group.loops[position])
+            }
+        }
         for _ in 0..<configuration.acceptBatchSize {
             let accepted: (Int32, SocketAddress)?
             do {
@@ -134,13 +148,15 @@ public final class TCPServer: @unchecked Sendable {
                 continue
             }
             guard let (descriptor, address) = accepted else { return }
-            adopt(descriptor: descriptor, address: address)
+            guard admit(descriptor) else { continue }
+            assigned[group.next().index].append((descriptor, address))
         }
     }
 
-    private func adopt(descriptor: Int32, address: SocketAddress) {
+    /// Counts an accepted connection against `maxConnections`; closes it when over.
+    private func admit(_ descriptor: Int32) -> Bool {
         let maximum = configuration.maxConnections
-        let admitted = counts.withLock { counts -> Bool in
+        let admitted = counts.state.withLock { counts -> Bool in
             if counts.open >= maximum {
                 counts.rejected += 1
                 return false
@@ -150,34 +166,42 @@ public final class TCPServer: @unchecked Sendable {
         }
         guard admitted else {
             configuration.syscalls.close(descriptor)
-            return
+            return false
         }
         // Small frames (WebSocket pushes) must leave at once rather than wait for Nagle.
         try? configuration.syscalls.setOption(descriptor, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
-        let loop = group.next()
-        let options = configuration.connection
+        return true
+    }
+
+    /// Sets up admitted connections on `loop`, in the order they were accepted.
+    private func hand(_ peers: [(Int32, SocketAddress)], to loop: EventLoop) {
+        let context = connectionContext
         let tlsContext = tlsContext.withLock { $0 }
         loop.execute {
-            var session: TLSSession?
-            if let tlsContext {
-                session = try? TLSSession(context: tlsContext, serverName: nil)
-                if session == nil {
-                    loop.syscalls.close(descriptor)
-                    self.connectionReleased()
-                    return
+            for (descriptor, address) in peers {
+                var session: TLSSession?
+                if let tlsContext {
+                    session = try? TLSSession(context: tlsContext, serverName: nil)
+                    if session == nil {
+                        loop.syscalls.close(descriptor)
+                        context.onRelease?()
+                        continue
+                    }
                 }
+                let connection = Connection(descriptor: descriptor, remoteAddress: address, loop: loop,
+                                            context: context, tls: session, handler: nil, state: .connecting)
+                connection.handler = self.makeHandler(connection)
+                connection.start(proxyProtocol: self.configuration.proxyProtocol)
             }
-            let connection = Connection(descriptor: descriptor, remoteAddress: address, loop: loop,
-                                        options: options, tls: session, handler: nil, state: .connecting)
-            connection.onRelease = { self.connectionReleased() }
-            connection.handler = self.makeHandler(connection)
-            connection.start(proxyProtocol: self.configuration.proxyProtocol)
         }
     }
 
-    private func connectionReleased() {
-        counts.withLock { $0.open -= 1 }
-    }
+}
+
+/// A server's connection counts, shared with its connections' context, which holds this rather
+/// than the server (the server holds the context).
+final class ConnectionCounts: Sendable {
+    let state = Mutex<(open: Int, rejected: Int)>((0, 0))
 }
 
 /// One listening socket.

@@ -1,4 +1,10 @@
 // A connection's pending output: a FIFO of caller-owned chunks, gathered into one `sendmsg`.
+//
+// Memory. Most connections are idle with nothing queued, and a busy one usually queues a single
+// chunk that the end of the block writes whole. So the queue keeps its first chunk inline and
+// everything else (more chunks behind it, or how much of it a short write already took) in a
+// backlog object that exists only while there is such a thing to keep: an idle connection
+// holds two empty words and no storage, and a queue of one chunk costs no allocation of its own.
 import Glibc
 
 /// Pending output of one connection.
@@ -8,51 +14,73 @@ import Glibc
 /// storage; this is sound because the queue keeps each array alive and never mutates it until
 /// the bytes have been written and the chunk dropped.
 struct WriteQueue {
-    private var chunks: [[UInt8]] = []
-    private var head = 0
-    private var headOffset = 0
-    private(set) var byteCount = 0
+    /// The oldest chunk (its unwritten part starts at `backlog.frontOffset`); empty exactly when
+    /// nothing is queued.
+    private var front: [UInt8] = []
+    /// Present while more than `front` is queued or part of `front` has been written.
+    private var backlog: WriteBacklog?
 
-    var isEmpty: Bool { byteCount == 0 }
+    /// Bytes queued and not yet written.
+    var byteCount: Int {
+        guard let backlog else { return front.count }
+        return front.count - backlog.frontOffset + backlog.chunkBytes
+    }
+
+    var isEmpty: Bool { front.isEmpty }
+
+    /// Whether the queue holds storage beyond its first chunk (for tests: an idle queue holds none).
+    var hasBacklog: Bool { backlog != nil }
 
     mutating func append(_ chunk: [UInt8]) {
         precondition(!chunk.isEmpty, "empty chunks are filtered by the caller")
-        chunks.append(chunk)
-        byteCount += chunk.count
+        if front.isEmpty {
+            front = chunk
+            return
+        }
+        let backlog = self.backlog ?? makeBacklog()
+        backlog.chunks.append(chunk)
+        backlog.chunkBytes += chunk.count
     }
 
     /// Queues what a direct write of `output` left: everything after its first `written` bytes.
     /// Only on an empty queue, the one place a direct write is tried.
     mutating func appendRemainder(of output: SharedOutput, afterWriting written: Int) {
-        precondition(isEmpty && chunks.isEmpty, "internal inconsistency in WriteQueue: a direct write past queued output")
+        precondition(isEmpty && backlog == nil, "internal inconsistency in WriteQueue: a direct write past queued output")
         precondition(written < output.byteCount, "internal inconsistency in WriteQueue: nothing remains of a direct write")
         var skipped = 0
         for chunk in output.chunks {
-            if chunks.isEmpty {
+            if front.isEmpty {
                 if skipped + chunk.count <= written {
                     skipped += chunk.count
                     continue
                 }
-                headOffset = written - skipped
+                front = chunk
+                if written > skipped { makeBacklog().frontOffset = written - skipped }
+                continue
             }
-            chunks.append(chunk)
+            append(chunk)
         }
-        byteCount = output.byteCount - written
     }
 
     /// Fills up to `capacity` vectors from the front of the queue, limited to about
     /// `byteLimit` bytes; returns how many were filled.
     func fillVectors(_ vectors: UnsafeMutablePointer<iovec>, capacity: Int, byteLimit: Int) -> Int {
-        var filled = 0
-        var position = head
+        guard !front.isEmpty, capacity > 0 else { return 0 }
+        let offset = backlog?.frontOffset ?? 0
         var bytes = 0
-        while position < chunks.count, filled < capacity, bytes < byteLimit {
-            let offset = position == head ? headOffset : 0
-            chunks[position].withUnsafeBufferPointer { buffer in
-                let length = buffer.count - offset
-                vectors[filled] = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress! + offset),
-                                        iov_len: length)
-                bytes += length
+        front.withUnsafeBufferPointer { buffer in
+            vectors[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress! + offset),
+                               iov_len: buffer.count - offset)
+            bytes = buffer.count - offset
+        }
+        guard let backlog else { return 1 }
+        var filled = 1
+        var position = backlog.head
+        while position < backlog.chunks.count, filled < capacity, bytes < byteLimit {
+            backlog.chunks[position].withUnsafeBufferPointer { buffer in
+                vectors[filled] = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress!),
+                                        iov_len: buffer.count)
+                bytes += buffer.count
             }
             filled += 1
             position += 1
@@ -63,36 +91,60 @@ struct WriteQueue {
     /// Drops `count` written bytes from the front.
     mutating func consume(_ count: Int) {
         precondition(count <= byteCount, "internal inconsistency in WriteQueue: wrote more than queued")
-        byteCount -= count
         var remaining = count
         while remaining > 0 {
-            let available = chunks[head].count - headOffset
-            if remaining >= available {
-                remaining -= available
-                chunks[head] = []
-                head += 1
-                headOffset = 0
-            } else {
-                headOffset += remaining
-                remaining = 0
+            let offset = backlog?.frontOffset ?? 0
+            let available = front.count - offset
+            if remaining < available {
+                (backlog ?? makeBacklog()).frontOffset = offset + remaining
+                return
             }
-        }
-        if head == chunks.count {
-            // A small array is kept (a few dozen bytes): reallocating it for every message cost a
-            // malloc and a free per fan-out recipient. A large one is released, so a connection
-            // that once had a backlog does not hold its storage while idle.
-            chunks.removeAll(keepingCapacity: chunks.capacity <= 4)
-            head = 0
-        } else if head >= 64, head * 2 >= chunks.count {
-            chunks.removeFirst(head)
-            head = 0
+            remaining -= available
+            advanceFront()
         }
     }
 
     mutating func removeAll() {
-        chunks = []
-        head = 0
-        headOffset = 0
-        byteCount = 0
+        front = []
+        backlog = nil
     }
+
+    /// `front` is written: the next chunk takes its place, and the backlog goes once it is empty.
+    private mutating func advanceFront() {
+        guard let backlog, backlog.head < backlog.chunks.count else {
+            front = []
+            backlog = nil
+            return
+        }
+        front = backlog.chunks[backlog.head]
+        backlog.chunks[backlog.head] = []
+        backlog.head += 1
+        backlog.frontOffset = 0
+        backlog.chunkBytes -= front.count
+        if backlog.head == backlog.chunks.count {
+            // Only the new front is left: nothing beyond it to keep.
+            self.backlog = nil
+        } else if backlog.head >= 64, backlog.head * 2 >= backlog.chunks.count {
+            backlog.chunks.removeFirst(backlog.head)
+            backlog.head = 0
+        }
+    }
+
+    private mutating func makeBacklog() -> WriteBacklog {
+        let made = WriteBacklog()
+        backlog = made
+        return made
+    }
+}
+
+/// What a `WriteQueue` holds beyond its first chunk. Owned by one queue, so confined to that
+/// queue's connection's loop.
+final class WriteBacklog {
+    /// Bytes of the queue's front chunk already written.
+    var frontOffset = 0
+    /// The chunks behind the front one, from `head` on.
+    var chunks: [[UInt8]] = []
+    var head = 0
+    /// Sum of the lengths of `chunks[head...]`.
+    var chunkBytes = 0
 }

@@ -45,6 +45,54 @@ extension SocketServerTests {
             #expect(queue.fillVectors(vectors, capacity: 4, byteLimit: 100) == 0)
         }
 
+        @Test func writeQueueHoldsNothingBeyondItsFirstChunkOnceWritten() {
+            var queue = WriteQueue()
+            queue.append([1, 2, 3])
+            #expect(!queue.hasBacklog, "one chunk is kept inline")
+            queue.consume(1)
+            #expect(queue.hasBacklog, "a partly written chunk remembers its offset")
+            #expect(queue.byteCount == 2)
+            queue.append([4, 5])
+            queue.append([6])
+            queue.consume(2)
+            #expect(queue.byteCount == 3)
+            let vectors = UnsafeMutablePointer<iovec>.allocate(capacity: 4)
+            defer { vectors.deallocate() }
+            #expect(queue.fillVectors(vectors, capacity: 4, byteLimit: 100) == 2)
+            #expect(queue.hasBacklog, "a chunk waits behind the front one")
+            queue.consume(2)
+            #expect(queue.byteCount == 1)
+            #expect(!queue.hasBacklog, "with one whole chunk left there is nothing else to keep")
+            queue.consume(1)
+            #expect(queue.isEmpty)
+            #expect(!queue.hasBacklog)
+        }
+
+        @Test func writeQueueKeepsOrderAcrossPartialWritesOfManyChunks() {
+            var queue = WriteQueue()
+            let chunks = (0..<200).map { pattern(count: 1 + $0 % 7, seed: $0) }
+            for chunk in chunks { queue.append(chunk) }
+            let expected = chunks.flatMap { $0 }
+            var written: [UInt8] = []
+            let vectors = UnsafeMutablePointer<iovec>.allocate(capacity: 8)
+            defer { vectors.deallocate() }
+            var step = 1
+            while !queue.isEmpty {
+                let count = queue.fillVectors(vectors, capacity: 8, byteLimit: 100)
+                var available: [UInt8] = []
+                for index in 0..<count {
+                    available += UnsafeRawBufferPointer(start: vectors[index].iov_base, count: vectors[index].iov_len)
+                }
+                let take = min(step, available.count)
+                written += available.prefix(take)
+                queue.consume(take)
+                #expect(queue.byteCount == expected.count - written.count)
+                step = step % 13 + 1
+            }
+            #expect(written == expected)
+            #expect(!queue.hasBacklog)
+        }
+
         @Test func writeQueueHonoursVectorCapacity() {
             var queue = WriteQueue()
             let shared: [UInt8] = [9, 9]

@@ -135,4 +135,11 @@ private func take(_ bucket: inout TokenBucket, _ now: Int64) -> Bool {
         #expect(limiter.take("b", now: 40) == nil)
         #expect(limiter.take("a", now: 100) == nil)
     }
+
+    @Test func aBucketKeepsItsRateAndCapacityInTwentyFourBytes() {
+        let bucket = TokenBucket(ratePerSecond: 1_000_000, capacity: 2_000_000, now: 0)
+        #expect(bucket.ratePerSecond == 1_000_000 && bucket.capacity == 2_000_000)
+        #expect(bucket.available == 2_000_000)
+        #expect(MemoryLayout<TokenBucket>.size == 24, "one is kept per connection")
+    }
 }

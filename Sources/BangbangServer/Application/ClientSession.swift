@@ -12,50 +12,102 @@
 // hop to owners' queues; they come back through `OperationContext.reply`, which posts to this
 // loop's outbox (LoopRegistry.swift), so replies and pushes reach the client in the order they
 // were made.
+//
+// Memory: one session per connection, so it holds only its own state. What every session of a
+// loop shares (the application, the loop's registry, the per-user limiter) is one `Shared`;
+// the feed filter is the watched group's; counters that stay small are 32-bit, and the fields
+// are declared so that they pack.
 import BangbangCore
 import BangbangProtocol
 import SocketServer
 import WebSocketServer
 
 final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
+    /// What every session on one loop shares, made once per loop by the server.
+    final class Shared: Sendable {
+        let app: Application
+        /// The registry and outbox of the loop.
+        let registry: LoopRegistry
+        let userLimiter: KeyedRateLimiter<UserID>?
+
+        init(app: Application, registry: LoopRegistry, userLimiter: KeyedRateLimiter<UserID>? = nil) {
+            self.app = app
+            self.registry = registry
+            self.userLimiter = userLimiter
+        }
+    }
+
     /// Requests a connection may have in flight; more are refused with `rate_limited`, so one
     /// client cannot queue unbounded work on the owners.
     static let maxRequestsInFlight = 64
 
-    let app: Application
-    /// The registry and outbox of this connection's loop.
-    let registry: LoopRegistry
+    /// Who is logged in on the connection: a user and their session, always together.
+    private struct Login {
+        var user: UserID
+        var session: SessionID
+    }
+
+    // Declared so that they pack: the optionals' tags and the small fields fill each other's
+    // padding.
+    let shared: Shared
     /// Strong until the close, which drops it: a weak reference would give the channel a side
     /// table and make every retain of it on the push path the slow kind.
     private(set) var channel: WebSocketChannel?
-    private(set) var user: UserID?
-    private(set) var sessionID: SessionID?
-    private(set) var feedFilter: FeedFilter?
+    /// The registry's group of sessions with this one's feed filter, and this session's place in
+    /// it (`watcherSlot`), while it watches the boards. Kept by `LoopRegistry` only.
+    var watchedGroup: WatcherGroup?
     /// The last personal-stream sequence this connection was sent (or skipped by a resync).
     private var lastPersonalSequence: UInt64 = 0
-    private var requestsInFlight = 0
+    private var login: Login?
     private(set) var isClosed = false
     /// Logged in with the server's admin secret (`auth.admin_secret`): may run `admin.*`
     /// operations as the built-in administrator, and nothing that needs a user.
     private(set) var isBuiltInAdministrator = false
-    private var requestBucket: TokenBucket?
-    private let userLimiter: KeyedRateLimiter<UserID>?
-    /// Requests refused in a row; reset by any admitted request.
-    private var consecutiveRefusals = 0
     /// Closed for flooding: the close is queued behind the replies already made.
     private var isClosingForFlood = false
-    /// The registry's group of sessions with this one's feed filter, and this session's place in
-    /// it, while it watches the boards. Kept by `LoopRegistry` only.
-    var watchedGroup: WatcherGroup?
-    var watcherSlot = 0
+    private var storedWatcherSlot: Int32 = 0
+    private var requestBucket: TokenBucket?
+    /// At most `maxRequestsInFlight`.
+    private var storedRequestsInFlight: UInt8 = 0
+    /// Requests refused in a row; reset by any admitted request.
+    private var storedConsecutiveRefusals: Int32 = 0
 
-    init(app: Application, registry: LoopRegistry, userLimiter: KeyedRateLimiter<UserID>? = nil) {
-        self.app = app
-        self.registry = registry
-        self.userLimiter = userLimiter
+    init(shared: Shared) {
+        assert(Self.maxRequestsInFlight <= Int(UInt8.max), "the in-flight count is kept in a byte")
+        self.shared = shared
     }
 
+    /// A session with a `Shared` of its own (tests).
+    convenience init(app: Application, registry: LoopRegistry, userLimiter: KeyedRateLimiter<UserID>? = nil) {
+        self.init(shared: Shared(app: app, registry: registry, userLimiter: userLimiter))
+    }
+
+    var app: Application { shared.app }
+    /// The registry and outbox of this connection's loop.
+    var registry: LoopRegistry { shared.registry }
+    private var userLimiter: KeyedRateLimiter<UserID>? { shared.userLimiter }
     var loop: EventLoop { registry.loop }
+
+    /// The boards' filter this connection watches with, if it watches them.
+    var feedFilter: FeedFilter? { watchedGroup?.filter }
+
+    var user: UserID? { login?.user }
+    var sessionID: SessionID? { login?.session }
+
+    var watcherSlot: Int {
+        get { Int(storedWatcherSlot) }
+        set { storedWatcherSlot = Int32(newValue) }
+    }
+
+    private var requestsInFlight: Int {
+        get { Int(storedRequestsInFlight) }
+        set { storedRequestsInFlight = UInt8(clamping: newValue) }
+    }
+
+    private var consecutiveRefusals: Int {
+        get { Int(storedConsecutiveRefusals) }
+        set { storedConsecutiveRefusals = Int32(clamping: newValue) }
+    }
 
     // MARK: WebSocketEndpoint
 
@@ -90,7 +142,6 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         self.channel = nil
         if let user { registry.unregister(self, as: user) }
         if feedFilter != nil { registry.stopWatching(self) }
-        feedFilter = nil
     }
 
     // MARK: Requests
@@ -261,8 +312,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         guard !isClosed else { return (0, false) }
         isBuiltInAdministrator = false
         if let previous = self.user { registry.unregister(self, as: previous) }
-        self.user = user
-        self.sessionID = session
+        login = Login(user: user, session: session)
         var missed: [[UInt8]] = []
         var resync = false
         let replay = app.publisher.streams.replay(for: user, after: lastSeenSequence ?? .max, now: app.clock()) { current in
@@ -297,16 +347,13 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     func logOut() {
         isBuiltInAdministrator = false
         if let user { registry.unregister(self, as: user) }
-        user = nil
-        sessionID = nil
+        login = nil
         if feedFilter != nil { registry.stopWatching(self) }
-        feedFilter = nil
     }
 
     func watch(_ filter: FeedFilter?) {
         // A closed session is never registered again: the registry would keep it.
         guard !isClosed else { return }
-        feedFilter = filter
         if let filter { registry.startWatching(self, with: filter) } else { registry.stopWatching(self) }
     }
 

@@ -32,9 +32,12 @@ final class LoopRegistry: @unchecked Sendable {
     /// Items waiting for this loop's next drain, and whether one is scheduled: the only state
     /// here written from other threads.
     private let outbox = Mutex<(items: [OutboxItem], isDrainScheduled: Bool)>(([], false))
-    /// The drained batch and the feed changes gathered from it, kept for their capacity.
+    /// The drained batch and the feed changes gathered from it, kept for their capacity up to
+    /// `retainedBatchCapacity`: a burst (thousands of logins at once) does not leave the loop
+    /// holding room for thousands of items while it is idle.
     private var draining: [OutboxItem] = []
     private var feedBatch: [FeedBroadcast] = []
+    static let retainedBatchCapacity = 256
 
     private let metrics: ServerMetrics
     private let watcherTotal: WatcherTotal
@@ -171,7 +174,7 @@ final class LoopRegistry: @unchecked Sendable {
             }
         }
         deliverFeedBatch()
-        draining.removeAll(keepingCapacity: true)
+        draining.removeAll(keepingCapacity: draining.capacity <= Self.retainedBatchCapacity)
     }
 
     /// Sends each group of watchers the messages this batch of board changes causes for its
@@ -192,7 +195,7 @@ final class LoopRegistry: @unchecked Sendable {
             }
         }
         metrics.pushesSent.add(delivered)
-        feedBatch.removeAll(keepingCapacity: true)
+        feedBatch.removeAll(keepingCapacity: feedBatch.capacity <= Self.retainedBatchCapacity)
     }
 }
 

@@ -79,7 +79,7 @@ final class ClusterRelay: Sendable {
             let loop = registry.loop
             loop.execute {
                 loop.forEachConnection { connection in
-                    guard let client = connection.userData as? ClientConnection, client.webSocketEndpoint is ClientSession else { return }
+                    guard let client = connection.handler as? ClientConnection, client.webSocketEndpoint is ClientSession else { return }
                     client.close(code: .serviceRestart, reason: "partition owner changed; reconnect")
                 }
             }

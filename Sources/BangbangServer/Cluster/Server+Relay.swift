@@ -12,10 +12,10 @@ extension Server {
     func enableRelay(directory: OwnerDirectory, connection: NATSConnection,
                      timings: RelayTimings = RelayTimings()) throws(NATSClientError) -> ClusterRelay {
         precondition(configuration.isClustered, "the relay runs in cluster mode only (--nats)")
-        let (application, userLimiter) = (application, userLimiter)
+        let sessions = registries.map { ClientSession.Shared(app: application, registry: $0, userLimiter: userLimiter) }
         let relay = ClusterRelay(directory: directory, connection: connection, registries: registries, timings: timings,
                                  metrics: metrics.relay, logger: logger) { registry in
-            ClientSession(app: application, registry: registry, userLimiter: userLimiter)
+            ClientSession(shared: sessions[registry.loop.index])
         }
         try relay.start()
         self.relay.withLock { $0 = relay }

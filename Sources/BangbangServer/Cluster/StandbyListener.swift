@@ -58,8 +58,9 @@ final class StandbyListener: Sendable {
                                            handshakesPerSecond: configuration.handshakesPerSecondPerAddress),
             forwarding: ForwardingPolicy(trusted: trustedProxies),
             logger: logger)
+        let context = ClientConnectionContext(router: router, limits: limits, metrics: metrics.connections)
         server = TCPServer(configuration: socketConfiguration) { connection in
-            ClientConnection(connection: connection, router: router, limits: limits, metrics: metrics.connections)
+            ClientConnection(connection: connection, context: context)
         }
         listening.withLock { $0 = server }
     }

@@ -33,3 +33,15 @@ public struct WebSocketConfiguration: Sendable, Hashable {
     public static let echo = WebSocketConfiguration(maxFrameSize: 16 << 20, maxMessageSize: 16 << 20,
                                                     maxFragmentsPerMessage: 1 << 18)
 }
+
+extension WebSocketConfiguration {
+    /// A configuration held by reference, for the many connections made with it (a server
+    /// route's): each connection keeps a pointer to this instead of a copy of the limits.
+    public final class Shared: Sendable {
+        public let configuration: WebSocketConfiguration
+
+        public init(_ configuration: WebSocketConfiguration) {
+            self.configuration = configuration
+        }
+    }
+}

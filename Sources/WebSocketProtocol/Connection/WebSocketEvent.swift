@@ -26,6 +26,9 @@ public struct WebSocketOutput: Sendable {
     /// The transport should be closed once `outbound` is written; sticky once set. After this,
     /// the connection ignores further input.
     public var shouldCloseTransport = false
+    /// Where a connection compresses an outgoing payload before framing it: kept here, with the
+    /// caller's other buffers, so the connection holds none between calls.
+    var compressionScratch: [UInt8] = []
 
     public init() {}
 

@@ -26,201 +26,266 @@ public enum FrameDecoderEvent {
 /// look inside payloads (UTF-8 and close payloads are the connection's job).
 ///
 /// After a violation is thrown the decoder is spent: every later call throws it again.
+///
+/// The limits are the same for every connection made with one configuration, so they are kept
+/// apart from what changes byte by byte (`Progress`): a WebSocket connection holds only the
+/// progress and passes the limits in from the configuration it shares with its peers.
 public struct FrameDecoder: Sendable {
-    @usableFromInline
-    enum State: Sendable {
-        case awaitingFirstByte
-        case awaitingLengthByte(isFinal: Bool, isCompressed: Bool, opcode: Opcode)
-        case awaitingExtendedLength(FrameHeader, bytesLeft: Int, accumulated: UInt64)
-        case awaitingMaskingKey(FrameHeader, bytesLeft: Int, accumulated: UInt32)
-        case payload(remaining: Int, phase: Int)
-        case failed(ProtocolViolation)
+    /// What the decoder enforces.
+    struct Limits: Sendable {
+        /// Which side we are: a server expects masked frames, a client unmasked ones.
+        var role: Role
+        var maxFrameSize: Int
+        var maxMessageSize: Int
+        var maxFragmentsPerMessage: Int
+        /// RSV1 is legal on the first frame of a data message only if permessage-deflate was agreed.
+        var allowsCompression: Bool
+
+        init(role: Role, maxFrameSize: Int, maxMessageSize: Int, maxFragmentsPerMessage: Int, allowsCompression: Bool) {
+            precondition(maxFrameSize >= 125, "a decoder must accept full-size control frames")
+            precondition(maxMessageSize >= 0 && maxFragmentsPerMessage >= 1, "limits must be positive")
+            precondition(maxFragmentsPerMessage <= Int(UInt32.max), "at most 2^32 - 1 fragments per message")
+            self.role = role
+            self.maxFrameSize = maxFrameSize
+            self.maxMessageSize = maxMessageSize
+            self.maxFragmentsPerMessage = maxFragmentsPerMessage
+            self.allowsCompression = allowsCompression
+        }
     }
 
-    /// Which side we are: a server expects masked frames, a client unmasked ones.
-    public let role: Role
-    /// Largest payload accepted in one frame.
-    public let maxFrameSize: Int
-    /// Largest total payload of one message, summed over its frames on the wire.
-    public let maxMessageSize: Int
-    /// Largest number of frames one message may be split into.
-    public let maxFragmentsPerMessage: Int
-    /// RSV1 is legal on the first frame of a data message only if permessage-deflate was agreed.
-    public let allowsCompression: Bool
+    let limits: Limits
+    var progress = Progress()
 
-    @usableFromInline var state: State = .awaitingFirstByte
-    /// Wire bytes of the data message in progress, or nil between messages.
-    @usableFromInline var openMessageLength: Int?
-    @usableFromInline var openMessageFragments = 0
-    /// Whether the data message in progress is compressed (RSV1 on its first frame).
-    @usableFromInline var isOpenMessageCompressed = false
+    /// Which side we are: a server expects masked frames, a client unmasked ones.
+    public var role: Role { limits.role }
+    /// Largest payload accepted in one frame.
+    public var maxFrameSize: Int { limits.maxFrameSize }
+    /// Largest total payload of one message, summed over its frames on the wire.
+    public var maxMessageSize: Int { limits.maxMessageSize }
+    /// Largest number of frames one message may be split into.
+    public var maxFragmentsPerMessage: Int { limits.maxFragmentsPerMessage }
+    /// RSV1 is legal on the first frame of a data message only if permessage-deflate was agreed.
+    public var allowsCompression: Bool { limits.allowsCompression }
 
     public init(role: Role, maxFrameSize: Int, maxMessageSize: Int, maxFragmentsPerMessage: Int,
                 allowsCompression: Bool) {
-        precondition(maxFrameSize >= 125, "a decoder must accept full-size control frames")
-        precondition(maxMessageSize >= 0 && maxFragmentsPerMessage >= 1, "limits must be positive")
-        self.role = role
-        self.maxFrameSize = maxFrameSize
-        self.maxMessageSize = maxMessageSize
-        self.maxFragmentsPerMessage = maxFragmentsPerMessage
-        self.allowsCompression = allowsCompression
+        limits = Limits(role: role, maxFrameSize: maxFrameSize, maxMessageSize: maxMessageSize,
+                        maxFragmentsPerMessage: maxFragmentsPerMessage, allowsCompression: allowsCompression)
     }
 
     /// Whether the decoder sits between frames (useful to tell a clean EOF from a torn frame).
-    public var isAtFrameBoundary: Bool {
-        if case .awaitingFirstByte = state { return true }
-        return false
-    }
+    public var isAtFrameBoundary: Bool { progress.isAtFrameBoundary }
 
     /// Consumes bytes of `input` from `index` and returns the next event, or `nil` once all of
     /// `input` has been consumed without completing one.
     public mutating func next(in input: UnsafeRawBufferPointer, at index: inout Int)
         throws(ProtocolViolation) -> FrameDecoderEvent?
     {
-        if case .failed(let violation) = state { throw violation }
-        do {
-            return try step(in: input, at: &index)
-        } catch {
-            state = .failed(error)
-            throw error
-        }
+        try progress.next(in: input, at: &index, limits: limits)
     }
+}
 
-    mutating func step(in input: UnsafeRawBufferPointer, at index: inout Int)
-        throws(ProtocolViolation) -> FrameDecoderEvent?
-    {
-        while true {
-            switch state {
-            case .failed(let violation):
-                throw violation
+extension FrameDecoder {
+    /// Where the decoder is in the stream: the state enum and the message in progress. The
+    /// step function takes the limits as a parameter.
+    struct Progress: Sendable {
+        /// Extended lengths and masking keys are accumulated in the header under construction
+        /// (its `payloadLength`, its key), so a state carries at most a header and a count.
+        enum State: Sendable {
+            case awaitingFirstByte
+            case awaitingLengthByte(isFinal: Bool, isCompressed: Bool, opcode: Opcode)
+            case awaitingExtendedLength(FrameHeader, bytesLeft: UInt8)
+            case awaitingMaskingKey(FrameHeader, bytesLeft: UInt8)
+            case payload(remaining: Int, phase: Int)
+            case failed(ProtocolViolation)
+        }
 
-            case .payload(let remaining, let phase):
-                if remaining == 0 {
-                    state = .awaitingFirstByte
-                    return .frameEnd
-                }
-                let available = input.count - index
-                guard available > 0 else { return nil }
-                let take = min(available, remaining)
-                let slice = UnsafeRawBufferPointer(rebasing: input[index..<(index + take)])
-                index += take
-                state = .payload(remaining: remaining - take, phase: (phase + take) & 3)
-                return .payload(slice, maskPhase: phase)
+        var state: State = .awaitingFirstByte
+        /// Whether the data message in progress is compressed (RSV1 on its first frame).
+        var isOpenMessageCompressed = false
+        var openMessageFragments: UInt32 = 0
+        /// Wire bytes of the data message in progress, or `noOpenMessage` between messages (an
+        /// optional would take another eight bytes).
+        var openMessageLength = Progress.noOpenMessage
 
-            case .awaitingFirstByte:
-                guard index < input.count else { return nil }
-                let byte = input[index]
-                index += 1
-                try acceptFirstByte(byte)
+        static let noOpenMessage = -1
 
-            case .awaitingLengthByte(let isFinal, let isCompressed, let opcode):
-                guard index < input.count else { return nil }
-                let byte = input[index]
-                index += 1
-                let header = FrameHeader(isFinal: isFinal, isCompressed: isCompressed, opcode: opcode,
-                                         maskingKey: byte & 0x80 != 0 ? MaskingKey(rawValue: 0) : nil,
-                                         payloadLength: 0)
-                if let complete = try acceptLengthByte(byte & 0x7F, header: header),
-                   let event = completeHeader(complete) {
-                    return event
-                }
+        var isMessageOpen: Bool { openMessageLength != Self.noOpenMessage }
 
-            case .awaitingExtendedLength(var header, let bytesLeft, let accumulated):
-                guard index < input.count else { return nil }
-                let value = accumulated << 8 | UInt64(input[index])
-                index += 1
-                if bytesLeft > 1 {
-                    state = .awaitingExtendedLength(header, bytesLeft: bytesLeft - 1, accumulated: value)
-                    continue
-                }
-                // RFC 6455 §5.2: "the most significant bit MUST be 0". Non-minimal encodings are
-                // tolerated; accepting them costs nothing.
-                if value & (1 << 63) != 0 { throw .payloadLengthHighBitSet }
-                try checkLimits(header, length: value)
-                header.payloadLength = Int(value)
-                if let event = completeHeader(header) { return event }
+        var isAtFrameBoundary: Bool {
+            if case .awaitingFirstByte = state { return true }
+            return false
+        }
 
-            case .awaitingMaskingKey(var header, let bytesLeft, let accumulated):
-                guard index < input.count else { return nil }
-                let value = accumulated | UInt32(input[index]) << (8 * UInt32(4 - bytesLeft))
-                index += 1
-                if bytesLeft > 1 {
-                    state = .awaitingMaskingKey(header, bytesLeft: bytesLeft - 1, accumulated: value)
-                    continue
-                }
-                header.maskingKey = MaskingKey(rawValue: value)
-                state = beginPayload(header)
-                return .header(header)
+        mutating func next(in input: UnsafeRawBufferPointer, at index: inout Int, limits: Limits)
+            throws(ProtocolViolation) -> FrameDecoderEvent?
+        {
+            if case .failed(let violation) = state { throw violation }
+            do {
+                return try step(in: input, at: &index, limits: limits)
+            } catch {
+                state = .failed(error)
+                throw error
             }
         }
-    }
 
-    mutating func acceptFirstByte(_ byte: UInt8) throws(ProtocolViolation) {
-        let isFinal = byte & 0x80 != 0
-        let rsv1 = byte & 0x40 != 0
-        if byte & 0x30 != 0 { throw .reservedBitsSet }
-        guard let opcode = Opcode(rawValue: byte & 0x0F) else { throw .unknownOpcode(byte & 0x0F) }
-        if opcode.isControl {
-            if !isFinal { throw .fragmentedControlFrame }
-            if rsv1 { throw .reservedBitsSet }
-        } else if opcode == .continuation {
-            if openMessageLength == nil { throw .unexpectedContinuation }
-            if rsv1 { throw .reservedBitsSet }
-            if openMessageFragments >= maxFragmentsPerMessage {
-                throw .tooManyFragments(limit: maxFragmentsPerMessage)
+        mutating func step(in input: UnsafeRawBufferPointer, at index: inout Int, limits: Limits)
+            throws(ProtocolViolation) -> FrameDecoderEvent?
+        {
+            while true {
+                switch state {
+                case .failed(let violation):
+                    throw violation
+
+                case .payload(let remaining, let phase):
+                    if remaining == 0 {
+                        state = .awaitingFirstByte
+                        return .frameEnd
+                    }
+                    let available = input.count - index
+                    guard available > 0 else { return nil }
+                    let take = min(available, remaining)
+                    let slice = UnsafeRawBufferPointer(rebasing: input[index..<(index + take)])
+                    index += take
+                    state = .payload(remaining: remaining - take, phase: (phase + take) & 3)
+                    return .payload(slice, maskPhase: phase)
+
+                case .awaitingFirstByte:
+                    guard index < input.count else { return nil }
+                    let byte = input[index]
+                    index += 1
+                    try acceptFirstByte(byte, limits: limits)
+
+                case .awaitingLengthByte(let isFinal, let isCompressed, let opcode):
+                    guard index < input.count else { return nil }
+                    let byte = input[index]
+                    index += 1
+                    let header = FrameHeader(isFinal: isFinal, isCompressed: isCompressed, opcode: opcode,
+                                             maskingKey: byte & 0x80 != 0 ? MaskingKey(rawValue: 0) : nil,
+                                             payloadLength: 0)
+                    if let complete = try acceptLengthByte(byte & 0x7F, header: header, limits: limits),
+                       let event = completeHeader(complete) {
+                        return event
+                    }
+
+                case .awaitingExtendedLength(var header, let bytesLeft):
+                    guard index < input.count else { return nil }
+                    // The length so far is kept in `payloadLength` as the bit pattern of a UInt64.
+                    let value = UInt64(bitPattern: Int64(header.payloadLength)) << 8 | UInt64(input[index])
+                    index += 1
+                    header.payloadLength = Int(Int64(bitPattern: value))
+                    if bytesLeft > 1 {
+                        state = .awaitingExtendedLength(header, bytesLeft: bytesLeft - 1)
+                        continue
+                    }
+                    // RFC 6455 §5.2: "the most significant bit MUST be 0". Non-minimal encodings are
+                    // tolerated; accepting them costs nothing.
+                    if value & (1 << 63) != 0 { throw .payloadLengthHighBitSet }
+                    try checkLimits(header, length: value, limits: limits)
+                    if let event = completeHeader(header) { return event }
+
+                case .awaitingMaskingKey(var header, let bytesLeft):
+                    guard index < input.count else { return nil }
+                    let accumulated = header.maskingKey?.rawValue ?? 0
+                    let value = accumulated | UInt32(input[index]) << (8 * UInt32(4 - bytesLeft))
+                    index += 1
+                    header.maskingKey = MaskingKey(rawValue: value)
+                    if bytesLeft > 1 {
+                        state = .awaitingMaskingKey(header, bytesLeft: bytesLeft - 1)
+                        continue
+                    }
+                    state = beginPayload(header)
+                    return .header(header)
+                }
             }
-        } else {
-            if openMessageLength != nil { throw .unfinishedFragmentedMessage }
-            if rsv1 && !allowsCompression { throw .reservedBitsSet }
         }
-        state = .awaitingLengthByte(isFinal: isFinal, isCompressed: rsv1, opcode: opcode)
-    }
 
-    /// Checks the mask bit and the 7-bit length. Returns the header when the 7-bit length is the
-    /// final length; otherwise moves on to the extended length and returns nil.
-    mutating func acceptLengthByte(_ length7: UInt8, header: FrameHeader)
-        throws(ProtocolViolation) -> FrameHeader?
-    {
-        switch role {
-        case .server where header.maskingKey == nil: throw .unmaskedClientFrame
-        case .client where header.maskingKey != nil: throw .maskedServerFrame
-        default: break
+        mutating func acceptFirstByte(_ byte: UInt8, limits: Limits) throws(ProtocolViolation) {
+            let isFinal = byte & 0x80 != 0
+            let rsv1 = byte & 0x40 != 0
+            if byte & 0x30 != 0 { throw .reservedBitsSet }
+            guard let opcode = Opcode(rawValue: byte & 0x0F) else { throw .unknownOpcode(byte & 0x0F) }
+            if opcode.isControl {
+                if !isFinal { throw .fragmentedControlFrame }
+                if rsv1 { throw .reservedBitsSet }
+            } else if opcode == .continuation {
+                if !isMessageOpen { throw .unexpectedContinuation }
+                if rsv1 { throw .reservedBitsSet }
+                if openMessageFragments >= limits.maxFragmentsPerMessage {
+                    throw .tooManyFragments(limit: limits.maxFragmentsPerMessage)
+                }
+            } else {
+                if isMessageOpen { throw .unfinishedFragmentedMessage }
+                if rsv1 && !limits.allowsCompression { throw .reservedBitsSet }
+            }
+            state = .awaitingLengthByte(isFinal: isFinal, isCompressed: rsv1, opcode: opcode)
         }
-        if header.opcode.isControl && length7 > 125 { throw .oversizedControlFrame }
-        switch length7 {
-        case 126:
-            state = .awaitingExtendedLength(header, bytesLeft: 2, accumulated: 0)
-            return nil
-        case 127:
-            state = .awaitingExtendedLength(header, bytesLeft: 8, accumulated: 0)
-            return nil
-        default:
-            try checkLimits(header, length: UInt64(length7))
-            var complete = header
-            complete.payloadLength = Int(length7)
-            return complete
-        }
-    }
 
-    /// The length is known: either wait for the masking key or start the payload.
-    mutating func completeHeader(_ header: FrameHeader) -> FrameDecoderEvent? {
-        if header.maskingKey != nil {
-            state = .awaitingMaskingKey(header, bytesLeft: 4, accumulated: 0)
-            return nil
+        /// Checks the mask bit and the 7-bit length. Returns the header when the 7-bit length is the
+        /// final length; otherwise moves on to the extended length and returns nil.
+        mutating func acceptLengthByte(_ length7: UInt8, header: FrameHeader, limits: Limits)
+            throws(ProtocolViolation) -> FrameHeader?
+        {
+            switch limits.role {
+            case .server where header.maskingKey == nil: throw .unmaskedClientFrame
+            case .client where header.maskingKey != nil: throw .maskedServerFrame
+            default: break
+            }
+            if header.opcode.isControl && length7 > 125 { throw .oversizedControlFrame }
+            switch length7 {
+            case 126:
+                state = .awaitingExtendedLength(header, bytesLeft: 2)
+                return nil
+            case 127:
+                state = .awaitingExtendedLength(header, bytesLeft: 8)
+                return nil
+            default:
+                try checkLimits(header, length: UInt64(length7), limits: limits)
+                var complete = header
+                complete.payloadLength = Int(length7)
+                return complete
+            }
         }
-        state = beginPayload(header)
-        return .header(header)
-    }
 
-    func checkLimits(_ header: FrameHeader, length: UInt64) throws(ProtocolViolation) {
-        let opcode = header.opcode
-        let isCompressed = opcode == .continuation ? isOpenMessageCompressed : header.isCompressed
-        let frameLimit = isCompressed ? Self.compressedAllowance(for: maxFrameSize) : maxFrameSize
-        if length > UInt64(frameLimit) { throw .frameTooLarge(length: length, limit: maxFrameSize) }
-        if opcode.isControl { return }
-        let messageLimit = isCompressed ? Self.compressedAllowance(for: maxMessageSize) : maxMessageSize
-        let soFar = opcode == .continuation ? (openMessageLength ?? 0) : 0
-        if Int(length) > messageLimit - soFar { throw .messageTooLarge(limit: maxMessageSize) }
+        /// The length is known: either wait for the masking key or start the payload.
+        mutating func completeHeader(_ header: FrameHeader) -> FrameDecoderEvent? {
+            if header.maskingKey != nil {
+                state = .awaitingMaskingKey(header, bytesLeft: 4)
+                return nil
+            }
+            state = beginPayload(header)
+            return .header(header)
+        }
+
+        func checkLimits(_ header: FrameHeader, length: UInt64, limits: Limits) throws(ProtocolViolation) {
+            let opcode = header.opcode
+            let isCompressed = opcode == .continuation ? isOpenMessageCompressed : header.isCompressed
+            let frameLimit = isCompressed ? FrameDecoder.compressedAllowance(for: limits.maxFrameSize) : limits.maxFrameSize
+            if length > UInt64(frameLimit) { throw .frameTooLarge(length: length, limit: limits.maxFrameSize) }
+            if opcode.isControl { return }
+            let messageLimit = isCompressed ? FrameDecoder.compressedAllowance(for: limits.maxMessageSize) : limits.maxMessageSize
+            let soFar = opcode == .continuation && isMessageOpen ? openMessageLength : 0
+            if Int(length) > messageLimit - soFar { throw .messageTooLarge(limit: limits.maxMessageSize) }
+        }
+
+        /// Records the frame against the open message and moves to its payload.
+        mutating func beginPayload(_ header: FrameHeader) -> State {
+            switch header.opcode {
+            case .text, .binary:
+                openMessageLength = header.isFinal ? Self.noOpenMessage : header.payloadLength
+                openMessageFragments = 1
+                isOpenMessageCompressed = header.isCompressed
+            case .continuation:
+                guard isMessageOpen else {
+                    fatalError("internal inconsistency in FrameDecoder: continuation without a message")
+                }
+                openMessageLength = header.isFinal ? Self.noOpenMessage : openMessageLength + header.payloadLength
+                openMessageFragments += 1
+            case .close, .ping, .pong:
+                break
+            }
+            return .payload(remaining: header.payloadLength, phase: 0)
+        }
     }
 
     /// The wire size allowed for a compressed frame or message under `limit`. Deflate makes
@@ -232,24 +297,5 @@ public struct FrameDecoder: Sendable {
     static func compressedAllowance(for limit: Int) -> Int {
         let (allowance, overflow) = limit.addingReportingOverflow(limit / 16 + 1024)
         return overflow ? Int.max : allowance
-    }
-
-    /// Records the frame against the open message and moves to its payload.
-    mutating func beginPayload(_ header: FrameHeader) -> State {
-        switch header.opcode {
-        case .text, .binary:
-            openMessageLength = header.isFinal ? nil : header.payloadLength
-            openMessageFragments = 1
-            isOpenMessageCompressed = header.isCompressed
-        case .continuation:
-            guard let soFar = openMessageLength else {
-                fatalError("internal inconsistency in FrameDecoder: continuation without a message")
-            }
-            openMessageLength = header.isFinal ? nil : soFar + header.payloadLength
-            openMessageFragments += 1
-        case .close, .ping, .pong:
-            break
-        }
-        return .payload(remaining: header.payloadLength, phase: 0)
     }
 }

@@ -7,7 +7,7 @@
 //     └── or, for a plain answer on a persistent HTTP/1.1 connection, wait for the next request
 //
 // In the handshake phase bytes go to `HTTPRequestParser`; a complete head is routed: an
-// upgrade on a WebSocket path gets the 101 and a `WebSocketConnection` (the sans-I/O state
+// upgrade on a WebSocket path gets the 101 and a `WebSocketStateMachine` (the sans-I/O state
 // machine), anything else a plain HTTP response (the web app's files, health, metrics) and,
 // unless both sides keep the connection, a graceful close. Bytes that arrived after the head
 // (a client may pipeline its first frame, or its next request) go to whatever comes next.
@@ -30,6 +30,15 @@
 // `maxOutputBytes` is still queued for it when the next message goes out, it is sent a 1008
 // close (behind what is queued) and dropped if it still does not drain within the transport's
 // linger time. One message larger than the limit is not by itself a reason to drop a client.
+//
+// Memory: an idle client holds only its own state. What every connection of the listener shares
+// (the routes, the limits and timeouts, the counters, the log) is one `ClientConnectionContext`;
+// what only the handshake needs (the request parser, the count of plain answers, whether a
+// proxy's headers are awaited) is a `HandshakeState` freed at the upgrade; the WebSocket state
+// machine is a value kept inline, not an object of its own; the client's origin is derived from
+// the transport unless forwarding headers named someone else; and the output value the state
+// machine writes into is the loop's (`WebSocketScratch`), empty between calls, since every
+// connection of a loop runs on its queue one call at a time.
 //
 // Confinement: an instance is created by the transport on the connection's event loop and every
 // method runs on that loop's serial queue (the transport guarantees it for callbacks; endpoints
@@ -63,66 +72,115 @@ package struct ConnectionLimits: Sendable {
     }
 }
 
+/// What every client connection of one listener shares, made once by the server: one reference
+/// per connection instead of a copy of each part.
+package final class ClientConnectionContext: Sendable {
+    package let router: HTTPRouter
+    package let limits: ConnectionLimits
+    package let metrics: ConnectionMetrics
+    /// The timing rules, taken from `limits` once.
+    package let timing: ConnectionStateMachine.Limits
+
+    package init(router: HTTPRouter, limits: ConnectionLimits, metrics: ConnectionMetrics) {
+        self.router = router
+        self.limits = limits
+        self.metrics = metrics
+        self.timing = ConnectionStateMachine.Limits(limits)
+    }
+}
+
+/// The output value every client connection of a loop writes its state machine's output into:
+/// each call leaves it empty (`ClientConnection.clearOutput`), so it keeps only its capacity, once
+/// per loop. Confined to its loop's queue (`EventLoop.local`).
+final class WebSocketScratch {
+    static let key = LoopLocal { WebSocketScratch() }
+
+    var output = WebSocketOutput()
+}
+
 package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Sendable {
     private enum Phase {
-        case handshake(HTTPRequestParser)
-        case webSocket(WebSocketConnection, WebSocketEndpoint)
+        case handshake(HandshakeState)
+        /// The state machine is `socket`.
+        case webSocket(WebSocketEndpoint)
         case closed
     }
 
+    /// What a connection needs until it upgrades (or closes): boxed, so an upgraded connection
+    /// pays one word for it while it lasts and nothing after.
+    private final class HandshakeState {
+        var parser = HTTPRequestParser()
+        var plainRequestsServed = 0
+        /// Admission waits for the request head, whose headers may name the client.
+        var awaitsForwardingHeaders = false
+        /// A trusted proxy's headers name the client per request, and a proxy may send requests of
+        /// several clients over one connection: such a connection serves one request only.
+        var isFromTrustedProxy = false
+    }
+
+    /// The client a trusted proxy's forwarding headers named, kept only when they did.
+    private final class ForwardedOrigin {
+        let origin: ClientOrigin
+        init(_ origin: ClientOrigin) { self.origin = origin }
+    }
+
+    // Declared so that they pack: the small fields sit before the state machine's alignment.
     package let connection: Connection
-    private let router: HTTPRouter
-    private let limits: ConnectionLimits
-    private let metrics: ConnectionMetrics
+    private let context: ClientConnectionContext
+    private var forwardedOrigin: ForwardedOrigin?
     private var phase: Phase
-    private var output = WebSocketOutput()
     /// Pings, timeouts and the slow-consumer rule; sets `connection.deadline`.
-    private var timing: ConnectionStateMachine
-    private var negotiatedDeflate: DeflateParameters?
-    /// Settled before admission; admission counts its address and the close releases it.
-    package private(set) var clientOrigin: ClientOrigin
+    private var timing = ConnectionStateMachine()
     private var holdsAddressSlot = false
-    private var plainRequestsServed = 0
+    /// The WebSocket's state machine, from the upgrade to the close.
+    private var socket: WebSocketStateMachine?
 
     /// Requests one persistent connection may make before it is closed: far more than a page
     /// load needs, and a bound on what one connection can ask for.
     package static let maximumPlainRequestsPerConnection = 100
-    /// Admission waits for the request head, whose headers may name the client.
-    private var awaitsForwardingHeaders = false
-    /// A trusted proxy's headers name the client per request, and a proxy may send requests of
-    /// several clients over one connection: such a connection serves one request only.
-    private var isFromTrustedProxy = false
 
-    package init(connection: Connection, router: HTTPRouter, limits: ConnectionLimits, metrics: ConnectionMetrics) {
+    package init(connection: Connection, context: ClientConnectionContext) {
         self.connection = connection
-        self.router = router
-        self.limits = limits
-        self.metrics = metrics
-        self.phase = .handshake(HTTPRequestParser())
-        self.timing = ConnectionStateMachine(limits: limits)
-        self.clientOrigin = ClientOrigin(peer: connection.remoteAddress.ipAddress, proxyHeader: nil,
-                                         connectionUsesTLS: connection.usesTLS)
+        self.context = context
+        self.phase = .handshake(HandshakeState())
     }
+
+    private var limits: ConnectionLimits { context.limits }
+    private var metrics: ConnectionMetrics { context.metrics }
+    private var router: HTTPRouter { context.router }
+
+    /// Whom the connection is for: the TCP peer or whom its PROXY header names, unless a trusted
+    /// proxy's forwarding headers named the client. Settled before admission; admission counts
+    /// its address and the close releases it.
+    package var clientOrigin: ClientOrigin {
+        if let forwardedOrigin { return forwardedOrigin.origin }
+        return ClientOrigin(peer: connection.remoteAddress.ipAddress, proxyHeader: connection.proxyHeader,
+                            connectionUsesTLS: connection.usesTLS)
+    }
+
+    /// The loop's output value; see `WebSocketScratch`. Fetched once per call into this
+    /// connection and handed down.
+    private var scratch: WebSocketScratch { connection.loop.local(WebSocketScratch.key) }
 
     // MARK: ConnectionHandler
 
     package func connectionDidOpen(_ connection: Connection) {
         metrics.connectionsOpened.increment()
-        connection.userData = self   // released in connectionDidClose; lets shutdown find us
-        clientOrigin = ClientOrigin(peer: connection.remoteAddress.ipAddress, proxyHeader: connection.proxyHeader,
-                                    connectionUsesTLS: connection.usesTLS)
         if clientOrigin.trustsHeaders(limits.forwarding.trusted) {
-            awaitsForwardingHeaders = true
-            isFromTrustedProxy = true
+            if case .handshake(let handshake) = phase {
+                handshake.awaitsForwardingHeaders = true
+                handshake.isFromTrustedProxy = true
+            }
         } else if !admit() {
             return
         }
-        timing.awaitRequest(now: connection.loop.now, afterAnswer: false)
+        timing.awaitRequest(now: connection.loop.now, afterAnswer: false, limits: context.timing)
         connection.deadline = timing.deadline
     }
 
     /// The per-address limits for `clientOrigin`; false (and a 429 on its way) when refused.
     private func admit() -> Bool {
+        let clientOrigin = self.clientOrigin
         let address = clientOrigin.address
         guard limits.addressLimiter.admitHandshake(from: address, now: connection.loop.now) else {
             phase = .closed
@@ -144,16 +202,16 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     /// Takes the client from the request's forwarding headers when they come from a trusted
     /// proxy, then admits it; notes them when they come from anyone else. False when the
     /// request was refused.
-    private func resolveClient(from head: HTTPRequestHead) -> Bool {
+    private func resolveClient(from head: HTTPRequestHead, _ handshake: HandshakeState) -> Bool {
         let headers = ForwardingPolicy.headers(of: head)
-        guard awaitsForwardingHeaders else {
+        guard handshake.awaitsForwardingHeaders else {
             if !headers.isEmpty { noteIgnoredForwardingHeaders() }
             return true
         }
-        awaitsForwardingHeaders = false
+        handshake.awaitsForwardingHeaders = false
         if !headers.isEmpty {
             do throws(ForwardedHeaderError) {
-                clientOrigin = try clientOrigin.resolved(by: headers, trusting: limits.forwarding.trusted)
+                forwardedOrigin = ForwardedOrigin(try clientOrigin.resolved(by: headers, trusting: limits.forwarding.trusted))
             } catch {
                 noteHandshakeFailure("bad_forwarding_header")
                 respondAndClose(.rejection(status: 400, reason: "malformed forwarding header: \(error.message)"), isHead: false)
@@ -176,8 +234,8 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         switch phase {
         case .handshake:
             receiveRequests(bytes)
-        case .webSocket(let socket, _):
-            feed(socket, bytes)
+        case .webSocket:
+            feed(bytes)
         case .closed:
             break
         }
@@ -186,15 +244,11 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     package func connectionDidDrain(_ connection: Connection) {}
 
     package func connectionDeadlineReached(_ connection: Connection) {
-        let socket: WebSocketConnection?
-        switch phase {
-        case .handshake: socket = nil
-        case .webSocket(let open, _): socket = open
-        case .closed:
+        if case .closed = phase {
             connection.close(flushFirst: false)
             return
         }
-        switch timing.deadlineReached(now: connection.loop.now, isOpen: socket?.isOpen ?? true) {
+        switch timing.deadlineReached(now: connection.loop.now, isOpen: socket?.isOpen ?? true, limits: context.timing) {
         case .closeIdle:
             phase = .closed
             connection.close(flushFirst: true)
@@ -205,15 +259,17 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         case .endTimedOut(let reason):
             metrics.closes.increment(label: reason)
             limits.logger?.info("connection_timed_out", ["connection.id": connection.id, "reason": reason])
-            if let socket {
-                socket.receiveEndOfInput(into: &output)
-                flush(socket)
+            if socket != nil {
+                let scratch = self.scratch
+                socket!.receiveEndOfInput(into: &scratch.output)
+                flush(scratch)
             }
             connection.close(flushFirst: false)
         case .sendPing:
-            guard let socket else { return }
-            socket.sendPing(into: &output)
-            flush(socket)
+            guard socket != nil else { return }
+            let scratch = self.scratch
+            socket!.sendPing(into: &scratch.output)
+            flush(scratch)
             connection.deadline = timing.deadline
         case .dropSlowConsumer:
             fatalError("internal inconsistency in ClientConnection: a deadline is never a slow consumer")
@@ -222,7 +278,6 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     package func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
         metrics.connectionsClosed.increment()
-        connection.userData = nil
         if holdsAddressSlot {
             holdsAddressSlot = false
             limits.addressLimiter.release(clientOrigin.address)
@@ -232,15 +287,17 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         if case .tlsFailure(let failure) = reason, let label = Self.handshakeFailureLabel(failure) {
             noteHandshakeFailure(label, detail: failure.message)
         }
-        if case .webSocket(let socket, let endpoint) = phase {
+        if case .webSocket(let endpoint) = phase {
             phase = .closed
-            if !socket.isClosed {
-                socket.receiveEndOfInput(into: &output)
-                output.removeAll()
+            if socket?.isClosed == false {
+                let scratch = self.scratch
+                socket!.receiveEndOfInput(into: &scratch.output)
+                Self.clearOutput(scratch)
             }
             endpoint.webSocketDidClose(self)
         }
         phase = .closed
+        socket = nil
     }
 
     // MARK: Handshake
@@ -249,16 +306,15 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     /// Plain requests on a persistent connection may be pipelined: each is answered in turn.
     private func receiveRequests(_ bytes: UnsafeRawBufferPointer) {
         var rest = bytes
-        while case .handshake(var parser) = phase {
+        while case .handshake(let handshake) = phase {
             do {
-                switch try parser.parse(rest) {
+                switch try handshake.parser.parse(rest) {
                 case .needsMoreData:
-                    phase = .handshake(parser)
                     return
                 case .complete(let head, let consumed):
                     phase = .closed
                     rest = UnsafeRawBufferPointer(rebasing: rest[consumed...])
-                    route(head, leftover: rest)
+                    route(head, handshake, leftover: rest)
                     guard case .handshake = phase, !rest.isEmpty else { return }
                 }
             } catch {
@@ -270,14 +326,14 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         }
     }
 
-    private func route(_ head: HTTPRequestHead, leftover: UnsafeRawBufferPointer) {
-        guard resolveClient(from: head) else { return }
+    private func route(_ head: HTTPRequestHead, _ handshake: HandshakeState, leftover: UnsafeRawBufferPointer) {
+        guard resolveClient(from: head, handshake) else { return }
         guard let route = router.webSocketRoutes[String(head.path)] else {
             if case .reject(let response) = ServerHandshake.evaluate(head, configuration: router.handshake),
                head.headers.containsToken("websocket", named: "Upgrade") {
                 noteHandshakeFailure("status_\(response.status)")
             }
-            respondPlain(router.plainResponse(for: head), to: head)
+            respondPlain(router.plainResponse(for: head), to: head, handshake)
             return
         }
         switch ServerHandshake.evaluate(head, configuration: router.handshake) {
@@ -288,33 +344,32 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
                 return
             }
             connection.send(upgrade.responseBytes)
-            negotiatedDeflate = upgrade.deflate
-            let socket = WebSocketConnection(role: .server, configuration: route.configuration, deflate: upgrade.deflate)
+            socket = WebSocketStateMachine(role: .server, sharing: route.configuration, deflate: upgrade.deflate)
             let endpoint = route.makeEndpoint(connection.loop)
-            phase = .webSocket(socket, endpoint)
+            phase = .webSocket(endpoint)
             metrics.webSocketsOpened.increment()
-            timing.upgraded(now: connection.loop.now)
+            timing.upgraded(now: connection.loop.now, limits: context.timing)
             connection.deadline = timing.deadline
             endpoint.webSocketDidOpen(self)
-            if !leftover.isEmpty { feed(socket, leftover) }
+            if !leftover.isEmpty { feed(leftover) }
         case .reject(let response):
             noteHandshakeFailure("status_\(response.status)")
             respondAndClose(response, isHead: false)
         case .notWebSocket:
-            respondPlain(router.plainResponse(for: head), to: head)
+            respondPlain(router.plainResponse(for: head), to: head, handshake)
         }
     }
 
     /// Answers a plain request, keeping the connection for the next request when both sides
     /// allow it (HTTP/1.1, no `Connection: close` on either, fewer than the cap served, not a
     /// proxy's), so a browser loading the web app's modules does not pay a TCP handshake per file.
-    private func respondPlain(_ response: HTTPResponse, to head: HTTPRequestHead) {
-        plainRequestsServed += 1
+    private func respondPlain(_ response: HTTPResponse, to head: HTTPRequestHead, _ handshake: HandshakeState) {
+        handshake.plainRequestsServed += 1
         let keepsAlive = head.version == .http1_1
             && !head.headers.containsToken("close", named: "Connection")
             && !response.headers.containsToken("close", named: "Connection")
-            && plainRequestsServed < Self.maximumPlainRequestsPerConnection
-            && !isFromTrustedProxy
+            && handshake.plainRequestsServed < Self.maximumPlainRequestsPerConnection
+            && !handshake.isFromTrustedProxy
         guard keepsAlive else {
             var closing = response
             closing.headers.replaceOrAppend(name: "Connection", value: "close")
@@ -322,8 +377,9 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
             return
         }
         connection.send(response.serialized(includingBody: head.method != "HEAD"))
-        phase = .handshake(HTTPRequestParser())
-        timing.awaitRequest(now: connection.loop.now, afterAnswer: true)
+        handshake.parser = HTTPRequestParser()
+        phase = .handshake(handshake)
+        timing.awaitRequest(now: connection.loop.now, afterAnswer: true, limits: context.timing)
         connection.deadline = timing.deadline
     }
 
@@ -334,30 +390,32 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     // MARK: WebSocket
 
-    private func feed(_ socket: WebSocketConnection, _ bytes: UnsafeRawBufferPointer) {
-        timing.bytesArrived(now: connection.loop.now, isOpen: socket.isOpen)
+    private func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard socket != nil else { fatalError("internal inconsistency in ClientConnection: WebSocket input without a state machine") }
+        timing.bytesArrived(now: connection.loop.now, isOpen: socket!.isOpen, limits: context.timing)
         connection.deadline = timing.deadline
+        let scratch = self.scratch
         // One message at a time, so the endpoint's answer to a message is written before any
         // later frame in the same read can fail the connection (strict in-order processing).
         var offset = 0
         repeat {
-            offset += socket.receiveUntilMessage(UnsafeRawBufferPointer(rebasing: bytes[offset...]), into: &output)
-            deliver(socket)
-        } while offset < bytes.count && !socket.isClosed
+            offset += socket!.receiveUntilMessage(UnsafeRawBufferPointer(rebasing: bytes[offset...]), into: &scratch.output)
+            deliver(scratch)
+        } while offset < bytes.count && socket?.isClosed == false
     }
 
     /// Writes what the state machine produced, then hands its events to the endpoint in order.
-    private func deliver(_ socket: WebSocketConnection) {
-        // Taken out (not copied), so clearing `output` does not reallocate its buffer, and
-        // handed back afterwards with its capacity for the next message.
+    private func deliver(_ scratch: WebSocketScratch) {
+        // Taken out (not copied), so the endpoint's own sends, on this connection or another of
+        // the loop, find the loop's output empty; handed back afterwards with its capacity.
         var events: [WebSocketEvent] = []
-        swap(&events, &output.events)
+        swap(&events, &scratch.output.events)
         defer {
             events.removeAll(keepingCapacity: true)
-            if output.events.isEmpty { swap(&events, &output.events) }
+            if scratch.output.events.isEmpty { swap(&events, &scratch.output.events) }
         }
-        flush(socket)
-        guard case .webSocket(_, let endpoint) = phase else { return }
+        flush(scratch)
+        guard case .webSocket(let endpoint) = phase else { return }
         for event in events {
             switch event {
             case .text(let bytes):
@@ -374,36 +432,46 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         }
     }
 
-    /// Hands pending output to the transport; closes the transport when the state machine says so.
-    private func flush(_ socket: WebSocketConnection) {
+    /// Hands pending output to the transport, leaving the loop's output empty; closes the
+    /// transport when the state machine says so.
+    private func flush(_ scratch: WebSocketScratch) {
         let backlog = connection.queuedByteCount
-        if !output.outbound.isEmpty {
-            let bytes = output.takeOutbound()
+        if !scratch.output.outbound.isEmpty {
+            let bytes = scratch.output.takeOutbound()
             metrics.bytesOut.add(bytes.count)
             connection.send(bytes)
         }
-        let shouldClose = output.shouldCloseTransport
-        output.removeAll()
+        let shouldClose = scratch.output.shouldCloseTransport
+        Self.clearOutput(scratch)
         if shouldClose {
             connection.close(flushFirst: true)
-        } else if !socket.isOpen, !socket.isClosed {
-            timing.closingStarted(now: connection.loop.now)
+        } else if socket?.isOpen == false, socket?.isClosed == false {
+            timing.closingStarted(now: connection.loop.now, limits: context.timing)
             connection.deadline = timing.deadline
         }
-        checkSlowConsumer(socket, backlog: backlog)
+        checkSlowConsumer(backlog: backlog, scratch)
+    }
+
+    /// Empties the loop's output for the next call, whichever connection makes it: its arrays
+    /// keep their capacity, and the close request, sticky for one connection, is not carried
+    /// over to another.
+    private static func clearOutput(_ scratch: WebSocketScratch) {
+        scratch.output.removeAll()
+        scratch.output.shouldCloseTransport = false
     }
 
     /// `backlog` is what was queued before the latest send: a peer is slow when earlier output
     /// is still waiting past the limit, not because one message (a 16 MiB echo) is larger than it.
-    private func checkSlowConsumer(_ socket: WebSocketConnection, backlog: Int) {
-        guard timing.outputQueued(backlog: backlog) == .dropSlowConsumer else { return }
+    private func checkSlowConsumer(backlog: Int, _ scratch: WebSocketScratch? = nil) {
+        guard timing.outputQueued(backlog: backlog, limits: context.timing) == .dropSlowConsumer else { return }
         metrics.slowConsumerDisconnects.increment()
         limits.logger?.warning("slow_consumer_closed", ["connection.id": connection.id,
                                                         "remote": clientOrigin.description,
                                                         "queued_bytes": connection.queuedByteCount])
-        socket.close(code: .policyViolation, reason: "too slow: output buffer full", into: &output)
-        let bytes = output.takeOutbound()
-        output.removeAll()
+        let scratch = scratch ?? self.scratch
+        socket?.close(code: .policyViolation, reason: "too slow: output buffer full", into: &scratch.output)
+        let bytes = scratch.output.takeOutbound()
+        Self.clearOutput(scratch)
         connection.send(bytes)
         connection.close(flushFirst: true)
     }
@@ -449,49 +517,54 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     /// What runs on the upgraded connection; nil before the upgrade and after the close.
     package var webSocketEndpoint: WebSocketEndpoint? {
-        if case .webSocket(_, let endpoint) = phase { return endpoint }
+        if case .webSocket(let endpoint) = phase { return endpoint }
         return nil
     }
 
+    /// The permessage-deflate parameters agreed at the upgrade, or nil.
+    private var negotiatedDeflate: DeflateParameters? { socket?.deflate ?? nil }
+
     package var isOpen: Bool {
-        if case .webSocket(let socket, _) = phase { return socket.isOpen && !timing.isSlowConsumer }
+        if case .webSocket = phase { return socket?.isOpen == true && !timing.isSlowConsumer }
         return false
     }
 
     package func send(text bytes: [UInt8]) {
-        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        guard isOpen else { return }
         metrics.messagesOut.increment()
-        bytes.withUnsafeBytes { _ = socket.send(textBytes: $0, into: &output) }
-        flush(socket)
+        let scratch = self.scratch
+        bytes.withUnsafeBytes { _ = socket!.send(textBytes: $0, into: &scratch.output) }
+        flush(scratch)
     }
 
     package func send(binary bytes: [UInt8]) {
-        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        guard isOpen else { return }
         metrics.messagesOut.increment()
-        _ = socket.send(binary: bytes, into: &output)
-        flush(socket)
+        let scratch = self.scratch
+        _ = socket!.send(binary: bytes, into: &scratch.output)
+        flush(scratch)
     }
 
     package func send(shared message: SharedMessage) {
-        guard case .webSocket(let socket, _) = phase, isOpen else { return }
+        guard isOpen else { return }
         metrics.messagesOut.increment()
         let frame = message.frame(for: negotiatedDeflate)
         metrics.bytesOut.add(frame.count)
         let backlog = connection.queuedByteCount
         connection.send(frame)
-        checkSlowConsumer(socket, backlog: backlog)
+        checkSlowConsumer(backlog: backlog)
     }
 
     /// One gathered write from the batch's shared vectors when nothing is queued for this client.
     @discardableResult
     package func send(shared batch: SharedBatch) -> Bool {
-        guard case .webSocket(let socket, _) = phase, socket.isOpen, !timing.isSlowConsumer else { return false }
+        guard isOpen else { return false }
         metrics.messagesOut.add(batch.messages.count)
         let output = batch.output(for: negotiatedDeflate)
         metrics.bytesOut.add(output.byteCount)
         let backlog = connection.queuedByteCount
         connection.send(output)
-        checkSlowConsumer(socket, backlog: backlog)
+        checkSlowConsumer(backlog: backlog)
         return true
     }
 
@@ -499,8 +572,9 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     package func uncork() { connection.uncork() }
 
     package func close(code: CloseCode, reason: String) {
-        guard case .webSocket(let socket, _) = phase else { return }
-        socket.close(code: code, reason: reason, into: &output)
-        flush(socket)
+        guard case .webSocket = phase else { return }
+        let scratch = self.scratch
+        socket?.close(code: code, reason: reason, into: &scratch.output)
+        flush(scratch)
     }
 }

@@ -10,8 +10,36 @@
 // `closeTimeout` to send its close frame. Before the upgrade, `handshakeTimeout` bounds each
 // request; on a kept-alive connection that already had an answer, running out is just idleness.
 //
+// The timeouts and the output bound are the same for every connection of a listener, so they are
+// not part of the machine: each input takes them as `Limits`, which the listener holds once
+// (`ClientConnectionContext`). The machine itself is the few bytes that differ per connection.
+//
 // Confinement: a value owned by its `ClientConnection`, used on that connection's loop.
 package struct ConnectionStateMachine {
+    /// What every connection of a listener is timed by, in milliseconds of the loop clock.
+    package struct Limits: Sendable, Equatable {
+        package var handshakeTimeout: Int64
+        package var pingInterval: Int64
+        package var pongTimeout: Int64
+        package var closeTimeout: Int64
+        package var maxOutputBytes: Int
+
+        package init(handshakeTimeout: Int64, pingInterval: Int64, pongTimeout: Int64, closeTimeout: Int64,
+                     maxOutputBytes: Int) {
+            self.handshakeTimeout = handshakeTimeout
+            self.pingInterval = pingInterval
+            self.pongTimeout = pongTimeout
+            self.closeTimeout = closeTimeout
+            self.maxOutputBytes = maxOutputBytes
+        }
+
+        package init(_ limits: ConnectionLimits) {
+            self.init(handshakeTimeout: limits.handshakeTimeoutMilliseconds, pingInterval: limits.pingIntervalMilliseconds,
+                      pongTimeout: limits.pongTimeoutMilliseconds, closeTimeout: limits.closeTimeoutMilliseconds,
+                      maxOutputBytes: limits.maxOutputBytes)
+        }
+    }
+
     package enum Action: Equatable {
         /// Send a ping and wait for input until `deadline`.
         case sendPing
@@ -32,58 +60,40 @@ package struct ConnectionStateMachine {
         case closing
     }
 
-    package let handshakeTimeout: Int64
-    package let pingInterval: Int64
-    package let pongTimeout: Int64
-    package let closeTimeout: Int64
-    package let maxOutputBytes: Int
-
     /// When the transport should call back (milliseconds of the connection's loop clock).
     package private(set) var deadline: Int64?
     private var phase = Phase.awaitingRequest(hasAnswered: false)
     package private(set) var isSlowConsumer = false
 
-    package init(limits: ConnectionLimits) {
-        self.init(handshakeTimeout: limits.handshakeTimeoutMilliseconds, pingInterval: limits.pingIntervalMilliseconds,
-                  pongTimeout: limits.pongTimeoutMilliseconds, closeTimeout: limits.closeTimeoutMilliseconds,
-                  maxOutputBytes: limits.maxOutputBytes)
-    }
-
-    package init(handshakeTimeout: Int64, pingInterval: Int64, pongTimeout: Int64, closeTimeout: Int64, maxOutputBytes: Int) {
-        self.handshakeTimeout = handshakeTimeout
-        self.pingInterval = pingInterval
-        self.pongTimeout = pongTimeout
-        self.closeTimeout = closeTimeout
-        self.maxOutputBytes = maxOutputBytes
-    }
+    package init() {}
 
     /// The connection was admitted, or a plain answer left it open for the next request.
-    package mutating func awaitRequest(now: Int64, afterAnswer: Bool) {
+    package mutating func awaitRequest(now: Int64, afterAnswer: Bool, limits: Limits) {
         phase = .awaitingRequest(hasAnswered: afterAnswer)
-        deadline = now + handshakeTimeout
+        deadline = now + limits.handshakeTimeout
     }
 
     /// The 101 went out: the WebSocket is open and idle.
-    package mutating func upgraded(now: Int64) {
+    package mutating func upgraded(now: Int64, limits: Limits) {
         phase = .open(isAwaitingPong: false)
-        deadline = now + pingInterval
+        deadline = now + limits.pingInterval
     }
 
     /// Bytes arrived on the WebSocket; `isOpen` is whether it was still open (not closing).
-    package mutating func bytesArrived(now: Int64, isOpen: Bool) {
+    package mutating func bytesArrived(now: Int64, isOpen: Bool, limits: Limits) {
         guard case .open = phase else { return }
         phase = .open(isAwaitingPong: false)
-        if isOpen { deadline = now + pingInterval }
+        if isOpen { deadline = now + limits.pingInterval }
     }
 
     /// A close handshake is under way (ours or the peer's) and the transport is still up.
-    package mutating func closingStarted(now: Int64) {
+    package mutating func closingStarted(now: Int64, limits: Limits) {
         phase = .closing
-        deadline = now + closeTimeout
+        deadline = now + limits.closeTimeout
     }
 
     /// The transport's deadline passed; `isOpen` is whether the WebSocket (if any) is still open.
-    package mutating func deadlineReached(now: Int64, isOpen: Bool = true) -> Action {
+    package mutating func deadlineReached(now: Int64, isOpen: Bool = true, limits: Limits) -> Action {
         if case .open = phase, !isOpen { phase = .closing }
         switch phase {
         case .awaitingRequest(let hasAnswered):
@@ -92,7 +102,7 @@ package struct ConnectionStateMachine {
             return .endTimedOut(reason: "ping_timeout")
         case .open(isAwaitingPong: false):
             phase = .open(isAwaitingPong: true)
-            deadline = now + pongTimeout
+            deadline = now + limits.pongTimeout
             return .sendPing
         case .closing:
             return .endTimedOut(reason: "close_timeout")
@@ -101,8 +111,8 @@ package struct ConnectionStateMachine {
 
     /// A message is going out with `backlog` bytes still queued from earlier ones. A peer is slow
     /// when earlier output waits past the limit, not because one message is larger than it.
-    package mutating func outputQueued(backlog: Int) -> Action? {
-        guard !isSlowConsumer, backlog > maxOutputBytes else { return nil }
+    package mutating func outputQueued(backlog: Int, limits: Limits) -> Action? {
+        guard !isSlowConsumer, backlog > limits.maxOutputBytes else { return nil }
         isSlowConsumer = true
         return .dropSlowConsumer
     }

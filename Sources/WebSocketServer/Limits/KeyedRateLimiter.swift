@@ -6,8 +6,15 @@ package final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     private struct State {
         var ratePerSecond: Int
         var capacity: Int
-        var buckets: [Key: TokenBucket] = [:]
+        var buckets: [Key: Entry] = [:]
         var lastSweep: Int64 = 0
+    }
+
+    private struct Entry {
+        var bucket: TokenBucket
+        /// When a token was last taken (or the bucket made): an idle bucket is full after
+        /// `capacity / ratePerSecond` seconds from here.
+        var lastTakenAt: Int64
     }
 
     private let state: Mutex<State>
@@ -45,11 +52,13 @@ package final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
                 state.buckets = state.buckets.filter { now - $0.value.lastTakenAt < forgetAfter }
                 state.lastSweep = now
             }
-            var bucket = state.buckets[key]
-                ?? TokenBucket(ratePerSecond: state.ratePerSecond, capacity: state.capacity, now: now)
-            let admitted = bucket.take(now: now)
-            state.buckets[key] = bucket
-            return admitted ? nil : bucket.millisecondsUntilToken(now: now)
+            var entry = state.buckets[key]
+                ?? Entry(bucket: TokenBucket(ratePerSecond: state.ratePerSecond, capacity: state.capacity, now: now),
+                         lastTakenAt: now)
+            let admitted = entry.bucket.take(now: now)
+            if admitted { entry.lastTakenAt = max(entry.lastTakenAt, now) }
+            state.buckets[key] = entry
+            return admitted ? nil : entry.bucket.millisecondsUntilToken(now: now)
         }
     }
 

@@ -3,24 +3,28 @@
 // handshake limits want: a client that opens a screen may fire a dozen requests at once, but not
 // keep it up. Pure: the caller passes `now` (milliseconds on any monotonic clock), so it is
 // tested with explicit times and costs no clock read of its own.
+//
+// One is kept per connection (and per user, per address), so the rate and the capacity are
+// stored in 32 bits each: a bucket takes 24 bytes, an optional one 25.
 package struct TokenBucket: Sendable, Equatable {
-    package let ratePerSecond: Int
-    package let capacity: Int
     /// Tokens scaled by 1000 so refills of a fraction of a token are kept without floating point.
     private var milliTokens: Int
     private var updatedAt: Int64
-    /// When a token was last taken (or the bucket made): idle buckets are full after
-    /// `capacity / ratePerSecond` seconds from here.
-    package private(set) var lastTakenAt: Int64
+    private let storedRate: Int32
+    private let storedCapacity: Int32
+
+    package var ratePerSecond: Int { Int(storedRate) }
+    package var capacity: Int { Int(storedCapacity) }
 
     /// A full bucket as of `now`. A rate of 0 means "no limit".
     package init(ratePerSecond: Int, capacity: Int, now: Int64) {
         precondition(ratePerSecond >= 0 && capacity >= 1, "a token bucket needs a rate ≥ 0 and a capacity ≥ 1")
-        self.ratePerSecond = ratePerSecond
-        self.capacity = capacity
+        precondition(ratePerSecond <= Int(Int32.max) && capacity <= Int(Int32.max),
+                     "a token bucket's rate and capacity fit in 32 bits")
+        self.storedRate = Int32(ratePerSecond)
+        self.storedCapacity = Int32(capacity)
         self.milliTokens = capacity * 1000
         self.updatedAt = now
-        self.lastTakenAt = now
     }
 
     package var isUnlimited: Bool { ratePerSecond == 0 }
@@ -35,7 +39,6 @@ package struct TokenBucket: Sendable, Equatable {
         refill(now: now)
         guard milliTokens >= 1000 else { return false }
         milliTokens -= 1000
-        lastTakenAt = max(lastTakenAt, now)
         return true
     }
 

@@ -5,7 +5,8 @@ import SocketServer
 import WebSocketProtocol
 
 package struct WebSocketRoute: Sendable {
-    package var configuration: WebSocketConfiguration
+    /// The limits of every connection upgraded on this route, held once for all of them.
+    package let configuration: WebSocketConfiguration.Shared
     /// Called on the connection's loop, with it.
     package var makeEndpoint: @Sendable (EventLoop) -> WebSocketEndpoint
     /// Checked for each valid upgrade before the 101: a response refuses it (a cluster node
@@ -14,7 +15,7 @@ package struct WebSocketRoute: Sendable {
 
     package init(configuration: WebSocketConfiguration, makeEndpoint: @escaping @Sendable (EventLoop) -> WebSocketEndpoint,
                  refusal: @escaping @Sendable () -> HTTPResponse? = { nil }) {
-        self.configuration = configuration
+        self.configuration = WebSocketConfiguration.Shared(configuration)
         self.makeEndpoint = makeEndpoint
         self.refusal = refusal
     }

@@ -23,7 +23,8 @@ final class RecordingChannel: WebSocketChannel, @unchecked Sendable {
 
     init(loop: EventLoop, address: String = "10.1.2.3") {
         connection = Connection(descriptor: -1, remoteAddress: .v4(sockaddr_in()), loop: loop,
-                                options: ConnectionOptions(), tls: nil, handler: nil, state: .open)
+                                context: ConnectionContext(options: ConnectionOptions()), tls: nil, handler: nil,
+                                state: .open)
         clientOrigin = ClientOrigin(peer: IPAddress(address)!, proxyHeader: nil, connectionUsesTLS: false)
     }
 

@@ -26,4 +26,12 @@ import Testing
             connection.send(sharedFrame: [0x81, 0x00], into: &output)
         }
     }
+
+    @Test func aClientMachineSendingWithoutMaskingKeysTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = WebSocketStateMachine(role: .client, sharing: WebSocketConfiguration.Shared(WebSocketConfiguration()))
+            var output = WebSocketOutput()
+            machine.send(text: "unmasked", into: &output)
+        }
+    }
 }

@@ -47,7 +47,7 @@ func decode(_ chunks: [ArraySlice<UInt8>], limits: DecoderLimits = DecoderLimits
                         header = nil
                     }
                 }
-                precondition(index == bytes.count, "decoder returned nil at \(index) of \(bytes.count): \(Array(bytes)) state \(decoder.state)")
+                precondition(index == bytes.count, "decoder returned nil at \(index) of \(bytes.count): \(Array(bytes)) state \(decoder.progress.state)")
                 return nil
             } catch {
                 return error as? ProtocolViolation
