@@ -3,6 +3,7 @@
 // time (the listener's timeouts), and the handshake state that lasts across plain requests.
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TestSupport
 import SocketServer
@@ -23,11 +24,17 @@ struct ClientConnectionTests {
         let server: TCPServer
         let port: Int
 
-        init(handshakeTimeoutMilliseconds: Int64 = 10_000) throws {
+        init(handshakeTimeoutMilliseconds: Int64 = 10_000, opensEndpointAtFirstMessage: Bool = false,
+             log: EndpointLog? = nil) throws {
             var configuration = SocketServerConfiguration(host: "127.0.0.1", port: 0)
             configuration.eventLoopCount = 1
             configuration.tickMilliseconds = 20
-            let router = HTTPRouter(webSocketRoutes: ["/echo": WebSocketRoute(configuration: .echo, makeEndpoint: { _ in EchoEndpoint() })],
+            let route = WebSocketRoute(configuration: .echo, opensEndpointAtFirstMessage: opensEndpointAtFirstMessage,
+                                       makeEndpoint: { _ in
+                                           log?.record("made")
+                                           return LoggingEchoEndpoint(log: log)
+                                       })
+            let router = HTTPRouter(webSocketRoutes: ["/echo": route],
                                     handshake: ServerHandshakeConfiguration(),
                                     plainRoutes: [:], staticSite: { Site() })
             let limits = ConnectionLimits(handshakeTimeoutMilliseconds: handshakeTimeoutMilliseconds,
@@ -124,6 +131,60 @@ struct ClientConnectionTests {
         func seesEndOfStream() -> Bool { read(1).isEmpty }
 
         func close() { _ = Glibc.close(descriptor) }
+    }
+
+    /// What the endpoints of a listener were told, in order.
+    final class EndpointLog: Sendable {
+        private let entries = Mutex<[String]>([])
+        func record(_ entry: String) { entries.withLock { $0.append(entry) } }
+        var all: [String] { entries.withLock { $0 } }
+    }
+
+    final class LoggingEchoEndpoint: WebSocketEndpoint {
+        let log: EndpointLog?
+        init(log: EndpointLog?) { self.log = log }
+        func webSocketDidOpen(_ channel: WebSocketChannel) { log?.record("open") }
+        func webSocket(_ channel: WebSocketChannel, didReceiveText bytes: [UInt8]) {
+            log?.record("text")
+            channel.send(text: bytes)
+        }
+        func webSocket(_ channel: WebSocketChannel, didReceiveBinary bytes: [UInt8]) { channel.send(binary: bytes) }
+        func webSocketDidClose(_ channel: WebSocketChannel) { log?.record("close") }
+    }
+
+    @Test func aRouteThatWaitsForTheFirstMessageMakesItsEndpointThenAndNeverForASilentClient() async throws {
+        let log = EndpointLog()
+        let listener = try Listener(opensEndpointAtFirstMessage: true, log: log)
+        defer { listener.stop() }
+        let silent = try Peer(port: listener.port)
+        #expect(silent.upgrade().hasPrefix("HTTP/1.1 101"))
+        let speaking = try Peer(port: listener.port)
+        defer { speaking.close() }
+        #expect(speaking.upgrade().hasPrefix("HTTP/1.1 101"))
+        silent.close()
+        speaking.send(.ping, [7])
+        #expect(speaking.receiveFrame()?.opcode == Opcode.pong.rawValue)
+        #expect(log.all.isEmpty, "a ping is not a message: no endpoint yet")
+        speaking.send(.text, Array("hello".utf8))
+        let echo = speaking.receiveFrame()
+        #expect(echo?.opcode == Opcode.text.rawValue && echo?.payload == Array("hello".utf8))
+        #expect(log.all == ["made", "open", "text"], "made and opened before its first message, once")
+        speaking.send(.text, Array("again".utf8))
+        #expect(speaking.receiveFrame()?.payload == Array("again".utf8))
+        speaking.close()
+        #expect(await eventually { log.all == ["made", "open", "text", "text", "close"] },
+                "the silent client's close reaches no endpoint; the other one's does")
+    }
+
+    @Test func aRouteMakesItsEndpointAtTheUpgradeByDefault() async throws {
+        let log = EndpointLog()
+        let listener = try Listener(log: log)
+        defer { listener.stop() }
+        let peer = try Peer(port: listener.port)
+        #expect(peer.upgrade().hasPrefix("HTTP/1.1 101"))
+        #expect(await eventually { log.all == ["made", "open"] })
+        peer.close()
+        #expect(await eventually { log.all == ["made", "open", "close"] })
     }
 
     @Test func aPeerClosingOneConnectionDoesNotCloseAnotherOnTheSameLoop() throws {

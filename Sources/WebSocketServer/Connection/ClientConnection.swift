@@ -103,6 +103,8 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         case handshake(HandshakeState)
         /// The state machine is `socket`.
         case webSocket(WebSocketEndpoint)
+        /// Upgraded on a route whose endpoint is made at the first message (`socket` is set).
+        case awaitingFirstMessage(WebSocketRoute)
         case closed
     }
 
@@ -234,7 +236,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         switch phase {
         case .handshake:
             receiveRequests(bytes)
-        case .webSocket:
+        case .webSocket, .awaitingFirstMessage:
             feed(bytes)
         case .closed:
             break
@@ -345,12 +347,14 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
             }
             connection.send(upgrade.responseBytes)
             socket = WebSocketStateMachine(role: .server, sharing: route.configuration, deflate: upgrade.deflate)
-            let endpoint = route.makeEndpoint(connection.loop)
-            phase = .webSocket(endpoint)
             metrics.webSocketsOpened.increment()
             timing.upgraded(now: connection.loop.now, limits: context.timing)
             connection.deadline = timing.deadline
-            endpoint.webSocketDidOpen(self)
+            if route.opensEndpointAtFirstMessage {
+                phase = .awaitingFirstMessage(route)
+            } else {
+                openEndpoint(of: route)
+            }
             if !leftover.isEmpty { feed(leftover) }
         case .reject(let response):
             noteHandshakeFailure("status_\(response.status)")
@@ -415,20 +419,40 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
             if scratch.output.events.isEmpty { swap(&events, &scratch.output.events) }
         }
         flush(scratch)
-        guard case .webSocket(let endpoint) = phase else { return }
         for event in events {
             switch event {
             case .text(let bytes):
                 metrics.messagesIn.increment()
-                endpoint.webSocket(self, didReceiveText: bytes)
+                endpointForMessage()?.webSocket(self, didReceiveText: bytes)
             case .binary(let bytes):
                 metrics.messagesIn.increment()
-                endpoint.webSocket(self, didReceiveBinary: bytes)
+                endpointForMessage()?.webSocket(self, didReceiveBinary: bytes)
             case .ping, .pong:
                 break
             case .closed(let code, _, let initiatedByPeer):
                 metrics.closes.increment(label: initiatedByPeer ? "peer_\(code.rawValue)" : "server_\(code.rawValue)")
             }
+        }
+    }
+
+    /// Makes the route's endpoint and tells it the connection is open.
+    private func openEndpoint(of route: WebSocketRoute) {
+        let endpoint = route.makeEndpoint(connection.loop)
+        phase = .webSocket(endpoint)
+        endpoint.webSocketDidOpen(self)
+    }
+
+    /// The endpoint a message goes to, made now on a route that waits for the first message;
+    /// nil once the connection is closed.
+    private func endpointForMessage() -> WebSocketEndpoint? {
+        switch phase {
+        case .webSocket(let endpoint):
+            return endpoint
+        case .awaitingFirstMessage(let route):
+            openEndpoint(of: route)
+            return webSocketEndpoint
+        case .handshake, .closed:
+            return nil
         }
     }
 
@@ -525,8 +549,10 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     private var negotiatedDeflate: DeflateParameters? { socket?.deflate ?? nil }
 
     package var isOpen: Bool {
-        if case .webSocket = phase { return socket?.isOpen == true && !timing.isSlowConsumer }
-        return false
+        switch phase {
+        case .webSocket, .awaitingFirstMessage: return socket?.isOpen == true && !timing.isSlowConsumer
+        case .handshake, .closed: return false
+        }
     }
 
     package func send(text bytes: [UInt8]) {
@@ -572,7 +598,10 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     package func uncork() { connection.uncork() }
 
     package func close(code: CloseCode, reason: String) {
-        guard case .webSocket = phase else { return }
+        switch phase {
+        case .webSocket, .awaitingFirstMessage: break
+        case .handshake, .closed: return
+        }
         let scratch = self.scratch
         socket?.close(code: code, reason: reason, into: &scratch.output)
         flush(scratch)

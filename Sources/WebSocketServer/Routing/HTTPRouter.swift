@@ -4,18 +4,25 @@
 import SocketServer
 import WebSocketProtocol
 
-package struct WebSocketRoute: Sendable {
+/// One upgrade path; a class, so a connection waiting for its first message holds it as one word.
+package final class WebSocketRoute: Sendable {
     /// The limits of every connection upgraded on this route, held once for all of them.
     package let configuration: WebSocketConfiguration.Shared
     /// Called on the connection's loop, with it.
-    package var makeEndpoint: @Sendable (EventLoop) -> WebSocketEndpoint
+    package let makeEndpoint: @Sendable (EventLoop) -> WebSocketEndpoint
     /// Checked for each valid upgrade before the 101: a response refuses it (a cluster node
     /// while nobody owns the partition answers 503).
-    package var refusal: @Sendable () -> HTTPResponse?
+    package let refusal: @Sendable () -> HTTPResponse?
+    /// The endpoint is made when the first message arrives instead of at the upgrade: a client
+    /// that connects and stays silent costs the connection only, not an endpoint's state too.
+    /// For endpoints that have nothing to do before a client speaks.
+    package let opensEndpointAtFirstMessage: Bool
 
-    package init(configuration: WebSocketConfiguration, makeEndpoint: @escaping @Sendable (EventLoop) -> WebSocketEndpoint,
+    package init(configuration: WebSocketConfiguration, opensEndpointAtFirstMessage: Bool = false,
+                 makeEndpoint: @escaping @Sendable (EventLoop) -> WebSocketEndpoint,
                  refusal: @escaping @Sendable () -> HTTPResponse? = { nil }) {
         self.configuration = WebSocketConfiguration.Shared(configuration)
+        self.opensEndpointAtFirstMessage = opensEndpointAtFirstMessage
         self.makeEndpoint = makeEndpoint
         self.refusal = refusal
     }
