@@ -23,7 +23,9 @@
 // derived data: `apply` keeps them in step, snapshots leave them out and decoding rebuilds
 // them. Time-driven transitions (expiry, auto-confirm, a group's closing time and its end) are
 // events too: the server asks `nextDueTime` when to wake up and `dueTransitions(now:)` what
-// happened; after downtime the first call simply returns everything overdue.
+// happened; after downtime the first call simply returns everything overdue. The orders
+// themselves are held by reference (OrderTable.swift), so growing the table, and the one copy a
+// snapshot's cut costs the next change, move pointers rather than orders.
 //
 // Decisions a reader might question:
 //   - Delivery code: the runner gives it with `deliver`, and the order goes straight to
@@ -41,7 +43,7 @@ public struct BoardShard: Equatable, Sendable {
     /// The serial the next published order gets. Serials are never reused.
     public private(set) var nextSerial: UInt64 = 1
     /// Every order of the shard: live ones, and closed ones until they move to the archive.
-    public private(set) var orders: [OrderID: Order] = [:]
+    public private(set) var orders = OrderTable()
 
     var openIDs: Set<OrderID> = []
     var publishedBy: [UserID: Set<OrderID>] = [:]
@@ -150,12 +152,8 @@ extension BoardShard: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(index, forKey: .index)
         try container.encode(nextSerial, forKey: .nextSerial)
-        // In id order, one at a time: sorting the orders themselves would move every (large)
-        // order value around, which dominated the time of a big snapshot.
         var list = container.nestedUnkeyedContainer(forKey: .orders)
-        for id in orders.keys.sorted() {
-            if let order = orders[id] { try list.encode(order) }
-        }
+        try orders.forEachByID { try list.encode($0) }
     }
 
     public init(from decoder: any Decoder) throws {
