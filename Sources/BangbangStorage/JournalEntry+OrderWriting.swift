@@ -5,9 +5,10 @@
 // A test holds the two paths together for every kind of change and every optional field.
 import BangbangCore
 
-/// A type that writes its keyed binary form directly, byte for byte what its synthesized
+/// A type that writes its keyed binary form directly, byte for byte what its
 /// `encode(to:)` makes through `KeyedBinaryEncoder`; the encoder uses it wherever such a value
-/// appears. A second schema of the type, kept in step by `JournalEntryEncodingTests`.
+/// appears. A second schema of the type, kept in step by `JournalEntryEncodingTests` (orders) and
+/// `SnapshotTests` (shards).
 protocol KeyedBinaryWritable: Encodable {
     func write(to writer: inout KeyedBinaryWriter)
 }

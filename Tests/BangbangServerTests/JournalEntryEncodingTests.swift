@@ -160,7 +160,7 @@ private enum Events {
         for event in events {
             for shard in [0, 5, 1023] {
                 let entry = JournalEntry.order(shard: shard, event)
-                #expect(entry.encoded() == entry.encodedThroughCodable(writesOrdersDirectly: false), "\(Events.kind(of: event.change)) differs")
+                #expect(entry.encoded() == entry.encodedThroughCodable(usesDirectWriters: false), "\(Events.kind(of: event.change)) differs")
             }
         }
     }

@@ -55,7 +55,7 @@ private enum Orders {
     @Test(arguments: Orders.all)
     func readsWhatEitherWriterWrote(order: Order) throws {
         let direct = StoredOrder.encoded(order)
-        let synthesized = try KeyedBinaryEncoder.encode(order, after: StoredOrder.keyedBinaryFormatTag, writesOrdersDirectly: false)
+        let synthesized = try KeyedBinaryEncoder.encode(order, after: StoredOrder.keyedBinaryFormatTag, usesDirectWriters: false)
         #expect(try StoredOrder.decode(direct) == order)
         #expect(try StoredOrder.decode(synthesized) == order)
         #expect(Orders.codable(direct) == order)

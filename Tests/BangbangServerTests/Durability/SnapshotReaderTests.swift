@@ -99,7 +99,7 @@ private enum Snapshots {
         #expect(Snapshots.direct(bytes) == .some(contents))
         #expect(Snapshots.tree(bytes) == contents)
         #expect(try SnapshotContents.decode(bytes) == contents)
-        let orders = try KeyedBinaryEncoder.encode(contents, after: SnapshotContents.keyedBinaryTag, writesOrdersDirectly: false)
+        let orders = try KeyedBinaryEncoder.encode(contents, after: SnapshotContents.keyedBinaryTag, usesDirectWriters: false)
         #expect(Snapshots.direct(orders) == .some(contents))
     }
 
