@@ -42,7 +42,7 @@ public struct Arguments: Sendable {
     public func string(_ key: String, maxLength: Int = 1000) throws(DomainError) -> String {
         guard let value = members[key], value != .null else { throw invalid(key, "is required") }
         guard case .string(let text) = value else { throw invalid(key, "must be a string, got \(value.typeName)") }
-        guard text.count <= maxLength else { throw invalid(key, "is longer than \(maxLength) characters") }
+        guard text.hasAtMost(characters: maxLength) else { throw invalid(key, "is longer than \(maxLength) characters") }
         return text
     }
 
@@ -123,7 +123,7 @@ public struct Arguments: Sendable {
             guard case .string(let text) = element else {
                 throw DomainError(.invalidField, "\(field) must be a string, got \(element.typeName)", field: field)
             }
-            guard text.count <= maxLength else {
+            guard text.hasAtMost(characters: maxLength) else {
                 throw DomainError(.invalidField, "\(field) is longer than \(maxLength) characters", field: field)
             }
             result.append(text)
