@@ -23,9 +23,9 @@
 // derived data: `apply` keeps them in step, snapshots leave them out and decoding rebuilds
 // them. Time-driven transitions (expiry, auto-confirm, a group's closing time and its end) are
 // events too: the server asks `nextDueTime` when to wake up and `dueTransitions(now:)` what
-// happened; after downtime the first call simply returns everything overdue. The orders
-// themselves are held by reference (OrderTable.swift), so growing the table, and the one copy a
-// snapshot's cut costs the next change, move pointers rather than orders.
+// happened; after downtime the first call simply returns everything overdue. An order is one
+// reference to its fields (Order.swift), so growing the table, and the one copy a snapshot's cut
+// costs the next change, move pointers rather than orders (OrderTable.swift).
 //
 // Decisions a reader might question:
 //   - Delivery code: the runner gives it with `deliver`, and the order goes straight to

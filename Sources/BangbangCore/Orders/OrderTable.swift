@@ -1,58 +1,39 @@
-// OrderTable: a board shard's orders by id, each held by reference in a box that never changes.
+// OrderTable: a board shard's orders by id.
 //
-// An order is a large value (a few hundred bytes inline: its strings, details, optional
-// cancellation and ratings). Held inline in a dictionary, every growth of the table moved all
-// of them, and the first change after a snapshot's cut (Durability.swift, "THE CUT": the cut
-// copies each shard in O(1), and the owner's next change pays for one copy of what it copied)
-// copied every order into freshly faulted pages: hundreds of megabytes with a million orders.
-// Held by reference, both move one pointer per order. A box is never written after it is made:
-// a change stores a new box, so a copy of the table (a snapshot's) goes on seeing every order
-// exactly as it was when the copy was taken, and the copies share the orders neither changed.
+// An order is one reference to its fields (Order.swift), so growing the table, and the copy the
+// first change after a snapshot's cut makes of it (Durability.swift, "THE CUT": the cut copies
+// each shard in O(1), and the owner's next change pays for one copy of what it copied), move a
+// pointer per order rather than the order's few hundred bytes. A change never writes into an
+// order the table shares with a copy: the order's storage is copied first (copy-on-write), so a
+// copy of the table (a snapshot's) goes on seeing every order exactly as it was when the copy
+// was taken, and the copies share the orders neither changed.
 
 /// A board shard's orders by id. A value: copies are independent (and O(1) until one changes).
 public struct OrderTable: Sendable {
-    /// One order, immutable once made.
-    final class Box: Sendable {
-        let order: Order
-
-        init(_ order: Order) {
-            self.order = order
-        }
-    }
-
-    private var boxes: [OrderID: Box] = [:]
+    private var orders: [OrderID: Order] = [:]
 
     public init() {}
 
-    /// The order with this id; setting stores a new box (or removes the order, with nil).
+    /// The order with this id; setting nil removes it.
     public subscript(id: OrderID) -> Order? {
-        get { boxes[id]?.order }
-        set { boxes[id] = newValue.map(Box.init) }
+        get { orders[id] }
+        set { orders[id] = newValue }
     }
 
-    public var count: Int { boxes.count }
-    public var isEmpty: Bool { boxes.isEmpty }
+    public var count: Int { orders.count }
+    public var isEmpty: Bool { orders.isEmpty }
 
     /// Every order id, in no particular order.
-    public var keys: some Collection<OrderID> { boxes.keys }
+    public var keys: some Collection<OrderID> { orders.keys }
 
     /// Every order, in no particular order.
-    public var values: some Collection<Order> { boxes.values.lazy.map(\.order) }
+    public var values: some Collection<Order> { orders.values }
 
     /// Calls `body` with every order by ascending id (the order snapshots store them in); sorts
     /// references, not orders.
     public func forEachByID(_ body: (Order) throws -> Void) rethrows {
-        for (_, box) in boxes.sorted(by: { $0.key < $1.key }) { try body(box.order) }
+        for (_, order) in orders.sorted(by: { $0.key < $1.key }) { try body(order) }
     }
 }
 
-extension OrderTable: Equatable {
-    public static func == (lhs: OrderTable, rhs: OrderTable) -> Bool {
-        guard lhs.boxes.count == rhs.boxes.count else { return false }
-        for (id, box) in lhs.boxes {
-            guard let other = rhs.boxes[id] else { return false }
-            if box !== other && box.order != other.order { return false }
-        }
-        return true
-    }
-}
+extension OrderTable: Equatable {}

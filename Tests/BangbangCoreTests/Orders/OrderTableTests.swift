@@ -39,7 +39,7 @@ import Testing
         var a = OrderTable(), b = OrderTable()
         a[first] = try sampleOrder(first)
         a[second] = try sampleOrder(second)
-        // Separate boxes holding equal orders, stored in the other order.
+        // Separate copies of equal orders, stored in the other order.
         b[second] = try sampleOrder(second)
         b[first] = try sampleOrder(first)
         #expect(a == b)
@@ -68,5 +68,49 @@ import Testing
         var order = try #require(driver.shard.order(published))
         order.id = id
         return order
+    }
+}
+
+@Suite struct OrderStorageTests {
+    private func sample() throws -> Order {
+        var driver = ShardDriver(index: 1)
+        let id = try driver.publish(Fixture.express(code: true))
+        return try #require(driver.shard.order(id))
+    }
+
+    /// Orders share their fields until one is written; the other copy never sees the write.
+    @Test func writingACopyLeavesTheOriginalAsItWas() throws {
+        let original = try sample()
+        var copy = original
+        copy.status = .accepted
+        copy.runner = Fixture.runner
+        copy.timeline.append(TimelineEntry(status: .accepted, at: Fixture.now, actor: Fixture.runner))
+        copy.tip += 5
+        #expect(original.status == .open)
+        #expect(original.runner == nil)
+        #expect(original.timeline.count == 1)
+        #expect(copy.timeline.count == 2)
+        #expect(copy.tip == original.tip + 5)
+        #expect(copy != original)
+        var again = copy
+        again.tip -= 5
+        again.tip += 5
+        #expect(again == copy)
+        #expect(again.hashValue == copy.hashValue)
+    }
+
+    @Test func equalFieldsMakeEqualOrdersWhateverTheirStorage() throws {
+        let a = try sample()
+        let b = Order(id: a.id, publisher: a.publisher, campus: a.campus, createdAt: a.createdAt, deadline: a.deadline,
+                      tip: a.tip, status: a.status, runner: a.runner, acceptedAt: a.acceptedAt,
+                      autoConfirmAt: a.autoConfirmAt, deliveryCode: a.deliveryCode, details: a.details,
+                      participants: a.participants, timeline: a.timeline, cancellation: a.cancellation,
+                      ratingByPublisher: a.ratingByPublisher, ratingByRunner: a.ratingByRunner, revision: a.revision,
+                      searchText: a.searchText)
+        #expect(a == b)
+        #expect(Set([a, b]).count == 1)
+        var c = b
+        c.searchText += " "
+        #expect(a != c)
     }
 }
