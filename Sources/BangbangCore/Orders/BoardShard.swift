@@ -21,11 +21,12 @@
 //
 // Indexes (open orders, per-user published / running / joined, orders with a timer) are
 // derived data: `apply` keeps them in step, snapshots leave them out and decoding rebuilds
-// them. Time-driven transitions (expiry, auto-confirm, a group's closing time and its end) are
-// events too: the server asks `nextDueTime` when to wake up and `dueTransitions(now:)` what
-// happened; after downtime the first call simply returns everything overdue. An order is one
-// reference to its fields (Order.swift), so growing the table, and the one copy a snapshot's cut
-// costs the next change, move pointers rather than orders (OrderTable.swift).
+// them; the open and timed ones are bitsets over the shard's serials (OrderIDSet.swift).
+// Time-driven transitions (expiry, auto-confirm, a group's closing time and its end) are events
+// too: the server asks `nextDueTime` when to wake up and `dueTransitions(now:)` what happened;
+// after downtime the first call simply returns everything overdue. An order is one reference to
+// its fields (Order.swift), so growing the table, and the one copy a snapshot's cut costs the
+// next change, move pointers rather than orders (OrderTable.swift).
 //
 // Decisions a reader might question:
 //   - Delivery code: the runner gives it with `deliver`, and the order goes straight to
@@ -45,18 +46,20 @@ public struct BoardShard: Equatable, Sendable {
     /// Every order of the shard: live ones, and closed ones until they move to the archive.
     public private(set) var orders = OrderTable()
 
-    var openIDs: Set<OrderID> = []
+    var openIDs: OrderIDSet
     var publishedBy: [UserID: Set<OrderID>] = [:]
     var runningBy: [UserID: Set<OrderID>] = [:]
     var joinedBy: [UserID: Set<OrderID>] = [:]
     /// Orders the clock may still change (open, full, delivered).
-    var timedIDs: Set<OrderID> = []
+    var timedIDs: OrderIDSet
     /// The minimum `nextDueTime` over `timedIDs`, maintained by `index`.
     var earliestDue: Timestamp?
 
     public init(index: Int) {
         precondition(index >= 0 && UInt64(index) < (1 << OrderID.shardBits), "shard index out of range")
         self.index = index
+        openIDs = OrderIDSet(shard: index)
+        timedIDs = OrderIDSet(shard: index)
     }
 
     /// The order with this id, if this shard owns it.
