@@ -8,8 +8,13 @@ enum KeyedBinaryEncoder {
     /// The encoding of `value`, after `header` (the journal's format tag). Values inside it that
     /// are `KeyedBinaryWritable` (orders, board shards) write themselves, unless `usesDirectWriters` is false
     /// (tests compare both).
-    static func encode(_ value: some Encodable, after header: UInt8, usesDirectWriters: Bool = true) throws -> [UInt8] {
+    /// `capacity`: the bytes to reserve up front, when the caller can tell about how many there
+    /// will be (a snapshot: about as many as the last one), so a large encoding is not copied
+    /// each time it outgrows its buffer.
+    static func encode(_ value: some Encodable, after header: UInt8, usesDirectWriters: Bool = true,
+                       capacity: Int = 0) throws -> [UInt8] {
         let sink = KeyedBinarySink()
+        sink.bytes.reserveCapacity(capacity)
         sink.usesDirectWriters = usesDirectWriters
         sink.bytes.append(header)
         try sink.encodeValue(value)

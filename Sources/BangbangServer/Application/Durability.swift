@@ -87,6 +87,9 @@ struct SnapshotSchedule: Sendable {
     var bytesAtLastSnapshot = 0
     var lastSnapshotAt = ContinuousClock.now
     var isWriting = false
+    /// The size of the last snapshot's contents: the next one is encoded into a buffer of about
+    /// that size plus an eighth.
+    var lastContentBytes = 0
 }
 
 /// A consistent copy of everything a snapshot holds, and the last sequence it covers.
@@ -155,7 +158,9 @@ extension Application {
         let started = clock.now
         defer { snapshotSchedule.withLock { $0.isWriting = false } }
         do {
-            let bytes = try cut.contents.encoded()
+            let previousBytes = snapshotSchedule.withLock { $0.lastContentBytes }
+            let bytes = try cut.contents.encoded(expectedSize: previousBytes + previousBytes / 8)
+            snapshotSchedule.withLock { $0.lastContentBytes = bytes.count }
             let encodedAt = clock.now
             // Segments go only once the archive covers them too (Archiver.swift, COVERAGE).
             let archived = archiver.coveredSequence
