@@ -88,6 +88,15 @@ public enum Reply {
         success(id: id, capacity: encodedData.count + envelopeRoom) { $0.write(encoded: encodedData) }
     }
 
+    /// A success whose `data` is `{"order": <view>}` around an order view already encoded: the
+    /// bytes of `success(id:encodedData: OrderWire.orderData(encodedView:))`, without the copy
+    /// of the view in between.
+    public static func success(id: JSONValue, encodedOrderView: [UInt8]) -> [UInt8] {
+        success(id: id, capacity: encodedOrderView.count + envelopeRoom) {
+            OrderWire.writeOrderData(encodedView: encodedOrderView, to: &$0)
+        }
+    }
+
     /// Room for the members around a `data` of known size (a long escaped id just grows the
     /// buffer), so such a message is written into one buffer of about its own size: a
     /// default-sized one is over a kilobyte, past the allocator's fast per-thread caches.
@@ -143,6 +152,16 @@ public enum EventMessage {
     public static func personal(name: String, sequence: UInt64, encodedData: [UInt8]) -> [UInt8] {
         event(name: name, sequence: sequence, type: nil, capacity: encodedData.count + name.utf8.count + Reply.envelopeRoom) {
             $0.write(encoded: encodedData)
+        }
+    }
+
+    /// An order change's personal event, its data `{"change": change, "order": <view>}` around
+    /// a view already encoded: the bytes of `personal(name:sequence:encodedData:
+    /// OrderWire.changedData(change:encodedView:))`, without the copy of the view in between.
+    public static func personal(name: String, sequence: UInt64, change: String, encodedView: [UInt8]) -> [UInt8] {
+        event(name: name, sequence: sequence, type: nil,
+              capacity: encodedView.count + name.utf8.count + change.utf8.count + Reply.envelopeRoom) {
+            OrderWire.writeChangedData(change: change, encodedView: encodedView, to: &$0)
         }
     }
 

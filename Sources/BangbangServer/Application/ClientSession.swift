@@ -166,6 +166,9 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         case .success(.encoded(let data)):
             label = "ok"
             channel?.send(text: Reply.success(id: context.requestID, encodedData: data))
+        case .success(.orderView(let view)):
+            label = "ok"
+            channel?.send(text: Reply.success(id: context.requestID, encodedOrderView: view))
         case .failure(let error):
             label = error.code.rawValue
             channel?.send(text: Reply.failure(id: context.requestID, error: error))

@@ -58,10 +58,12 @@ struct OperationContext: Sendable {
         return user
     }
 
-    /// A success reply's `data`: a value, or JSON already written (an order, by `OrderWire`).
+    /// A success reply's `data`: a value, JSON already written (an order, by `OrderWire`), or
+    /// `{"order": <view>}` around a view already written (written straight into the reply).
     enum ReplyData: Sendable {
         case value(JSONValue)
         case encoded([UInt8])
+        case orderView([UInt8])
     }
 
     func reply(_ result: Result<JSONValue, DomainError>) {
@@ -75,5 +77,7 @@ struct OperationContext: Sendable {
     func succeed(_ data: JSONValue = [:]) { reply(.success(data)) }
     /// Succeeds with `data` already encoded as JSON.
     func succeed(encoded data: [UInt8]) { deliver(.success(.encoded(data))) }
+    /// Succeeds with `{"order": <view>}`, the view already encoded (`OrderWire.encoded`).
+    func succeed(orderView view: [UInt8]) { deliver(.success(.orderView(view))) }
     func fail(_ error: DomainError) { reply(.failure(error)) }
 }
