@@ -82,7 +82,7 @@ private enum Orders {
             writer.beginKeyed()
             writer.member("at", entry.at)
             writer.key("actor")
-            writer.bytes.append(KeyedBinaryTag.null)
+            writer.writeNull()
             writer.member("status", entry.status.rawValue)
             writer.endKeyed()
         }
@@ -91,7 +91,7 @@ private enum Orders {
         writer.key("details")
         writer.write(order.details)
         writer.key("runner")
-        writer.bytes.append(KeyedBinaryTag.null)
+        writer.writeNull()
         writer.member("status", order.status.rawValue)
         writer.member("tip", order.tip)
         writer.member("deadline", order.deadline)
