@@ -132,7 +132,7 @@ public enum OrderWire {
     private static func decodeDetails(of type: OrderType, _ details: Arguments) throws(DomainError) -> OrderDetails {
         switch type {
         case .express:
-            try details.allowOnly(DetailFields.express)
+            try details.allowOnly(["pickup_station", "pickup_code", "parcel_size", "drop_off_place", "drop_off_room", "contact_phone"])
             return .express(ExpressDetails(
                 pickupStation: try details.string("pickup_station"),
                 pickupCode: try details.optionalString("pickup_code"),
@@ -141,10 +141,10 @@ public enum OrderWire {
                 dropOffRoom: try details.optionalString("drop_off_room"),
                 contactPhone: try details.optionalString("contact_phone", maxLength: 32)))
         case .purchase:
-            try details.allowOnly(DetailFields.purchase)
+            try details.allowOnly(["items", "store", "goods_budget", "drop_off_place", "drop_off_room"])
             var items: [PurchaseItem] = []
             for item in try details.objects("items", maxCount: 100) {
-                try item.allowOnly(DetailFields.purchaseItem)
+                try item.allowOnly(["name", "qty", "note"])
                 items.append(PurchaseItem(name: try item.string("name"),
                                           quantity: Int(try item.integer("qty", in: Int64(Int32.min)...Int64(Int32.max))),
                                           note: try item.optionalString("note")))
@@ -155,12 +155,12 @@ public enum OrderWire {
                 dropOffPlace: try details.string("drop_off_place"),
                 dropOffRoom: try details.optionalString("drop_off_room")))
         case .bounty:
-            try details.allowOnly(DetailFields.bounty)
+            try details.allowOnly(["title", "description", "place"])
             return .bounty(BountyDetails(title: try details.string("title"),
                                          description: try details.string("description", maxLength: 5000),
                                          place: try details.optionalString("place")))
         case .group:
-            try details.allowOnly(DetailFields.group)
+            try details.allowOnly(["kind", "subject", "closes_at", "capacity", "minimum_fill", "price_per_share"])
             return .group(GroupDetails(
                 kind: try details.choice("kind", as: GroupKind.self),
                 subject: try details.string("subject"),
@@ -169,16 +169,6 @@ public enum OrderWire {
                 minimumFill: try details.optionalInteger("minimum_fill", in: Int64(Int32.min)...Int64(Int32.max)).map { Int($0) },
                 pricePerShare: try details.integer("price_per_share")))
         }
-    }
-
-    /// The members of each type's `details`, built once rather than for every request.
-    private enum DetailFields {
-        static let express: Set<String> = ["pickup_station", "pickup_code", "parcel_size", "drop_off_place", "drop_off_room",
-                                           "contact_phone"]
-        static let purchase: Set<String> = ["items", "store", "goods_budget", "drop_off_place", "drop_off_room"]
-        static let purchaseItem: Set<String> = ["name", "qty", "note"]
-        static let bounty: Set<String> = ["title", "description", "place"]
-        static let group: Set<String> = ["kind", "subject", "closes_at", "capacity", "minimum_fill", "price_per_share"]
     }
 
     /// The members of an `order.publish` request outside `details`.

@@ -14,9 +14,6 @@ enum OrderOperations {
         join, leave, complete, rate,
     ]
 
-    /// The fields of an operation that names an order and nothing else, built once.
-    static let orderIDOnly: Set<String> = ["order_id"]
-
     /// Spreads new orders over the shards of their type.
     private static let nextShard = Atomic<Int>(0)
 
@@ -42,7 +39,7 @@ enum OrderOperations {
 
     /// From the order's shard, or from the archive once the shard no longer holds it.
     static let get = Operation("order.get") { context, arguments throws(DomainError) in
-        try arguments.allowOnly(orderIDOnly)
+        try arguments.allowOnly(["order_id"])
         let app = context.app
         let (owner, id) = try shard(for: arguments, in: app)
         let viewer = context.user
@@ -55,7 +52,7 @@ enum OrderOperations {
     }
 
     static let accept = Operation("order.accept") { context, arguments throws(DomainError) in
-        try arguments.allowOnly(orderIDOnly)
+        try arguments.allowOnly(["order_id"])
         let (owner, id) = try shard(for: arguments, in: context.app)
         let runner = context.user
         let isVerified = context.app.isApprovedRunner(runner)
@@ -71,7 +68,7 @@ enum OrderOperations {
     /// An operation whose only field is `order_id`, running `command`.
     private static func step(_ name: String, _ command: OrderCommand) -> Operation {
         Operation(name) { context, arguments throws(DomainError) in
-            try arguments.allowOnly(orderIDOnly)
+            try arguments.allowOnly(["order_id"])
             let (owner, id) = try shard(for: arguments, in: context.app)
             run(command, on: id, owner: owner, context: context)
         }
