@@ -26,16 +26,20 @@ final class PersonalStreams: Sendable {
     let retention: Int64
     private let streams = Mutex<[UserID: Kept]>([:])
 
-    /// A stream with the byte count of its live messages, so that trimming after an append
-    /// reads the sizes of the messages it drops only, not of every message it keeps (each
-    /// one a separate allocation, a cache miss apiece).
+    /// A stream with the byte count of its live messages and a time no later than the oldest
+    /// of them, so that trimming after an append reads the entries it drops only, not every one
+    /// it keeps (each message a separate allocation, a cache miss apiece).
     private struct Kept {
         var stream = Stream()
         var liveBytes = 0
+        /// At most the earliest `at` of the live entries: while it is within the retention,
+        /// every entry is.
+        var earliestAtBound = Int64.max
 
         init(_ stream: Stream = Stream()) {
             self.stream = stream
             liveBytes = stream.live.reduce(0) { $0 + $1.message.count }
+            earliestAtBound = stream.live.map(\.at.rawValue).min() ?? .max
         }
     }
 
@@ -64,6 +68,7 @@ final class PersonalStreams: Sendable {
         let message = makeMessage(kept.stream.lastSequence)
         kept.stream.entries.append(Entry(sequence: kept.stream.lastSequence, at: now, message: message))
         kept.liveBytes += message.count
+        kept.earliestAtBound = min(kept.earliestAtBound, now.rawValue)
         trim(&kept, now: now)
         return (kept.stream.lastSequence, message)
     }
@@ -118,7 +123,9 @@ final class PersonalStreams: Sendable {
     private func trim(_ kept: inout Kept, now: Timestamp) {
         // Measured first, the slice released before the entries are changed (or they would
         // be copied).
-        let (keep, bytes) = measure(kept.stream.live, liveBytes: kept.liveBytes, now: now)
+        let (keep, bytes, earliestAt) = measure(kept.stream.live, liveBytes: kept.liveBytes,
+                                                earliestAtBound: kept.earliestAtBound, now: now)
+        if let earliestAt { kept.earliestAtBound = earliestAt }
         let drop = kept.stream.entries.count - keep
         guard drop > 0 else { return }
         kept.stream.entries.removeFirst(drop)
@@ -126,14 +133,24 @@ final class PersonalStreams: Sendable {
         kept.liveBytes = bytes
     }
 
-    /// How many of the newest events to keep, and their bytes.
-    private func measure(_ live: ArraySlice<Entry>, liveBytes: Int, now: Timestamp) -> (keep: Int, bytes: Int) {
-        // The newest events within the retention, at most `capacity` of them: times are read
-        // from the entries themselves, no message is touched.
+    /// How many of the newest events to keep and their bytes, and, when the entries' times had
+    /// to be read, the earliest of the kept ones.
+    private func measure(_ live: ArraySlice<Entry>, liveBytes: Int, earliestAtBound: Int64,
+                         now: Timestamp) -> (keep: Int, bytes: Int, earliestAt: Int64?) {
+        // The newest events within the retention, at most `capacity` of them. Nearly always
+        // every entry is within it, which the bound tells without reading them.
         var keep = 0
-        for entry in live.reversed() {
-            guard keep < capacity, now.rawValue - entry.at.rawValue <= retention else { break }
-            keep += 1
+        var earliestAt: Int64?
+        if now.rawValue - earliestAtBound <= retention {
+            keep = min(live.count, capacity)
+        } else {
+            var earliest = Int64.max
+            for entry in live.reversed() {
+                guard keep < capacity, now.rawValue - entry.at.rawValue <= retention else { break }
+                earliest = min(earliest, entry.at.rawValue)
+                keep += 1
+            }
+            earliestAt = earliest
         }
         // Then the byte limit, from the oldest of those: drop while the rest is too large.
         var bytes = liveBytes
@@ -147,6 +164,6 @@ final class PersonalStreams: Sendable {
             first += 1
             keep -= 1
         }
-        return (keep, bytes)
+        return (keep, bytes, earliestAt)
     }
 }
