@@ -26,7 +26,8 @@
 //      then resume the owners. The pause is one journal batch at most.
 // Encoding and writing (temp file, fsync, rename, directory fsync, in `WriteAheadLog.writeSnapshot`)
 // happen on `snapshotQueue` while the server goes on; the first change to each copied collection
-// pays for one copy of it on its owner's queue.
+// pays for one copy of it on its owner's queue (for a shard's orders, a pointer per order: an
+// order's fields live in one shared storage object, Order.swift and OrderTable.swift).
 //
 // STORAGE FAILURES
 //
