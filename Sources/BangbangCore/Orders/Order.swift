@@ -90,10 +90,10 @@ public struct Order: Sendable {
 
         @usableFromInline
         init(id: OrderID, publisher: UserID, campus: String, createdAt: Timestamp, deadline: Timestamp, tip: Cents,
-            status: OrderStatus, runner: UserID?, acceptedAt: Timestamp?, autoConfirmAt: Timestamp?,
-            deliveryCode: String?, details: OrderDetails, participants: [UserID], timeline: [TimelineEntry],
-            cancellation: Cancellation?, ratingByPublisher: Rating?, ratingByRunner: Rating?, revision: Int,
-            searchText: String) {
+             status: OrderStatus, runner: UserID?, acceptedAt: Timestamp?, autoConfirmAt: Timestamp?,
+             deliveryCode: String?, details: OrderDetails, participants: [UserID], timeline: [TimelineEntry],
+             cancellation: Cancellation?, ratingByPublisher: Rating?, ratingByRunner: Rating?, revision: Int,
+             searchText: String) {
             self.id = id
             self.publisher = publisher
             self.campus = campus
@@ -118,10 +118,10 @@ public struct Order: Sendable {
         @usableFromInline
         func copy() -> Storage {
             Storage(id: id, publisher: publisher, campus: campus, createdAt: createdAt, deadline: deadline, tip: tip,
-                status: status, runner: runner, acceptedAt: acceptedAt, autoConfirmAt: autoConfirmAt,
-                deliveryCode: deliveryCode, details: details, participants: participants, timeline: timeline,
-                cancellation: cancellation, ratingByPublisher: ratingByPublisher, ratingByRunner: ratingByRunner,
-                revision: revision, searchText: searchText)
+                    status: status, runner: runner, acceptedAt: acceptedAt, autoConfirmAt: autoConfirmAt,
+                    deliveryCode: deliveryCode, details: details, participants: participants, timeline: timeline,
+                    cancellation: cancellation, ratingByPublisher: ratingByPublisher, ratingByRunner: ratingByRunner,
+                    revision: revision, searchText: searchText)
         }
     }
 
@@ -266,10 +266,11 @@ public struct Order: Sendable {
                 cancellation: Cancellation?, ratingByPublisher: Rating?, ratingByRunner: Rating?, revision: Int,
                 searchText: String) {
         storage = Storage(id: id, publisher: publisher, campus: campus, createdAt: createdAt, deadline: deadline,
-            tip: tip, status: status, runner: runner, acceptedAt: acceptedAt, autoConfirmAt: autoConfirmAt,
-            deliveryCode: deliveryCode, details: details, participants: participants, timeline: timeline,
-            cancellation: cancellation, ratingByPublisher: ratingByPublisher, ratingByRunner: ratingByRunner,
-            revision: revision, searchText: searchText)
+                          tip: tip, status: status, runner: runner, acceptedAt: acceptedAt,
+                          autoConfirmAt: autoConfirmAt, deliveryCode: deliveryCode, details: details,
+                          participants: participants, timeline: timeline, cancellation: cancellation,
+                          ratingByPublisher: ratingByPublisher, ratingByRunner: ratingByRunner,
+                          revision: revision, searchText: searchText)
     }
 
     public var type: OrderType { details.type }
