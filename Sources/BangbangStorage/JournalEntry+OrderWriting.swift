@@ -5,9 +5,10 @@
 // A test holds the two paths together for every kind of change and every optional field.
 import BangbangCore
 
-/// A type that writes its keyed binary form directly, byte for byte what its synthesized
+/// A type that writes its keyed binary form directly, byte for byte what its
 /// `encode(to:)` makes through `KeyedBinaryEncoder`; the encoder uses it wherever such a value
-/// appears. A second schema of the type, kept in step by `JournalEntryEncodingTests`.
+/// appears. A second schema of the type, kept in step by `JournalEntryEncodingTests` (orders) and
+/// `SnapshotTests` (shards).
 protocol KeyedBinaryWritable: Encodable {
     func write(to writer: inout KeyedBinaryWriter)
 }
@@ -17,33 +18,117 @@ extension Order: KeyedBinaryWritable {
 }
 
 /// Writes keyed binary values (KeyedBinaryFormat.swift) into one byte array.
+///
+/// An order is some sixty small values (a tag, a key, a number), and appending them to the array
+/// one by one checked the array's uniqueness and capacity for every byte: most of the cost of
+/// writing an order. They are gathered in a small buffer inside the writer instead and appended
+/// a block at a time; `bytes` appends what is still gathered before it hands the array out.
 struct KeyedBinaryWriter {
-    var bytes: [UInt8]
+    /// Everything written except what `pending` still holds.
+    private var written: [UInt8]
+    private var pending = PendingBytes()
 
     init(header: UInt8) {
-        bytes = [header]
-        bytes.reserveCapacity(512)
+        written = [header]
+        written.reserveCapacity(512)
     }
 
     /// Goes on writing at the end of `bytes` (move the array in to avoid a copy).
     init(continuing bytes: [UInt8]) {
-        self.bytes = bytes
+        written = bytes
     }
 
-    mutating func beginKeyed() { bytes.append(KeyedBinaryTag.keyed) }
-    mutating func endKeyed() { bytes.append(KeyedBinaryTag.endOfKeyed) }
-    mutating func beginUnkeyed() { bytes.append(KeyedBinaryTag.unkeyed) }
-    mutating func endUnkeyed() { bytes.append(KeyedBinaryTag.endOfUnkeyed) }
+    /// Everything written so far.
+    var bytes: [UInt8] {
+        mutating get {
+            flush()
+            return written
+        }
+    }
+
+    mutating func beginKeyed() { put(KeyedBinaryTag.keyed) }
+    mutating func endKeyed() { put(KeyedBinaryTag.endOfKeyed) }
+    mutating func beginUnkeyed() { put(KeyedBinaryTag.unkeyed) }
+    mutating func endUnkeyed() { put(KeyedBinaryTag.endOfUnkeyed) }
 
     mutating func key(_ name: StaticString) {
-        bytes.appendLEB128(UInt64(name.utf8CodeUnitCount) + 1)
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        putLEB128(UInt64(name.utf8CodeUnitCount) + 1)
+        put(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
     }
 
-    mutating func write(signed value: Int64) { bytes.appendKeyedBinary(signed: value) }
-    mutating func write(unsigned value: UInt64) { bytes.appendKeyedBinary(unsigned: value) }
-    mutating func write(_ value: Bool) { bytes.appendKeyedBinary(value) }
-    mutating func write(_ value: String) { bytes.appendKeyedBinary(value) }
+    mutating func write(signed value: Int64) {
+        put(KeyedBinaryTag.signed)
+        putLEB128(KeyedBinaryInteger.zigzag(value))
+    }
+
+    mutating func write(unsigned value: UInt64) {
+        put(KeyedBinaryTag.unsigned)
+        putLEB128(value)
+    }
+
+    mutating func write(_ value: Bool) { put(value ? KeyedBinaryTag.trueValue : KeyedBinaryTag.falseValue) }
+
+    mutating func writeNull() { put(KeyedBinaryTag.null) }
+
+    mutating func write(_ value: String) {
+        put(KeyedBinaryTag.string)
+        value.withUTF8Bytes { utf8 in
+            putLEB128(UInt64(utf8.count))
+            put(utf8)
+        }
+    }
+
+    // The buffer.
+
+    /// Room for a few dozen small values, inside the writer.
+    private struct PendingBytes {
+        static let capacity = 256
+        var storage: SIMD32<UInt64> = .zero
+        var count = 0
+    }
+
+    private mutating func flush() {
+        guard pending.count > 0 else { return }
+        let count = pending.count
+        withUnsafeBytes(of: &pending.storage) { written.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        pending.count = 0
+    }
+
+    /// Makes room for `count` more bytes in the buffer (at most its capacity).
+    private mutating func reserve(_ count: Int) {
+        if pending.count + count > PendingBytes.capacity { flush() }
+    }
+
+    private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        let offset = pending.count
+        withUnsafeMutableBytes(of: &pending.storage) { $0[offset] = byte }
+        pending.count = offset + 1
+    }
+
+    private mutating func putLEB128(_ value: UInt64) {
+        reserve(KeyedBinaryInteger.maximumBytes)
+        let offset = pending.count
+        let length = withUnsafeMutableBytes(of: &pending.storage) {
+            KeyedBinaryInteger.writeLEB128(value, at: $0.baseAddress! + offset)
+        }
+        pending.count = offset + length
+    }
+
+    private mutating func put(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count <= PendingBytes.capacity / 2 else {
+            // Long text goes straight to the array, after what is gathered.
+            flush()
+            written.append(contentsOf: bytes)
+            return
+        }
+        reserve(bytes.count)
+        let offset = pending.count
+        withUnsafeMutableBytes(of: &pending.storage) { storage in
+            UnsafeMutableRawBufferPointer(rebasing: storage[offset..<(offset + bytes.count)]).copyMemory(from: bytes)
+        }
+        pending.count = offset + bytes.count
+    }
 
     // Members, as the synthesized code writes them (optionals only when present).
 

@@ -22,11 +22,11 @@ public enum JournalEntry: Codable, Sendable {
         return encodedThroughCodable()
     }
 
-    /// The generic path, for account events; with `writesOrdersDirectly` false, for tests of the
-    /// direct order writer.
-    public func encodedThroughCodable(writesOrdersDirectly: Bool = true) -> [UInt8] {
+    /// The generic path, for account events; with `usesDirectWriters` false, for tests of the
+    /// direct writers.
+    public func encodedThroughCodable(usesDirectWriters: Bool = true) -> [UInt8] {
         do {
-            return try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryFormatTag, writesOrdersDirectly: writesOrdersDirectly)
+            return try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryFormatTag, usesDirectWriters: usesDirectWriters)
         } catch {
             fatalError("internal inconsistency in JournalEntry: a domain event failed to encode: \(error)")
         }

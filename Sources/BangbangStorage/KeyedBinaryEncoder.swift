@@ -6,11 +6,16 @@ import BangbangCore
 
 enum KeyedBinaryEncoder {
     /// The encoding of `value`, after `header` (the journal's format tag). Values inside it that
-    /// are `KeyedBinaryWritable` (orders) write themselves, unless `writesOrdersDirectly` is false
+    /// are `KeyedBinaryWritable` (orders, board shards) write themselves, unless `usesDirectWriters` is false
     /// (tests compare both).
-    static func encode(_ value: some Encodable, after header: UInt8, writesOrdersDirectly: Bool = true) throws -> [UInt8] {
+    /// `capacity`: the bytes to reserve up front, when the caller can tell about how many there
+    /// will be (a snapshot: about as many as the last one), so a large encoding is not copied
+    /// each time it outgrows its buffer.
+    static func encode(_ value: some Encodable, after header: UInt8, usesDirectWriters: Bool = true,
+                       capacity: Int = 0) throws -> [UInt8] {
         let sink = KeyedBinarySink()
-        sink.writesOrdersDirectly = writesOrdersDirectly
+        sink.bytes.reserveCapacity(capacity)
+        sink.usesDirectWriters = usesDirectWriters
         sink.bytes.append(header)
         try sink.encodeValue(value)
         sink.closeContainers(downTo: 0)
@@ -25,7 +30,7 @@ final class KeyedBinarySink {
     /// for an unkeyed container.
     private var open: [UInt64] = []
     private var nextIdentity: UInt64 = 1
-    var writesOrdersDirectly = true
+    var usesDirectWriters = true
 
     init() {
         // A publish record (the whole order) is a few hundred bytes; one reservation covers it.
@@ -37,8 +42,9 @@ final class KeyedBinarySink {
     var depth: Int { open.count }
 
     func encodeValue<Value: Encodable>(_ value: Value) throws {
-        if writesOrdersDirectly, let writable = value as? any KeyedBinaryWritable {
-            // Orders are most of a snapshot: written directly, the same bytes as through Codable.
+        if usesDirectWriters, let writable = value as? any KeyedBinaryWritable {
+            // Shards and their orders are most of a snapshot: written directly, the same bytes as
+            // through Codable.
             var writer = KeyedBinaryWriter(continuing: bytes)
             bytes = []
             writable.write(to: &writer)

@@ -35,21 +35,42 @@ enum KeyedBinaryTag {
     static let endOfUnkeyed: UInt8 = 0xFF
 }
 
+/// The integer encodings, written at a pointer with room for `maximumBytes`: the one definition
+/// the array helpers below and `KeyedBinaryWriter`'s buffer both use.
+enum KeyedBinaryInteger {
+    static let maximumBytes = 10
+
+    /// Writes `value` as LEB128 at `pointer`; returns how many bytes that took.
+    static func writeLEB128(_ value: UInt64, at pointer: UnsafeMutableRawPointer) -> Int {
+        var rest = value
+        var count = 0
+        while rest >= 0x80 {
+            pointer.storeBytes(of: UInt8(truncatingIfNeeded: rest) | 0x80, toByteOffset: count, as: UInt8.self)
+            rest >>= 7
+            count += 1
+        }
+        pointer.storeBytes(of: UInt8(rest), toByteOffset: count, as: UInt8.self)
+        return count + 1
+    }
+
+    static func zigzag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+}
+
 extension Array where Element == UInt8 {
     mutating func appendLEB128(_ value: UInt64) {
-        var rest = value
-        while rest >= 0x80 {
-            append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
+        withUnsafeTemporaryAllocation(byteCount: KeyedBinaryInteger.maximumBytes, alignment: 1) { buffer in
+            let count = KeyedBinaryInteger.writeLEB128(value, at: buffer.baseAddress!)
+            append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
-        append(UInt8(rest))
     }
 
     mutating func appendZigzag(_ value: Int64) {
-        appendLEB128(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+        appendLEB128(KeyedBinaryInteger.zigzag(value))
     }
 
-    // Values, tag and body; shared by the Codable encoder and the direct writer.
+    // Values, tag and body, for the Codable encoder (`KeyedBinaryWriter` writes the same).
 
     mutating func appendKeyedBinary(signed value: Int64) {
         append(KeyedBinaryTag.signed)
@@ -67,10 +88,19 @@ extension Array where Element == UInt8 {
 
     mutating func appendKeyedBinary(_ value: String) {
         append(KeyedBinaryTag.string)
-        var text = value
-        text.withUTF8 { utf8 in
+        value.withUTF8Bytes { utf8 in
             appendLEB128(UInt64(utf8.count))
             append(contentsOf: utf8)
         }
+    }
+}
+
+extension String {
+    /// Calls `body` with the text's UTF-8 bytes: lent as they are by a native or small string,
+    /// copied only from a bridged one.
+    func withUTF8Bytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        if let result = utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
+        var text = self
+        return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 }

@@ -81,7 +81,11 @@ public struct SnapshotContents: Codable, Sendable, Equatable {
         formatVersion = Self.formatVersion
     }
 
-    public func encoded() throws -> [UInt8] { try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryTag) }
+    /// `expectedSize`: about how many bytes it will take (the previous snapshot's size), reserved
+    /// up front.
+    public func encoded(expectedSize: Int = 0) throws -> [UInt8] {
+        try KeyedBinaryEncoder.encode(self, after: Self.keyedBinaryTag, capacity: expectedSize)
+    }
 
     /// The form versions 1 and 2 were written in; kept so tests can make such snapshots.
     public func encodedAsJSON() throws -> [UInt8] {

@@ -101,16 +101,24 @@ enum SnapshotFormat {
         return stored.withUnsafeBytes { Digest.crc32($0, initial: header) }
     }
 
+    /// The fastest level: a snapshot (keyed binary, every order repeating the same keys) shrinks
+    /// about 26-fold at it against 32-fold at the default level, in 40 % of the time, and it is
+    /// compressed on the cores that serve requests meanwhile.
+    static let compressionLevel = Z_BEST_SPEED
+
     private static func deflate(_ contents: [UInt8]) -> [UInt8]? {
-        var capacity = compressBound(uLong(contents.count))
-        var output = [UInt8](repeating: 0, count: Int(capacity))
-        let status = output.withUnsafeMutableBufferPointer { out in
-            contents.withUnsafeBufferPointer { input in
-                compress2(out.baseAddress, &capacity, input.baseAddress, uLong(input.count), Z_DEFAULT_COMPRESSION)
+        let bound = Int(compressBound(uLong(contents.count)))
+        var status = Z_OK
+        // Uninitialized: zero-filling the bound (about the size of the contents) would touch
+        // every page of it, while the compressed stream is a small part.
+        let output = [UInt8](unsafeUninitializedCapacity: bound) { out, initialized in
+            var produced = uLong(bound)
+            status = contents.withUnsafeBufferPointer { input in
+                compress2(out.baseAddress, &produced, input.baseAddress, uLong(input.count), compressionLevel)
             }
+            initialized = status == Z_OK ? Int(produced) : 0
         }
         guard status == Z_OK else { return nil }
-        output.removeSubrange(Int(capacity)...)
         return output
     }
 

@@ -81,6 +81,30 @@ import Testing
         }
     }
 
+    /// A reply and an `order.changed` event written around an encoded view are the messages
+    /// built from the view's data, byte for byte, for every view and for ids and sequences of
+    /// every width.
+    @Test func messagesAroundAnEncodedViewAreWrittenAsTheDataIs() throws {
+        for view in try Self.views() {
+            let encodedView = OrderWire.encoded(view)
+            for id: JSONValue in [.integer(7), .integer(-9_223_372_036_854_775_808), .string("req-\"1\"")] {
+                let expected = Reply.success(id: id, encodedData: OrderWire.orderData(encodedView: encodedView))
+                #expect(Reply.success(id: id, encodedOrderView: encodedView) == expected)
+                #expect(expected == JSONWriter.encode(["id": id, "ok": true, "data": ["order": OrderWire.encode(view)]]))
+            }
+            for sequence: UInt64 in [1, 10, 1_234_567_890] {
+                for change in ["accepted", "tip_raised", "a \"quoted\" change"] {
+                    let data = OrderWire.changedData(change: change, encodedView: encodedView)
+                    let expected = EventMessage.personal(name: "order.changed", sequence: sequence, encodedData: data)
+                    #expect(EventMessage.personal(name: "order.changed", sequence: sequence, change: change,
+                                                  encodedView: encodedView) == expected)
+                    #expect(try JSONParser.parse(expected) == ["event": "order.changed", "seq": .integer(Int64(sequence)),
+                                                               "data": ["change": .string(change), "order": OrderWire.encode(view)]])
+                }
+            }
+        }
+    }
+
     @Test func envelopesAreWrittenExactlyAsTheirValuesAre() throws {
         let data: JSONValue = ["order": ["id": 5, "note": "a \"b\""], "list": [1, -2, 3]]
         let encoded = JSONWriter.encode(data)

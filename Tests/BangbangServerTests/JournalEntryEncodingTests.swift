@@ -29,6 +29,12 @@ private enum Events {
         OrderDraft(campus: "north", deadline: now.adding(milliseconds: 2 * hour), tip: 0,
                    details: .group(GroupDetails(kind: .carpool, subject: "Campus to airport", closesAt: now.adding(milliseconds: hour),
                                                 capacity: 3, minimumFill: 2, pricePerShare: 3_000))),
+        // Texts of every length around the direct writer's buffer (256 bytes) and its cut-off for
+        // text written straight through (128).
+        OrderDraft(campus: String(repeating: "c", count: 60), deadline: now.adding(milliseconds: hour), tip: 1,
+                   details: .bounty(BountyDetails(title: String(repeating: "题", count: 43),
+                                                  description: String(repeating: "long \"text\" ", count: 70),
+                                                  place: String(repeating: "p", count: 60)))),
     ]
 
     /// One published order of each type, then one event of every other change on the first.
@@ -160,7 +166,7 @@ private enum Events {
         for event in events {
             for shard in [0, 5, 1023] {
                 let entry = JournalEntry.order(shard: shard, event)
-                #expect(entry.encoded() == entry.encodedThroughCodable(writesOrdersDirectly: false), "\(Events.kind(of: event.change)) differs")
+                #expect(entry.encoded() == entry.encodedThroughCodable(usesDirectWriters: false), "\(Events.kind(of: event.change)) differs")
             }
         }
     }

@@ -1,6 +1,7 @@
 import BangbangCore
 import BangbangStorage
 import Testing
+import TestSupport
 @testable import BangbangServer
 
 @Suite struct PersonalStreamsTests {
@@ -104,5 +105,36 @@ import Testing
         #expect(kept.lastSequence == 5_000)
         #expect(kept.live.reduce(0) { $0 + $1.message.count } <= 8 * 1024)
         #expect(kept.entries.capacity <= 64, "dropped entries are not held by the array")
+    }
+
+    /// The events kept after each append are the longest run of newest ones within all three
+    /// limits, as a plain scan from the newest finds them: for random sizes (some over the byte
+    /// limit alone), times that sometimes go backwards, and limits of every kind.
+    @Test func keepsTheNewestEventsThatFitEveryLimit() {
+        var random = SeededGenerator(seed: 17)
+        for round in 0..<40 {
+            let capacity = Int(random.next() % 12) + 1
+            let byteLimit = Int(random.next() % 3_000) + 1
+            let retention = Int64(random.next() % 5_000) + 1
+            let streams = PersonalStreams(capacity: capacity, byteLimit: byteLimit, retentionMilliseconds: retention)
+            var model: [(sequence: UInt64, at: Int64, size: Int)] = []
+            var clock = start.rawValue
+            for sequence in 1...200 as ClosedRange<UInt64> {
+                clock += Int64(random.next() % 400) - 60
+                let size = Int(random.next() % UInt64(byteLimit / 2 + 200)) + 1
+                streams.append(for: user, at: Timestamp(rawValue: clock), makeMessage: { message($0, size: size) },
+                               deliver: { _, _ in })
+                model.append((sequence, clock, message(sequence, size: size).count))
+                var keep = 0, bytes = 0
+                for entry in model.reversed() {
+                    guard keep < capacity, bytes + entry.size <= byteLimit, clock - entry.at <= retention else { break }
+                    bytes += entry.size
+                    keep += 1
+                }
+                model.removeFirst(model.count - keep)
+                let kept = streams.snapshot()[user]?.live.map(\.sequence) ?? []
+                #expect(kept == model.map(\.sequence), "round \(round), event \(sequence)")
+            }
+        }
     }
 }

@@ -55,7 +55,7 @@ private enum Orders {
     @Test(arguments: Orders.all)
     func readsWhatEitherWriterWrote(order: Order) throws {
         let direct = StoredOrder.encoded(order)
-        let synthesized = try KeyedBinaryEncoder.encode(order, after: StoredOrder.keyedBinaryFormatTag, writesOrdersDirectly: false)
+        let synthesized = try KeyedBinaryEncoder.encode(order, after: StoredOrder.keyedBinaryFormatTag, usesDirectWriters: false)
         #expect(try StoredOrder.decode(direct) == order)
         #expect(try StoredOrder.decode(synthesized) == order)
         #expect(Orders.codable(direct) == order)
@@ -82,7 +82,7 @@ private enum Orders {
             writer.beginKeyed()
             writer.member("at", entry.at)
             writer.key("actor")
-            writer.bytes.append(KeyedBinaryTag.null)
+            writer.writeNull()
             writer.member("status", entry.status.rawValue)
             writer.endKeyed()
         }
@@ -91,7 +91,7 @@ private enum Orders {
         writer.key("details")
         writer.write(order.details)
         writer.key("runner")
-        writer.bytes.append(KeyedBinaryTag.null)
+        writer.writeNull()
         writer.member("status", order.status.rawValue)
         writer.member("tip", order.tip)
         writer.member("deadline", order.deadline)

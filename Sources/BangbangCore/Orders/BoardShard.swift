@@ -21,9 +21,12 @@
 //
 // Indexes (open orders, per-user published / running / joined, orders with a timer) are
 // derived data: `apply` keeps them in step, snapshots leave them out and decoding rebuilds
-// them. Time-driven transitions (expiry, auto-confirm, a group's closing time and its end) are
-// events too: the server asks `nextDueTime` when to wake up and `dueTransitions(now:)` what
-// happened; after downtime the first call simply returns everything overdue.
+// them; the open and timed ones are bitsets over the shard's serials (OrderIDSet.swift).
+// Time-driven transitions (expiry, auto-confirm, a group's closing time and its end) are events
+// too: the server asks `nextDueTime` when to wake up and `dueTransitions(now:)` what happened;
+// after downtime the first call simply returns everything overdue. An order is one reference to
+// its fields (Order.swift), so growing the table, and the one copy a snapshot's cut costs the
+// next change, move pointers rather than orders (OrderTable.swift).
 //
 // Decisions a reader might question:
 //   - Delivery code: the runner gives it with `deliver`, and the order goes straight to
@@ -41,20 +44,22 @@ public struct BoardShard: Equatable, Sendable {
     /// The serial the next published order gets. Serials are never reused.
     public private(set) var nextSerial: UInt64 = 1
     /// Every order of the shard: live ones, and closed ones until they move to the archive.
-    public private(set) var orders: [OrderID: Order] = [:]
+    public private(set) var orders = OrderTable()
 
-    var openIDs: Set<OrderID> = []
+    var openIDs: OrderIDSet
     var publishedBy: [UserID: Set<OrderID>] = [:]
     var runningBy: [UserID: Set<OrderID>] = [:]
     var joinedBy: [UserID: Set<OrderID>] = [:]
     /// Orders the clock may still change (open, full, delivered).
-    var timedIDs: Set<OrderID> = []
+    var timedIDs: OrderIDSet
     /// The minimum `nextDueTime` over `timedIDs`, maintained by `index`.
     var earliestDue: Timestamp?
 
     public init(index: Int) {
         precondition(index >= 0 && UInt64(index) < (1 << OrderID.shardBits), "shard index out of range")
         self.index = index
+        openIDs = OrderIDSet(shard: index)
+        timedIDs = OrderIDSet(shard: index)
     }
 
     /// The order with this id, if this shard owns it.
@@ -150,12 +155,8 @@ extension BoardShard: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(index, forKey: .index)
         try container.encode(nextSerial, forKey: .nextSerial)
-        // In id order, one at a time: sorting the orders themselves would move every (large)
-        // order value around, which dominated the time of a big snapshot.
         var list = container.nestedUnkeyedContainer(forKey: .orders)
-        for id in orders.keys.sorted() {
-            if let order = orders[id] { try list.encode(order) }
-        }
+        try orders.forEachByID { try list.encode($0) }
     }
 
     public init(from decoder: any Decoder) throws {

@@ -147,20 +147,44 @@ public enum OrderDetails: Codable, Hashable, Sendable {
         }
     }
 
-    /// The public text a keyword search looks at, lowercased once at publish time.
+    /// The public text a keyword search looks at, lowercased once at publish time: the parts
+    /// joined by newlines, gathered into one string sized up front (every publish computes it
+    /// twice).
     var searchText: String {
-        var parts: [String] = []
+        var length = 0
+        var count = 0
+        forEachSearchedPart {
+            length += $0.utf8.count
+            count += 1
+        }
+        var text = ""
+        text.reserveCapacity(length + max(0, count - 1))
+        var isFirst = true
+        forEachSearchedPart { part in
+            if !isFirst { text += "\n" }
+            text += part
+            isFirst = false
+        }
+        return text.lowercased()
+    }
+
+    /// The searched fields, in order; an absent optional one is an empty part.
+    private func forEachSearchedPart(_ body: (String) -> Void) {
         switch self {
         case .express(let express):
-            parts = [express.pickupStation, express.dropOffPlace]
+            body(express.pickupStation)
+            body(express.dropOffPlace)
         case .purchase(let purchase):
-            parts = purchase.items.map(\.name) + [purchase.store ?? "", purchase.dropOffPlace]
-            parts += purchase.items.compactMap(\.note)
+            for item in purchase.items { body(item.name) }
+            body(purchase.store ?? "")
+            body(purchase.dropOffPlace)
+            for item in purchase.items { if let note = item.note { body(note) } }
         case .bounty(let bounty):
-            parts = [bounty.title, bounty.description, bounty.place ?? ""]
+            body(bounty.title)
+            body(bounty.description)
+            body(bounty.place ?? "")
         case .group(let group):
-            parts = [group.subject]
+            body(group.subject)
         }
-        return parts.joined(separator: "\n").lowercased()
     }
 }

@@ -85,17 +85,17 @@ public struct OrderDraft: Codable, Hashable, Sendable {
     // MARK: Shared rules
 
     static func requireText(_ text: String, _ field: String, max: Int) throws(DomainError) {
-        guard text.contains(where: { !$0.isWhitespace }) else {
+        guard text.hasNonWhitespace else {
             throw .invalid(field, "\(field) is required")
         }
-        guard text.count <= max else {
+        guard text.hasAtMost(characters: max) else {
             throw .invalid(field, "\(field) may be at most \(max) characters")
         }
     }
 
     static func optionalText(_ text: String?, _ field: String, max: Int) throws(DomainError) {
         guard let text else { return }
-        guard text.count <= max else {
+        guard text.hasAtMost(characters: max) else {
             throw .invalid(field, "\(field) may be at most \(max) characters")
         }
     }

@@ -25,33 +25,64 @@ public struct Arguments: Sendable {
         DomainError(.invalidField, "\(path(key)) \(message)", field: path(key))
     }
 
+    /// Refuses any member not in `allowed`: a handful of names, compared one by one (an array
+    /// literal costs nothing to pass, where a set was built and hashed on every request).
+    public func allowOnly(_ allowed: [String]) throws(DomainError) {
+        guard members.keys.contains(where: { !allowed.contains($0) }) else { return }
+        try refuseFirstUnknown { allowed.contains($0) }
+    }
+
     /// Refuses any member not in `allowed`.
     public func allowOnly(_ allowed: Set<String>) throws(DomainError) {
         guard members.keys.contains(where: { !allowed.contains($0) }) else { return }
+        try refuseFirstUnknown { allowed.contains($0) }
+    }
+
+    private func refuseFirstUnknown(_ isAllowed: (String) -> Bool) throws(DomainError) {
         // Sorted only to name the same field every time when there are several.
-        if let unknown = members.keys.sorted().first(where: { !allowed.contains($0) }) {
+        if let unknown = members.keys.sorted().first(where: { !isAllowed($0) }) {
             throw DomainError(.invalidField, "unknown field \(path(unknown))", field: path(unknown))
         }
     }
 
     public func has(_ key: String) -> Bool {
-        if let value = members[key], value != .null { return true }
-        return false
+        present(key) != nil
+    }
+
+    /// The member named `key` unless it is absent or null. The optional readers look a member
+    /// up once and read it from here.
+    private func present(_ key: String) -> JSONValue? {
+        guard let value = members[key], value != .null else { return nil }
+        return value
     }
 
     public func string(_ key: String, maxLength: Int = 1000) throws(DomainError) -> String {
-        guard let value = members[key], value != .null else { throw invalid(key, "is required") }
-        guard case .string(let text) = value else { throw invalid(key, "must be a string, got \(value.typeName)") }
-        guard text.count <= maxLength else { throw invalid(key, "is longer than \(maxLength) characters") }
-        return text
+        guard let value = present(key) else { throw invalid(key, "is required") }
+        return try string(key, value, maxLength: maxLength)
     }
 
     public func optionalString(_ key: String, maxLength: Int = 1000) throws(DomainError) -> String? {
-        has(key) ? try string(key, maxLength: maxLength) : nil
+        guard let value = present(key) else { return nil }
+        return try string(key, value, maxLength: maxLength)
+    }
+
+    private func string(_ key: String, _ value: JSONValue, maxLength: Int) throws(DomainError) -> String {
+        guard case .string(let text) = value else { throw invalid(key, "must be a string, got \(value.typeName)") }
+        guard text.hasAtMost(characters: maxLength) else { throw invalid(key, "is longer than \(maxLength) characters") }
+        return text
     }
 
     public func integer(_ key: String, in range: ClosedRange<Int64> = Int64.min...Int64.max) throws(DomainError) -> Int64 {
-        guard let value = members[key], value != .null else { throw invalid(key, "is required") }
+        guard let value = present(key) else { throw invalid(key, "is required") }
+        return try integer(key, value, in: range)
+    }
+
+    public func optionalInteger(_ key: String, in range: ClosedRange<Int64> = Int64.min...Int64.max) throws(DomainError) -> Int64? {
+        guard let value = present(key) else { return nil }
+        return try integer(key, value, in: range)
+    }
+
+    private func integer(_ key: String, _ value: JSONValue, in range: ClosedRange<Int64>) throws(DomainError) -> Int64 {
         guard case .integer(let number) = value else {
             throw invalid(key, "must be an integer, got \(value.typeName)")
         }
@@ -61,18 +92,19 @@ public struct Arguments: Sendable {
         return number
     }
 
-    public func optionalInteger(_ key: String, in range: ClosedRange<Int64> = Int64.min...Int64.max) throws(DomainError) -> Int64? {
-        has(key) ? try integer(key, in: range) : nil
-    }
-
     public func bool(_ key: String) throws(DomainError) -> Bool {
-        guard let value = members[key], value != .null else { throw invalid(key, "is required") }
-        guard case .bool(let flag) = value else { throw invalid(key, "must be a boolean, got \(value.typeName)") }
-        return flag
+        guard let value = present(key) else { throw invalid(key, "is required") }
+        return try bool(key, value)
     }
 
     public func optionalBool(_ key: String) throws(DomainError) -> Bool? {
-        has(key) ? try bool(key) : nil
+        guard let value = present(key) else { return nil }
+        return try bool(key, value)
+    }
+
+    private func bool(_ key: String, _ value: JSONValue) throws(DomainError) -> Bool {
+        guard case .bool(let flag) = value else { throw invalid(key, "must be a boolean, got \(value.typeName)") }
+        return flag
     }
 
     /// A string that must be one of the raw values of `T` (an enum on the wire).
@@ -123,7 +155,7 @@ public struct Arguments: Sendable {
             guard case .string(let text) = element else {
                 throw DomainError(.invalidField, "\(field) must be a string, got \(element.typeName)", field: field)
             }
-            guard text.count <= maxLength else {
+            guard text.hasAtMost(characters: maxLength) else {
                 throw DomainError(.invalidField, "\(field) is longer than \(maxLength) characters", field: field)
             }
             result.append(text)

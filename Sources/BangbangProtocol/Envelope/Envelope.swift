@@ -85,11 +85,25 @@ public enum Reply {
 
     /// A success whose `data` is already JSON bytes.
     public static func success(id: JSONValue, encodedData: [UInt8]) -> [UInt8] {
-        success(id: id) { $0.write(encoded: encodedData) }
+        success(id: id, capacity: encodedData.count + envelopeRoom) { $0.write(encoded: encodedData) }
     }
 
-    private static func success(id: JSONValue, writeData: (inout JSONWriter) -> Void) -> [UInt8] {
-        var writer = JSONWriter()
+    /// A success whose `data` is `{"order": <view>}` around an order view already encoded: the
+    /// bytes of `success(id:encodedData: OrderWire.orderData(encodedView:))`, without the copy
+    /// of the view in between.
+    public static func success(id: JSONValue, encodedOrderView: [UInt8]) -> [UInt8] {
+        success(id: id, capacity: encodedOrderView.count + envelopeRoom) {
+            OrderWire.writeOrderData(encodedView: encodedOrderView, to: &$0)
+        }
+    }
+
+    /// Room for the members around a `data` of known size (a long escaped id just grows the
+    /// buffer), so such a message is written into one buffer of about its own size: a
+    /// default-sized one is over a kilobyte, past the allocator's fast per-thread caches.
+    static let envelopeRoom = 192
+
+    private static func success(id: JSONValue, capacity: Int = 1024, writeData: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(capacity: capacity)
         writer.beginObject()
         writer.key("data")
         writeData(&writer)
@@ -136,7 +150,19 @@ public enum EventMessage {
 
     /// A personal-stream event whose `data` is already JSON bytes.
     public static func personal(name: String, sequence: UInt64, encodedData: [UInt8]) -> [UInt8] {
-        event(name: name, sequence: sequence, type: nil) { $0.write(encoded: encodedData) }
+        event(name: name, sequence: sequence, type: nil, capacity: encodedData.count + name.utf8.count + Reply.envelopeRoom) {
+            $0.write(encoded: encodedData)
+        }
+    }
+
+    /// An order change's personal event, its data `{"change": change, "order": <view>}` around
+    /// a view already encoded: the bytes of `personal(name:sequence:encodedData:
+    /// OrderWire.changedData(change:encodedView:))`, without the copy of the view in between.
+    public static func personal(name: String, sequence: UInt64, change: String, encodedView: [UInt8]) -> [UInt8] {
+        event(name: name, sequence: sequence, type: nil,
+              capacity: encodedView.count + name.utf8.count + change.utf8.count + Reply.envelopeRoom) {
+            OrderWire.writeChangedData(change: change, encodedView: encodedView, to: &$0)
+        }
     }
 
     /// A board-feed event: `seq` is the board's own position (one counter per order type), the
@@ -147,13 +173,15 @@ public enum EventMessage {
 
     /// A board-feed event whose `data` is already JSON bytes.
     public static func board(name: String, type: String, sequence: UInt64, encodedData: [UInt8]) -> [UInt8] {
-        event(name: name, sequence: sequence, type: type) { $0.write(encoded: encodedData) }
+        event(name: name, sequence: sequence, type: type, capacity: encodedData.count + name.utf8.count + Reply.envelopeRoom) {
+            $0.write(encoded: encodedData)
+        }
     }
 
     /// `{"data": …, "event": name, "seq": sequence[, "type": type]}`.
-    private static func event(name: String, sequence: UInt64, type: String?,
+    private static func event(name: String, sequence: UInt64, type: String?, capacity: Int = 1024,
                               writeData: (inout JSONWriter) -> Void) -> [UInt8] {
-        var writer = JSONWriter()
+        var writer = JSONWriter(capacity: capacity)
         writer.beginObject()
         writer.key("data")
         writeData(&writer)

@@ -20,23 +20,33 @@ extension OrderWire {
     /// `{"order": <view>}` around a view already encoded by `encoded(_:)`.
     public static func orderData(encodedView: [UInt8]) -> [UInt8] {
         var writer = JSONWriter(capacity: encodedView.count + 16)
+        writeOrderData(encodedView: encodedView, to: &writer)
+        return writer.bytes
+    }
+
+    /// `orderData(encodedView:)` written into a message being built (a reply).
+    public static func writeOrderData(encodedView: [UInt8], to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("order")
         writer.write(encoded: encodedView)
         writer.endObject()
-        return writer.bytes
     }
 
     /// `{"change": <change>, "order": <view>}`, an `order.changed` event's data.
     public static func changedData(change: String, encodedView: [UInt8]) -> [UInt8] {
         var writer = JSONWriter(capacity: encodedView.count + 48)
+        writeChangedData(change: change, encodedView: encodedView, to: &writer)
+        return writer.bytes
+    }
+
+    /// `changedData(change:encodedView:)` written into a message being built (the event).
+    public static func writeChangedData(change: String, encodedView: [UInt8], to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("change")
         writer.write(string: change)
         writer.key("order")
         writer.write(encoded: encodedView)
         writer.endObject()
-        return writer.bytes
     }
 
     public static func write(_ view: OrderView, to writer: inout JSONWriter) {

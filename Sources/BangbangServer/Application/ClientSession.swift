@@ -178,8 +178,8 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
                 retryAfterMilliseconds: 0)))
             return
         }
-        let context = OperationContext(session: self, request: request, operation: operation.name,
-                                       started: ContinuousClock.now)
+        let context = OperationContext(session: self, requestID: request.id, operation: operation.name,
+                                       successLabel: operation.successLabel, started: ContinuousClock.now)
         if operation.requiresLogin, user == nil, isBuiltInAdministrator {
             // The built-in administrator is logged in, but as no user: at this step, where a
             // connection without a login hears `unauthenticated`, it hears `forbidden`.
@@ -213,17 +213,20 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         switch result {
         case .success(.value(let data)):
             label = "ok"
-            channel?.send(text: Reply.success(id: context.request.id, data: data))
+            channel?.send(text: Reply.success(id: context.requestID, data: data))
         case .success(.encoded(let data)):
             label = "ok"
-            channel?.send(text: Reply.success(id: context.request.id, encodedData: data))
+            channel?.send(text: Reply.success(id: context.requestID, encodedData: data))
+        case .success(.orderView(let view)):
+            label = "ok"
+            channel?.send(text: Reply.success(id: context.requestID, encodedOrderView: view))
         case .failure(let error):
             label = error.code.rawValue
-            channel?.send(text: Reply.failure(id: context.request.id, error: error))
+            channel?.send(text: Reply.failure(id: context.requestID, error: error))
         }
-        app.metrics.requests.increment(label: "\(context.operation):\(label)")
+        app.metrics.requests.increment(label: label == "ok" ? context.successLabel : "\(context.operation):\(label)")
         if app.logger.level <= .debug {
-            app.logger.debug("reply", ["connection.id": connectionID, "request.id": Self.describe(context.request.id),
+            app.logger.debug("reply", ["connection.id": connectionID, "request.id": Self.describe(context.requestID),
                                        "op": context.operation, "result": label])
         }
         let elapsed = ContinuousClock.now - context.started

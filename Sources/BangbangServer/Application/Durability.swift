@@ -26,7 +26,8 @@
 //      then resume the owners. The pause is one journal batch at most.
 // Encoding and writing (temp file, fsync, rename, directory fsync, in `WriteAheadLog.writeSnapshot`)
 // happen on `snapshotQueue` while the server goes on; the first change to each copied collection
-// pays for one copy of it on its owner's queue.
+// pays for one copy of it on its owner's queue (for a shard's orders, a pointer per order: an
+// order's fields live in one shared storage object, Order.swift and OrderTable.swift).
 //
 // STORAGE FAILURES
 //
@@ -87,6 +88,9 @@ struct SnapshotSchedule: Sendable {
     var bytesAtLastSnapshot = 0
     var lastSnapshotAt = ContinuousClock.now
     var isWriting = false
+    /// The size of the last snapshot's contents: the next one is encoded into a buffer of about
+    /// that size plus an eighth.
+    var lastContentBytes = 0
 }
 
 /// A consistent copy of everything a snapshot holds, and the last sequence it covers.
@@ -155,7 +159,9 @@ extension Application {
         let started = clock.now
         defer { snapshotSchedule.withLock { $0.isWriting = false } }
         do {
-            let bytes = try cut.contents.encoded()
+            let previousBytes = snapshotSchedule.withLock { $0.lastContentBytes }
+            let bytes = try cut.contents.encoded(expectedSize: previousBytes + previousBytes / 8)
+            snapshotSchedule.withLock { $0.lastContentBytes = bytes.count }
             let encodedAt = clock.now
             // Segments go only once the archive covers them too (Archiver.swift, COVERAGE).
             let archived = archiver.coveredSequence

@@ -156,7 +156,10 @@ final class LoopRegistry: @unchecked Sendable {
             pending.isDrainScheduled = false
             swap(&pending.items, &draining)
         }
-        for item in draining {
+        // Taken out one by one from the end, after reversing (which only moves them): iterating
+        // would copy each item, retaining everything it holds, and then destroy the copies.
+        draining.reverse()
+        while let item = draining.popLast() {
             switch item {
             case .feed(let broadcast):
                 feedBatch.append(broadcast)

@@ -24,7 +24,24 @@ final class PersonalStreams: Sendable {
     let byteLimit: Int
     /// A week: a phone that was off over a long weekend still resumes if little happened.
     let retention: Int64
-    private let streams = Mutex<[UserID: Stream]>([:])
+    private let streams = Mutex<[UserID: Kept]>([:])
+
+    /// A stream with the byte count of its live messages and a time no later than the oldest
+    /// of them, so that trimming after an append reads the entries it drops only, not every one
+    /// it keeps (each message a separate allocation, a cache miss apiece).
+    private struct Kept {
+        var stream = Stream()
+        var liveBytes = 0
+        /// At most the earliest `at` of the live entries: while it is within the retention,
+        /// every entry is.
+        var earliestAtBound = Int64.max
+
+        init(_ stream: Stream = Stream()) {
+            self.stream = stream
+            liveBytes = stream.live.reduce(0) { $0 + $1.message.count }
+            earliestAtBound = stream.live.map(\.at.rawValue).min() ?? .max
+        }
+    }
 
     init(capacity: Int = 32, byteLimit: Int = 8 * 1024, retentionMilliseconds: Int64 = 7 * 24 * 3600 * 1000) {
         precondition(capacity > 0 && byteLimit > 0, "a personal stream must be able to keep something")
@@ -40,18 +57,20 @@ final class PersonalStreams: Sendable {
         streams.withLock { table in
             // In place: copying the stream out of the table and back would copy every kept
             // entry (up to `capacity`) on each append.
-            let (sequence, message) = appendEntry(to: &table[user, default: Stream()], at: now, makeMessage: makeMessage)
+            let (sequence, message) = appendEntry(to: &table[user, default: Kept()], at: now, makeMessage: makeMessage)
             deliver(sequence, message)
         }
     }
 
-    private func appendEntry(to stream: inout Stream, at now: Timestamp,
+    private func appendEntry(to kept: inout Kept, at now: Timestamp,
                              makeMessage: (UInt64) -> [UInt8]) -> (UInt64, [UInt8]) {
-        stream.lastSequence += 1
-        let message = makeMessage(stream.lastSequence)
-        stream.entries.append(Entry(sequence: stream.lastSequence, at: now, message: message))
-        trim(&stream, now: now)
-        return (stream.lastSequence, message)
+        kept.stream.lastSequence += 1
+        let message = makeMessage(kept.stream.lastSequence)
+        kept.stream.entries.append(Entry(sequence: kept.stream.lastSequence, at: now, message: message))
+        kept.liveBytes += message.count
+        kept.earliestAtBound = min(kept.earliestAtBound, now.rawValue)
+        trim(&kept, now: now)
+        return (kept.stream.lastSequence, message)
     }
 
     enum Replay {
@@ -65,7 +84,7 @@ final class PersonalStreams: Sendable {
     /// no event can slip between the replay and the device's registration for live delivery.
     func replay(for user: UserID, after: UInt64, now: Timestamp, register: (UInt64) -> Void) -> Replay {
         streams.withLock { table in
-            let stream = table[user] ?? Stream()
+            let stream = table[user]?.stream ?? Stream()
             register(stream.lastSequence)
             // Ahead of the stream: the device saw numbers this server never gave (it was restored
             // from a backup); what it holds may be stale, and the next numbers mean other events.
@@ -80,36 +99,70 @@ final class PersonalStreams: Sendable {
     }
 
     /// A copy of every stream, for a snapshot.
-    func snapshot() -> [UserID: Stream] { streams.withLock { $0 } }
+    func snapshot() -> [UserID: Stream] { streams.withLock { $0.mapValues(\.stream) } }
 
     /// Replaces every stream with a snapshot's (at start-up, before anything is appended),
     /// trimmed to these limits: a snapshot written with larger ones keeps only what fits.
     func restore(_ snapshot: [UserID: Stream], now: Timestamp) {
-        var trimmed = snapshot
+        var trimmed = snapshot.mapValues { Kept($0) }
         for user in trimmed.keys {
             trim(&trimmed[user]!, now: now)
             // A fresh array: the decoded one has room for everything the snapshot held.
             var fresh: [Entry] = []
-            fresh.reserveCapacity(trimmed[user]!.entries.count)
-            fresh.append(contentsOf: trimmed[user]!.entries)
-            trimmed[user]!.entries = fresh
+            fresh.reserveCapacity(trimmed[user]!.stream.entries.count)
+            fresh.append(contentsOf: trimmed[user]!.stream.entries)
+            trimmed[user]!.stream.entries = fresh
         }
         streams.withLock { $0 = trimmed }
     }
 
-    /// Drops what is over the limits at once; the kept arrays are small, so removing from the
-    /// front is cheap, and the array's room stays at about `capacity` entries.
-    private func trim(_ stream: inout Stream, now: Timestamp) {
-        var bytes = 0
-        var keep = 0
-        for entry in stream.live.reversed() {
-            guard keep < capacity, bytes + entry.message.count <= byteLimit,
-                  now.rawValue - entry.at.rawValue <= retention else { break }
-            bytes += entry.message.count
-            keep += 1
-        }
-        let drop = stream.entries.count - keep
+    /// Keeps the longest run of newest events that is within all three limits (at most
+    /// `capacity` events, `byteLimit` bytes, none older than `retention`) and drops the rest at
+    /// once; the kept arrays are small, so removing from the front is cheap, and the array's
+    /// room stays at about `capacity` entries.
+    private func trim(_ kept: inout Kept, now: Timestamp) {
+        // Measured first, the slice released before the entries are changed (or they would
+        // be copied).
+        let (keep, bytes, earliestAt) = measure(kept.stream.live, liveBytes: kept.liveBytes,
+                                                earliestAtBound: kept.earliestAtBound, now: now)
+        if let earliestAt { kept.earliestAtBound = earliestAt }
+        let drop = kept.stream.entries.count - keep
         guard drop > 0 else { return }
-        stream.entries.removeFirst(drop)
+        kept.stream.entries.removeFirst(drop)
+        kept.liveBytes = bytes
+    }
+
+    /// How many of the newest events to keep and their bytes, and, when the entries' times had
+    /// to be read, the earliest of the kept ones.
+    private func measure(_ live: ArraySlice<Entry>, liveBytes: Int, earliestAtBound: Int64,
+                         now: Timestamp) -> (keep: Int, bytes: Int, earliestAt: Int64?) {
+        // The newest events within the retention, at most `capacity` of them. Nearly always
+        // every entry is within it, which the bound tells without reading them.
+        var keep = 0
+        var earliestAt: Int64?
+        if now.rawValue - earliestAtBound <= retention {
+            keep = min(live.count, capacity)
+        } else {
+            var earliest = Int64.max
+            for entry in live.reversed() {
+                guard keep < capacity, now.rawValue - entry.at.rawValue <= retention else { break }
+                earliest = min(earliest, entry.at.rawValue)
+                keep += 1
+            }
+            earliestAt = earliest
+        }
+        // Then the byte limit, from the oldest of those: drop while the rest is too large.
+        var bytes = liveBytes
+        var first = live.startIndex
+        while first < live.endIndex - keep {
+            bytes -= live[first].message.count
+            first += 1
+        }
+        while keep > 0, bytes > byteLimit {
+            bytes -= live[first].message.count
+            first += 1
+            keep -= 1
+        }
+        return (keep, bytes, earliestAt)
     }
 }

@@ -21,10 +21,16 @@ struct EncodedOrderView: Sendable {
 /// are missing.
 struct Announcement: Sendable {
     struct PersonalEvent: Sendable {
+        /// The event's `data`: encoded, or the parts of an order change's, which are written
+        /// straight into the message once the event has its number.
+        enum Payload: Sendable {
+            case encoded([UInt8])
+            case orderChanged(change: String, encodedView: [UInt8])
+        }
+
         let user: UserID
         let name: String
-        /// The event's `data`, encoded.
-        let data: [UInt8]
+        let payload: Payload
     }
 
     /// A change to an order: the board's numbering moves, and watchers may be told.
@@ -49,7 +55,7 @@ struct Announcement: Sendable {
         }
         guard let (name, data) = AccountNotifications.describe(event) else { return }
         let encoded = JSONWriter.encode(data)
-        personal = event.recipients.map { PersonalEvent(user: $0, name: name, data: encoded) }
+        personal = event.recipients.map { PersonalEvent(user: $0, name: name, payload: .encoded(encoded)) }
     }
 
     /// `actorView`, when given, is reused for its viewer's own event.
@@ -63,7 +69,7 @@ struct Announcement: Sendable {
         personal = applied.event.notify.map { user in
             let view = actorView?.viewer == user ? actorView!.json : OrderWire.encoded(OrderView(order, viewer: user))
             return PersonalEvent(user: user, name: "order.changed",
-                                 data: OrderWire.changedData(change: change, encodedView: view))
+                                 payload: .orderChanged(change: change, encodedView: view))
         }
         board = BoardChange(change: applied, feedData: includingFeed ? FeedBroadcast.Data(order) : nil)
     }
@@ -205,7 +211,12 @@ final class Publisher: @unchecked Sendable {
     /// `loops`: nil while recovering (numbered, delivered to no one).
     private func appendPersonal(_ event: Announcement.PersonalEvent, at: Timestamp, loops: [WeakRegistry]?) {
         streams.append(for: event.user, at: at, makeMessage: { sequence in
-            EventMessage.personal(name: event.name, sequence: sequence, encodedData: event.data)
+            switch event.payload {
+            case .encoded(let data):
+                EventMessage.personal(name: event.name, sequence: sequence, encodedData: data)
+            case .orderChanged(let change, let view):
+                EventMessage.personal(name: event.name, sequence: sequence, change: change, encodedView: view)
+            }
         }, deliver: { sequence, bytes in
             // Under the stream lock, which a login also holds while it replays and registers:
             // a loop either has the session registered (and is sent it) or the replay has it.

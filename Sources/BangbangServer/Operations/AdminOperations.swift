@@ -225,7 +225,7 @@ enum AdminOperations {
         let administrator = actor(context)
         let app = context.app
         let connectionID = context.session.connectionID
-        let requestID = ClientSession.describe(context.request.id)
+        let requestID = ClientSession.describe(context.requestID)
         app.accounts.perform { owner in
             do throws(DomainError) {
                 let now = app.clock()

@@ -9,12 +9,16 @@ struct Operation: Sendable {
     /// Every operation needs a logged-in connection except logging in and public information.
     let requiresLogin: Bool
     let handler: @Sendable (OperationContext, Arguments) throws(DomainError) -> Void
+    /// The request counter's label for a success (`order.publish:ok`), made once rather than
+    /// for every reply.
+    let successLabel: String
 
     init(_ name: String, requiresLogin: Bool = true,
          _ handler: @escaping @Sendable (OperationContext, Arguments) throws(DomainError) -> Void) {
         self.name = name
         self.requiresLogin = requiresLogin
         self.handler = handler
+        successLabel = "\(name):ok"
     }
 }
 
@@ -39,8 +43,11 @@ struct OperationTable: Sendable {
 /// from any queue and reaches the loop through its outbox, behind what was posted before.
 struct OperationContext: Sendable {
     let session: ClientSession
-    let request: Request
+    /// The request's `id`, for the reply. Only the id: the request's data is read before the
+    /// operation hops to an owner, and is not kept while its change waits to be durable.
+    let requestID: JSONValue
     let operation: String
+    let successLabel: String
     let started: ContinuousClock.Instant
 
     var app: Application { session.app }
@@ -51,10 +58,12 @@ struct OperationContext: Sendable {
         return user
     }
 
-    /// A success reply's `data`: a value, or JSON already written (an order, by `OrderWire`).
+    /// A success reply's `data`: a value, JSON already written (an order, by `OrderWire`), or
+    /// `{"order": <view>}` around a view already written (written straight into the reply).
     enum ReplyData: Sendable {
         case value(JSONValue)
         case encoded([UInt8])
+        case orderView([UInt8])
     }
 
     func reply(_ result: Result<JSONValue, DomainError>) {
@@ -68,5 +77,7 @@ struct OperationContext: Sendable {
     func succeed(_ data: JSONValue = [:]) { reply(.success(data)) }
     /// Succeeds with `data` already encoded as JSON.
     func succeed(encoded data: [UInt8]) { deliver(.success(.encoded(data))) }
+    /// Succeeds with `{"order": <view>}`, the view already encoded (`OrderWire.encoded`).
+    func succeed(orderView view: [UInt8]) { deliver(.success(.orderView(view))) }
     func fail(_ error: DomainError) { reply(.failure(error)) }
 }

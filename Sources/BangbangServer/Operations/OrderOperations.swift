@@ -198,7 +198,7 @@ enum OrderOperations {
             case .success(let committed):
                 guard let view = committed.actorView else { fatalError("internal inconsistency in OrderOperations.commit: no view for the actor") }
                 succeeded()
-                context.succeed(encoded: OrderWire.orderData(encodedView: view))
+                context.succeed(orderView: view)
             case .failure(let error):
                 context.fail(error)
             }

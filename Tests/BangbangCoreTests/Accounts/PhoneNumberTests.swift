@@ -20,6 +20,8 @@ import Testing
     @Test(arguments: [
         "", "+", "+1234567",                 // 7 digits: one short
         "+1234567890123456",                 // 16 digits: one too many
+        "+12345678901234567890",             // far too many, with a plus
+        "13800138000138001380",              // and bare
         "12800138000",                       // mainland mobiles start 13–19
         "10800138000",
         "1380013800",                        // 10 digits bare

@@ -200,9 +200,41 @@ private struct VersionOneContents: Encodable {
         let contents = SnapshotContents(accounts: AccountState(), shards: [BoardShard(index: 0), shard], streams: sampleStreams(),
                                         boardSequences: [.bounty: 2, .express: 1])
         let direct = try KeyedBinaryEncoder.encode(contents, after: SnapshotContents.keyedBinaryTag)
-        let codable = try KeyedBinaryEncoder.encode(contents, after: SnapshotContents.keyedBinaryTag, writesOrdersDirectly: false)
+        let codable = try KeyedBinaryEncoder.encode(contents, after: SnapshotContents.keyedBinaryTag, usesDirectWriters: false)
         #expect(direct == codable)
         #expect(try SnapshotContents.decode(direct).shards[1].orders == shard.orders)
+    }
+
+    /// A shard writes itself directly (orders by ascending id); the bytes must be what its
+    /// `encode(to:)` makes through Codable, for an empty shard and for one whose table holds its
+    /// orders in hash order, with orders gone to the archive and in several states.
+    @Test func aShardIsWrittenExactlyAsCodableWritesIt() throws {
+        var shard = BoardShard(index: 5)
+        var random = SeededGenerator(seed: 11)
+        let now = TestClock.start
+        var ids: [OrderID] = []
+        for serial in 0..<40 {
+            let draft = serial % 3 == 0 ? Drafts.bounty(now: now) : Drafts.express(now: now, code: serial % 2 == 0)
+            let event = try shard.decidePublish(draft, by: UserID(UInt64(serial % 4 + 1)), now: now, rules: OrderRules(), using: &random)
+            ids.append(shard.apply(event).after.id)
+        }
+        for id in ids.prefix(10) {
+            _ = shard.apply(try shard.decide(.accept(isVerifiedRunner: true), on: id, by: UserID(9), now: now, rules: OrderRules()))
+        }
+        for id in ids.suffix(5) {
+            _ = shard.apply(try shard.decide(.cancel(reason: "changed my mind"), on: id, by: shard.order(id)!.publisher, now: now,
+                                             rules: OrderRules()))
+        }
+        _ = shard.apply(OrderEvent(orderID: ids[39], at: now, actor: nil, change: .movedToArchive, notify: []))
+        #expect(!shard.orders.keys.elementsEqual(shard.orders.keys.sorted()), "the table should hold its orders unsorted")
+        for candidate in [BoardShard(index: 0), shard] {
+            var writer = KeyedBinaryWriter(header: SnapshotContents.keyedBinaryTag)
+            writer.write(candidate)
+            let codable = try KeyedBinaryEncoder.encode(candidate, after: SnapshotContents.keyedBinaryTag, usesDirectWriters: false)
+            let isIdentical = writer.bytes == codable
+            #expect(isIdentical, "shard \(candidate.index): \(writer.bytes.count) bytes written directly, \(codable.count) through Codable")
+            #expect(try KeyedBinaryDecoder.decode(BoardShard.self, from: writer.bytes.dropFirst()) == candidate)
+        }
     }
 
     @Test func versionTwoJSONSnapshotsAreStillRead() throws {
