@@ -10,7 +10,12 @@ python=.build/pyenv/bin/python
 export BANGBANG_PYTHON="$PWD/$python"   # the interop tests' independent peer
 
 swift build --build-tests
-swift test --skip-build
+# The exit tests (a child process per test, for `precondition` traps) run on their own: while one
+# runs, the test runner watches every child of the process, and a Foundation `Process` of another
+# test (a server, a nats-server) that exits meanwhile can be left unreaped, the watcher spinning on
+# it and that test waiting forever.
+swift test --skip-build --skip ConnectionMisuseTests
+swift test --skip-build --filter ConnectionMisuseTests
 
 export BANGBANG_BINARY="$PWD/.build/debug/bangbang"
 "$python" -m pytest -q -p no:cacheprovider Tests/e2e
