@@ -76,7 +76,7 @@ final class LoopRegistry: @unchecked Sendable {
 
     /// Starts (or, with a new filter, moves) `session`'s watch of the boards.
     func startWatching(_ session: ClientSession, with filter: FeedFilter) {
-        guard let channel = session.channel else { return }
+        guard session.channel != nil else { return }
         if let current = session.watchedGroup {
             if current.filter == filter { return }
             leave(current, session)
@@ -91,7 +91,7 @@ final class LoopRegistry: @unchecked Sendable {
         }()
         session.watchedGroup = group
         session.watcherSlot = group.members.count
-        group.members.append(WatcherGroup.Member(session: session, channel: channel))
+        group.members.append(session)
     }
 
     func stopWatching(_ session: ClientSession) {
@@ -103,13 +103,13 @@ final class LoopRegistry: @unchecked Sendable {
 
     private func leave(_ group: WatcherGroup, _ session: ClientSession) {
         let slot = session.watcherSlot
-        guard slot < group.members.count, group.members[slot].session === session else {
+        guard slot < group.members.count, group.members[slot] === session else {
             fatalError("internal inconsistency in LoopRegistry: a watcher is not in its group")
         }
         let last = group.members.removeLast()
         if slot < group.members.count {
             group.members[slot] = last
-            last.session.watcherSlot = slot
+            last.watcherSlot = slot
         }
         session.watchedGroup = nil
         if group.members.isEmpty { watcherGroups[group.filter] = nil }
@@ -123,7 +123,7 @@ final class LoopRegistry: @unchecked Sendable {
         var users: Set<UserID> = []
         for (filter, group) in watcherGroups where filter.types.contains(type) {
             for member in group.members {
-                guard let user = member.session.user, isRunner(user) else { continue }
+                guard let user = member.user, isRunner(user) else { continue }
                 users.insert(user)
             }
         }
@@ -193,7 +193,7 @@ final class LoopRegistry: @unchecked Sendable {
             }
             guard !messages.isEmpty else { continue }
             let batch = SharedBatch(messages)
-            for member in group.members where member.channel.send(shared: batch) {
+            for member in group.members where member.channel?.send(shared: batch) == true {
                 delivered += messages.count
             }
         }
@@ -250,16 +250,11 @@ enum UserSessions: RandomAccessCollection {
 /// The sessions of one loop watching the boards with one filter, so that what a board change
 /// shows them is decided and framed once for all of them. Confined to the loop, like its registry.
 final class WatcherGroup {
-    struct Member {
-        let session: ClientSession
-        /// Held strongly, unlike the session's own reference: a member is removed when its
-        /// session stops watching, which its channel's close always makes it do.
-        let channel: WebSocketChannel
-    }
-
     let filter: FeedFilter
-    /// In no particular order; each session knows its slot (`ClientSession.watcherSlot`).
-    var members: [Member] = []
+    /// In no particular order; each session knows its slot (`ClientSession.watcherSlot`). A
+    /// session, not its channel: the channel is an existential (two words), and a session leaves
+    /// its group when its channel closes.
+    var members: [ClientSession] = []
 
     init(filter: FeedFilter) {
         self.filter = filter
