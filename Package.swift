@@ -118,7 +118,7 @@ let package = Package(
         // The server's side of a cluster (its stream journal, shared secret, owner directory)
         // against a real 3-node JetStream cluster.
         .testTarget(name: "ClusterServerTests",
-                    dependencies: ["BangbangServer", "Cluster", "NATSClient", "NATSTestSupport", "Journal"],
+                    dependencies: ["BangbangServer", "Cluster", "NATSClient", "NATSTestSupport", "Journal", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal", "Platform"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),

@@ -10,6 +10,7 @@ import NATSClient
 import NATSTestSupport
 import Synchronization
 import Testing
+import TestSupport
 @testable import BangbangServer
 
 /// The failures a StreamJournal reported, as its owner would see them.
@@ -95,9 +96,9 @@ final class Failures: Sendable {
             let connection = try await connectClient(to: cluster, name: "owner")
             let (journal, _) = try await owner(connection, node: "a", failures: Failures())
             _ = await appendAll((1...10).map { "r\($0)" }, to: journal)
-            let stored = try await Task.detached {
+            let stored = try await offThePool {
                 try journal.storeSnapshot(Array("state through 8".utf8), coveringThrough: 8, keepingRecordsAfter: 0)
-            }.value
+            }
             #expect(stored.location == "bb-snapshots/p0")
             #expect(try await journal.partitionJournal.jetStream.streamInfo("BB_P0").firstSequence == 9, "purged through the snapshot")
 

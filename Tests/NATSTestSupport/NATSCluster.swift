@@ -22,7 +22,7 @@ public final class NATSCluster: @unchecked Sendable {
 
     public let nodes: [Node]
     public let directory: String
-    private var processes: [Int: Process] = [:]
+    private var processes: [Int: ChildProcess] = [:]
 
     public var addresses: [NATSServerAddress] { nodes.map { NATSServerAddress(host: "127.0.0.1", port: $0.clientPort) } }
 
@@ -81,36 +81,28 @@ public final class NATSCluster: @unchecked Sendable {
     }
 
     private func launch(_ index: Int, binary: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-c", nodes[index].configPath]
-        let log = "\(directory)/\(nodes[index].name).log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        processes[index] = process
+        processes[index] = try ChildProcess(executable: binary, arguments: ["-c", nodes[index].configPath],
+                                            logPath: "\(directory)/\(nodes[index].name).log")
     }
 
     /// Process id of node `index`, while it runs.
-    public func pid(of index: Int) -> Int32? { processes[index]?.processIdentifier }
+    public func pid(of index: Int) -> Int32? { processes[index]?.pid }
 
     /// `kill -9` of one node, by the PID this harness started.
     public func kill(_ index: Int) {
         guard let process = processes.removeValue(forKey: index) else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
     /// Stops every node still running (SIGTERM, then SIGKILL after two seconds) and removes
     /// the store directories.
     public func stop() {
-        for (_, process) in processes { Glibc.kill(process.processIdentifier, SIGTERM) }
+        for (_, process) in processes { process.signal(SIGTERM) }
         let deadline = Date().addingTimeInterval(2)
         for (_, process) in processes {
             while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
         processes.removeAll()

@@ -4,6 +4,7 @@
 // and data.
 import Foundation
 import Glibc
+import TestSupport
 
 final class ServerProcess: @unchecked Sendable {
     // Confinement: used by one test at a time (the live suites are serialized).
@@ -23,7 +24,7 @@ final class ServerProcess: @unchecked Sendable {
 
     let directory: URL
     let arguments: [String]
-    private(set) var process: Process
+    private(set) var process: ChildProcess
     private(set) var port: Int
 
     var dataDirectory: URL { directory.appendingPathComponent("data") }
@@ -36,7 +37,7 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
-    private init(directory: URL, arguments: [String], process: Process, port: Int) {
+    private init(directory: URL, arguments: [String], process: ChildProcess, port: Int) {
         self.directory = directory
         self.arguments = arguments
         self.process = process
@@ -51,25 +52,16 @@ final class ServerProcess: @unchecked Sendable {
         return ServerProcess(directory: directory, arguments: arguments, process: process, port: port)
     }
 
-    private static func launch(in directory: URL, arguments: [String], port: Int) throws -> (Process, Int) {
+    private static func launch(in directory: URL, arguments: [String], port: Int) throws -> (ChildProcess, Int) {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw SetupError(description: "no server binary at \(binary): run `swift build` first (or set BANGBANG_BINARY)")
         }
         let logURL = directory.appendingPathComponent("server.log")
         let previous = (try? Data(contentsOf: logURL).count) ?? 0
-        if !FileManager.default.fileExists(atPath: logURL.path) {
-            _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        }
-        let log = try FileHandle(forWritingTo: logURL)
-        log.seekToEndOfFile()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--host", "127.0.0.1", "--port", String(port),
-                             "--data-dir", directory.appendingPathComponent("data").path] + arguments
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        try? log.close()
+        let process = try ChildProcess(executable: binary,
+                                       arguments: ["--host", "127.0.0.1", "--port", String(port),
+                                                   "--data-dir", directory.appendingPathComponent("data").path] + arguments,
+                                       logPath: logURL.path)
 
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
@@ -80,24 +72,23 @@ final class ServerProcess: @unchecked Sendable {
                 return (process, bound)
             }
             if !process.isRunning {
-                throw SetupError(description: "the server exited with \(process.terminationStatus):\n\(text)")
+                throw SetupError(description: "the server exited with wait status \(process.waitUntilExit()):\n\(text)")
             }
             usleep(20_000)
         }
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
+        process.waitUntilExit()
         throw SetupError(description: "the server did not start listening within 30 s")
     }
 
     /// SIGTERM (clients are told 1001) and wait for the exit.
     func stop() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         let deadline = Date().addingTimeInterval(15)
         while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.signal(SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Stops the server and starts it again on the same port with the same data.
