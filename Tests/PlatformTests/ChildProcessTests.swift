@@ -35,6 +35,23 @@ import TestSupport
         #expect(try String(contentsOfFile: log, encoding: .utf8) == "closed\nclosed\n")
     }
 
+    @Test func theChildStartsWithNoSignalBlockedWhateverTheSpawningThreadBlocks() async throws {
+        let log = NSTemporaryDirectory() + "child-\(UUID().uuidString).log"
+        defer { unlink(log) }
+        // Spawned from a thread that blocks SIGTERM, as Dispatch's workers block signals.
+        let child = try await offThePool { () throws -> ChildProcess in
+            var blocked = sigset_t()
+            sigemptyset(&blocked)
+            sigaddset(&blocked, SIGTERM)
+            var previous = sigset_t()
+            pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+            defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+            return try ChildProcess(executable: "/bin/grep", arguments: ["SigBlk", "/proc/self/status"], logPath: log)   // not through a shell: it unblocks
+        }
+        child.waitUntilExit()
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "SigBlk:\t0000000000000000\n")
+    }
+
     @Test func aMissingExecutableIsRefused() {
         #expect(throws: ChildProcessError.self) {
             _ = try ChildProcess(executable: "/nonexistent/binary", arguments: [], logPath: "/dev/null")

@@ -24,10 +24,23 @@ public final class ChildProcess: Sendable {
         // the descriptors by which Foundation notices its own children's exits (a child holding
         // one would keep that exit from being seen until it exits too).
         if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
+        // The child starts with no signal blocked and every signal at its default: the thread
+        // that spawns it may be a Dispatch worker, which blocks signals, and the test process may
+        // ignore some (SIGPIPE); both would otherwise pass through exec.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0
-        let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        let result = posix_spawn(&child, executable, &actions, &attributes, argv, environ)
         guard result == 0 else { throw ChildProcessError(executable: executable, code: result) }
         pid = child
     }
