@@ -94,7 +94,7 @@ import Testing
             }
             for sequence: UInt64 in [1, 10, 1_234_567_890] {
                 for change in ["accepted", "tip_raised", "a \"quoted\" change"] {
-                    let data = OrderWire.changedData(change: change, encodedView: encodedView)
+                    let data = JSONWriter.encode(["change": .string(change), "order": OrderWire.encode(view)])
                     let expected = EventMessage.personal(name: "order.changed", sequence: sequence, encodedData: data)
                     #expect(EventMessage.personal(name: "order.changed", sequence: sequence, change: change,
                                                   encodedView: encodedView) == expected)

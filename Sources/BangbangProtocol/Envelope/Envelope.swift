@@ -155,9 +155,8 @@ public enum EventMessage {
         }
     }
 
-    /// An order change's personal event, its data `{"change": change, "order": <view>}` around
-    /// a view already encoded: the bytes of `personal(name:sequence:encodedData:
-    /// OrderWire.changedData(change:encodedView:))`, without the copy of the view in between.
+    /// An order change's personal event, its data `{"change": change, "order": <view>}` written
+    /// around a view already encoded, without a copy of the view in between.
     public static func personal(name: String, sequence: UInt64, change: String, encodedView: [UInt8]) -> [UInt8] {
         event(name: name, sequence: sequence, type: nil,
               capacity: encodedView.count + name.utf8.count + change.utf8.count + Reply.envelopeRoom) {

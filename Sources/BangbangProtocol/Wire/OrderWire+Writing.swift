@@ -32,14 +32,8 @@ extension OrderWire {
         writer.endObject()
     }
 
-    /// `{"change": <change>, "order": <view>}`, an `order.changed` event's data.
-    public static func changedData(change: String, encodedView: [UInt8]) -> [UInt8] {
-        var writer = JSONWriter(capacity: encodedView.count + 48)
-        writeChangedData(change: change, encodedView: encodedView, to: &writer)
-        return writer.bytes
-    }
-
-    /// `changedData(change:encodedView:)` written into a message being built (the event).
+    /// `{"change": <change>, "order": <view>}`, an `order.changed` event's data, written into
+    /// the event being built.
     public static func writeChangedData(change: String, encodedView: [UInt8], to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("change")

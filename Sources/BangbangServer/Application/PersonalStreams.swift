@@ -30,11 +30,11 @@ final class PersonalStreams: Sendable {
     /// of them, so that trimming after an append reads the entries it drops only, not every one
     /// it keeps (each message a separate allocation, a cache miss apiece).
     private struct Kept {
-        var stream = Stream()
-        var liveBytes = 0
+        var stream: Stream
+        var liveBytes: Int
         /// At most the earliest `at` of the live entries: while it is within the retention,
         /// every entry is.
-        var earliestAtBound = Int64.max
+        var earliestAtBound: Int64
 
         init(_ stream: Stream = Stream()) {
             self.stream = stream
