@@ -23,8 +23,13 @@ final class TCPRelay: @unchecked Sendable {
         configuration.eventLoopCount = 1
         let group = EventLoopGroup(count: 1)
         loop = group.loops[0]
-        server = TCPServer(configuration: configuration, group: group) { [unowned self] connection in
-            self.accept(connection)
+        // Weak: connections accepted just before the relay went away are closed, not relayed.
+        server = TCPServer(configuration: configuration, group: group) { [weak self] connection in
+            guard let self else {
+                connection.close(flushFirst: false)
+                return RelaySide(relay: nil)
+            }
+            return self.accept(connection)
         }
         port = try server.start()[0].port
     }
@@ -78,16 +83,19 @@ final class TCPRelay: @unchecked Sendable {
     }
 
     func stop() { server.stop(closeConnections: true, flushFirst: false) }
+
+    deinit { stop() }
 }
 
-/// One side of a relayed pair. Confinement: the relay's loop.
+/// One side of a relayed pair. Confinement: the relay's loop. The relay is weak: its
+/// connections close on the loop after a test has let go of it, and then nothing is forwarded.
 final class RelaySide: ConnectionHandler {
-    unowned let relay: TCPRelay
+    weak var relay: TCPRelay?
     weak var peer: RelaySide?
     var connection: Connection?
     private var pendingBeforeOpen: [UInt8] = []
 
-    init(relay: TCPRelay) { self.relay = relay }
+    init(relay: TCPRelay?) { self.relay = relay }
 
     func connectionDidOpen(_ connection: Connection) {
         self.connection = connection
@@ -99,7 +107,7 @@ final class RelaySide: ConnectionHandler {
 
     func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
         self.connection = connection
-        guard relay.forwards else { return }
+        guard relay?.forwards == true else { return }
         if let target = peer?.connection, target.isOpen {
             target.send(Array(bytes))
         } else {
@@ -112,7 +120,7 @@ final class RelaySide: ConnectionHandler {
 
     func connectionDidClose(_ connection: Connection, reason: ConnectionCloseReason) {
         self.connection = nil
-        guard relay.forwards else { return }
+        guard relay?.forwards == true else { return }
         peer?.connection?.close(flushFirst: true)
     }
 }
