@@ -14,9 +14,12 @@ swift build --build-tests
 # runs, the test runner watches every child of the process, and a Foundation `Process` of another
 # test (a server, a nats-server) that exits meanwhile can be left unreaped, the watcher spinning on
 # it and that test waiting forever.
-# A whole run takes under a minute; a run still going after 25 is hung, and fails here with the
-# tests it was in (Swift Testing prints each test's start) rather than at CI's own limit.
-timeout --kill-after=10 1500 swift test --skip-build --skip ConnectionMisuseTests
+# One test at a time (about 3 minutes here, against under 1 in parallel): run in parallel on two
+# cores, the integration tests (three-node NATS clusters, server processes, timing-sensitive
+# sockets) starved one another past their own timeouts, each run failing a different one. A run
+# still going after 25 minutes is hung, and fails here with the tests it was in (Swift Testing
+# prints each test's start) rather than at CI's own limit.
+timeout --kill-after=10 1500 swift test --skip-build --skip ConnectionMisuseTests --no-parallel
 timeout --kill-after=10 300 swift test --skip-build --filter ConnectionMisuseTests
 
 export BANGBANG_BINARY="$PWD/.build/debug/bangbang"
