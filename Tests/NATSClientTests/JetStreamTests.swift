@@ -1,7 +1,8 @@
 import Foundation
-import NATSClient
+@testable import NATSClient
 import NATSProtocol
 import NATSTestSupport
+import Synchronization
 import Testing
 
 /// JetStream against a real 3-node cluster.
@@ -96,6 +97,48 @@ import Testing
             #expect(try await ownerStream.message(in: "J2", sequence: 2).payload == [2])
             await owner.close()
             await usurper.close()
+        }
+    }
+
+    /// What a journal's pipeline relies on: publishes queued one after another with callbacks
+    /// are stored in that order, and each callback hears its own acknowledgement or refusal.
+    @Test func publishesWithCallbacksArePipelinedAndEachHearsItsAnswer() async throws {
+        try await withCluster(size: 1) { cluster in
+            let client = try await connectClient(to: cluster)
+            let jetStream = JetStream(connection: client)
+            _ = try await jetStream.createStream(journal("J6", replicas: 1))
+            let heard = Mutex<[Int: Result<PublishAck, NATSClientError>]>([:])
+            func hear(_ index: Int) -> @Sendable (Result<PublishAck, NATSClientError>) -> Void {
+                { result in heard.withLock { $0[index] = result } }
+            }
+            for index in 1...50 {
+                try jetStream.startPublish("J6.a", payload: [UInt8(index)],
+                                          options: PublishOptions(messageID: "m\(index)", expectedLastSequence: UInt64(index - 1)),
+                                          onAcknowledgement: hear(index))
+            }
+            try jetStream.startPublish("J6.a", payload: [0], options: PublishOptions(expectedLastSequence: 3), onAcknowledgement: hear(51))
+            try jetStream.startPublish("J6.a", payload: [7], options: PublishOptions(messageID: "m7"), onAcknowledgement: hear(52))
+            try jetStream.startPublish("nowhere.x", payload: [0], onAcknowledgement: hear(53))
+            try await eventually("every answer") { heard.withLock { $0.count } == 53 }
+            let answers = heard.withLock { $0 }
+            for index in 1...50 {
+                #expect(try answers[index]?.get() == PublishAck(stream: "J6", sequence: UInt64(index), isDuplicate: false))
+            }
+            guard case .failure(.jetStream(let fenced))? = answers[51] else { Issue.record("\(String(describing: answers[51]))"); return }
+            #expect(fenced.isWrongLastSequence)
+            #expect(try answers[52]?.get() == PublishAck(stream: "J6", sequence: 7, isDuplicate: true))
+            guard case .failure(.jetStream(let absent))? = answers[53] else { Issue.record("\(String(describing: answers[53]))"); return }
+            #expect(absent.code == 503)
+            #expect(try await jetStream.streamInfo("J6").lastSequence == 50)
+            // The server's own answers have the compact shape; the JSON path stays for the rest.
+            var headers = NATSHeaders()
+            headers.set("Nats-Msg-Id", "m51")
+            for duplicate in [false, true] {
+                let raw = try await client.request("J6.a", payload: [1], headers: headers)
+                #expect(PublishAck(compact: raw.payload) == PublishAck(stream: "J6", sequence: 51, isDuplicate: duplicate),
+                        "\(String(decoding: raw.payload, as: UTF8.self))")
+            }
+            await client.close()
         }
     }
 

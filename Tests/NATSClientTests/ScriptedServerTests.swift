@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import NATSClient
 import NATSTestSupport
+import Synchronization
 import Testing
 
 /// The connection against a scripted server on a loopback socket: what a real server does
@@ -132,5 +133,44 @@ import Testing
         // Two unanswered PINGs at 200 ms, then the third tick: well under two seconds.
         #expect(Date().timeIntervalSince(started) < 3)
         await connection.close()
+    }
+    @Test func aRequestWithACallbackHearsItsReplyNoRespondersItsTimeoutOrCloseOnceOnTheLoop() async throws {
+        let server = try ScriptedServer()
+        let connection = NATSConnection(configuration: configuration(server))
+        let script = Task.detached { () -> Int32 in
+            let descriptor = server.accept()
+            _ = self.handshake(server, descriptor)
+            return descriptor
+        }
+        try await connection.connect()
+        let descriptor = await script.value
+        defer { close(descriptor) }
+        let outcomes = Mutex<[String: [String]]>([:])
+        let loop = connection.loop
+        func hear(_ name: String) -> @Sendable (Result<NATSMessage, NATSClientError>) -> Void {
+            { result in
+                let said = switch result {
+                case .success(let message): "reply " + String(decoding: message.payload, as: UTF8.self)
+                case .failure(let error): "\(error)"
+                }
+                outcomes.withLock { $0[name, default: []].append(said + (loop.isCurrent ? "" : " off the loop")) }
+            }
+        }
+        for name in ["answered", "absent", "left"] {
+            try connection.startRequest(name, payload: Array(name.utf8), timeoutMilliseconds: 30_000, onReply: hear(name))
+        }
+        try connection.startRequest("slow", payload: [], timeoutMilliseconds: 200, onReply: hear("slow"))
+        let published = await Task.detached { server.read(until: "PUB slow ", from: descriptor) }.value
+        func inbox(of subject: String) throws -> String {
+            let line = try #require(published.split(separator: "\r\n").first { $0.hasPrefix("PUB \(subject) ") })
+            return String(line.split(separator: " ")[2])
+        }
+        server.send("MSG \(try inbox(of: "answered")) 1 2\r\nok\r\n", to: descriptor)
+        server.send("HMSG \(try inbox(of: "absent")) 1 16 16\r\nNATS/1.0 503\r\n\r\n\r\n", to: descriptor)
+        try await eventually("the reply, the 503 and the timeout") { outcomes.withLock { $0.count } == 3 }
+        await connection.close()
+        let heard = outcomes.withLock { $0 }
+        #expect(heard == ["answered": ["reply ok"], "absent": ["no responders for absent"], "slow": ["timed out"],
+                          "left": ["connection closed"]])
     }
 }

@@ -1,17 +1,23 @@
 // The application's journal in a cluster: the JetStream stream of the partition this node owns
 // (docs/scale-out.md, sections 3, 4 and 6), behind the same CommitJournal as the local log.
 //
-// Appends are pipelined: each is queued on the NATS connection at once, under the lock that
-// assigns its sequence (so the connection sends them in sequence order), fenced on the sequence
-// before it and, after the first, on the message id of this owner's append before it
-// (AppendPipeline.swift says why both), carrying `Nats-Msg-Id: <node>:<partition>:<sequence>`; AppendPipeline releases
-// the acknowledgements in order onto the completion queue (the publishing queue). An append with
-// no definite answer (a NATS server died, the stream is electing a leader) is published again
-// with the same message id and fences, with later appends held behind it, for up to the
-// pipeline's retry bound. A refused append, or one still unknown at the bound, fails with every
-// later one, and `onFailure` is told once: the node stops owning the partition (crash-only, the process exits and comes back as a standby). Those
-// appends complete with `.closed`, which the application treats as "shutting down": it answers
-// `storage_unavailable` and does not try to rebuild memory in place.
+// Appends are pipelined: each is fenced on the sequence before it and, after the first, on the
+// message id of this owner's append before it (AppendPipeline.swift says why both), carrying
+// `Nats-Msg-Id: <node>:<partition>:<sequence>`; AppendPipeline releases the acknowledgements in
+// order onto the completion queue (the publishing queue). An append with no definite answer (a
+// NATS server died, the stream is electing a leader) is published again with the same message id
+// and fences, with later appends held behind it, for up to the pipeline's retry bound. A refused
+// append, or one still unknown at the bound, fails with every later one, and `onFailure` is told
+// once: the node stops owning the partition (crash-only, the process exits and comes back as a
+// standby). Those appends complete with `.closed`, which the application treats as "shutting
+// down": it answers `storage_unavailable` and does not try to rebuild memory in place.
+//
+// The pipeline lives on the NATS connection's loop, where the stream's answers arrive: an
+// append is handed over under a short lock (the first of a burst schedules one turn of the loop),
+// the loop starts the burst's appends in the order they were handed over, queues them on the
+// connection, reads each acknowledgement in a callback, and sends the completions released
+// during one turn to the completion queue in one block. So an append costs no task and no lock
+// held across encoding, and the threads that commit never wait for the loop.
 //
 // Snapshots go to the object store (SnapshotStore), then the stream is purged through the
 // snapshot's sequence. That is safe only because a clustered node keeps every order in memory,
@@ -23,14 +29,19 @@ import Dispatch
 import Journal
 import NATSClient
 import NATSProtocol
+import SocketServer
 import Synchronization
 
-final class StreamJournal: CommitJournal {
+final class StreamJournal: CommitJournal, @unchecked Sendable {
+    // Confinement: `pipeline`, `releasedThisTurn` and `isReleaseScheduled` are touched only on
+    // `loop.queue` (the NATS connection's loop); `handoff` and `appendedBytes` are safe from any
+    // thread.
     typealias Completion = @Sendable (Result<UInt64, Journal.JournalError>) -> Void
 
     let partitionJournal: PartitionJournal
     let snapshots: SnapshotStore
     let nodeID: String
+    private let loop: EventLoop
     private let completionQueue: DispatchQueue
     private let onFailure: @Sendable (String) -> Void
     private let onRetry: @Sendable (RetryNews) -> Void
@@ -41,7 +52,16 @@ final class StreamJournal: CommitJournal {
     }
     typealias Pipeline = AppendPipeline<PendingAppend>
 
-    private let pipeline: Mutex<Pipeline>
+    /// Appends handed over and not yet started on the loop, and how many were ever handed over.
+    private struct Handoff {
+        var appends: [PendingAppend] = []
+        var lastSequence: UInt64
+    }
+
+    private let handoff: Mutex<Handoff>
+    private var pipeline: Pipeline
+    private var releasedThisTurn: [Pipeline.Release] = []
+    private var isReleaseScheduled = false
     private let appendedBytes = Atomic<Int>(0)
 
     /// `lastSequence`: where the stream ended when this node replayed it; the first append is
@@ -52,20 +72,35 @@ final class StreamJournal: CommitJournal {
         partitionJournal = journal
         self.snapshots = snapshots
         self.nodeID = nodeID
+        loop = journal.jetStream.connection.loop
         self.completionQueue = completionQueue
         self.onFailure = onFailure
         self.onRetry = onRetry
-        pipeline = Mutex(AppendPipeline(after: lastSequence))
+        handoff = Mutex(Handoff(lastSequence: lastSequence))
+        pipeline = AppendPipeline(after: lastSequence)
     }
 
     func appendRecord(_ payload: [UInt8], completion: @escaping Completion) {
         appendedBytes.add(payload.count, ordering: .relaxed)
-        pipeline.withLock { pipeline in
-            let append = PendingAppend(payload: payload, completion: completion)
+        let isFirstOfBurst = handoff.withLock { handoff in
+            handoff.appends.append(PendingAppend(payload: payload, completion: completion))
+            handoff.lastSequence += 1
+            return handoff.appends.count == 1
+        }
+        if isFirstOfBurst { loop.execute { self.startHandedOver() } }
+    }
+
+    /// Starts every append handed over so far, in order. On the loop.
+    private func startHandedOver() {
+        let appends = handoff.withLock { handoff in
+            defer { handoff.appends.removeAll(keepingCapacity: true) }
+            return handoff.appends
+        }
+        for append in appends {
             switch pipeline.start(append) {
             case (.publish(let expected, let sequence, let followsOwnAppend), _):
                 send(Pipeline.Publish(expected: expected, sequence: sequence, followsOwnAppend: followsOwnAppend,
-                                      completion: append), on: &pipeline)
+                                      completion: append))
             case (.refuse, let refused):
                 if let refused { release([refused], failure: nil) }
             case (.queued, _):
@@ -85,9 +120,9 @@ final class StreamJournal: CommitJournal {
     /// stored twice, and the next append names it as the record it must follow.
     func messageID(of sequence: UInt64) -> String { "\(nodeID):\(partitionJournal.partition):\(sequence)" }
 
-    /// Queues one attempt of an append on the connection. Called under the pipeline's lock, so
-    /// attempts go out in the order the pipeline hands them.
-    private func send(_ publish: Pipeline.Publish, on pipeline: inout Pipeline) {
+    /// Queues one attempt of an append on the connection. On the loop, so attempts go out in the
+    /// order the pipeline hands them.
+    private func send(_ publish: Pipeline.Publish) {
         let journal = partitionJournal
         var jetStream = journal.jetStream
         jetStream.timeoutMilliseconds = Self.appendTimeoutMilliseconds
@@ -96,18 +131,14 @@ final class StreamJournal: CommitJournal {
         var headers = NATSHeaders()
         if publish.followsOwnAppend { headers.set(Self.expectedLastMessageIDHeader, messageID(of: publish.expected)) }
         let sequence = publish.sequence
-        let pending: PendingAcknowledgement
         do {
-            pending = try jetStream.startPublish(journal.subject, payload: publish.completion.payload, options: options, headers: headers)
-        } catch {
-            perform(pipeline.answer(.unknown("\(error)"), for: sequence, now: .now), on: &pipeline)
-            return
-        }
-        Task {
-            let answer = await Self.answer(of: pending, fencedOn: sequence - 1)
-            self.pipeline.withLock { pipeline in
-                self.perform(pipeline.answer(answer, for: sequence, now: .now), on: &pipeline)
+            try jetStream.startPublish(journal.subject, payload: publish.completion.payload, options: options,
+                                       headers: headers) { result in
+                let answer = Self.answer(result, fencedOn: sequence - 1)
+                self.perform(self.pipeline.answer(answer, for: sequence, now: .now))
             }
+        } catch {
+            perform(pipeline.answer(.unknown("\(error)"), for: sequence, now: .now))
         }
     }
 
@@ -117,47 +148,54 @@ final class StreamJournal: CommitJournal {
         case settled(Duration, rounds: Int)
     }
 
-    /// Does what the pipeline asked for. Called under the pipeline's lock.
-    private func perform(_ step: Pipeline.Step, on pipeline: inout Pipeline) {
+    /// Does what the pipeline asked for. On the loop.
+    private func perform(_ step: Pipeline.Step) {
         if let why = step.retryStarted { onRetry(.started(why)) }
         if let (duration, rounds) = step.retrySettled { onRetry(.settled(duration, rounds: rounds)) }
         release(step.released, failure: step.newFailure)
-        for publish in step.publish { send(publish, on: &pipeline) }
+        for publish in step.publish { send(publish) }
         if let delay = step.retryAfter {
-            Task {
-                try? await Task.sleep(for: delay)
-                self.pipeline.withLock { pipeline in
-                    self.perform(pipeline.retry(now: .now), on: &pipeline)
+            let milliseconds = Int(delay.components.seconds * 1_000 + delay.components.attoseconds / 1_000_000_000_000_000)
+            loop.schedule(afterMilliseconds: max(1, milliseconds)) {
+                self.perform(self.pipeline.retry(now: .now))
+            }
+        }
+    }
+
+    private static func answer(_ result: Result<PublishAck, NATSClientError>, fencedOn expected: UInt64) -> Pipeline.Answer {
+        switch result {
+        case .success(let acknowledgement):
+            .stored(at: acknowledgement.sequence)
+        case .failure(.jetStream(let error)) where error.isWrongLastSequence:
+            .failed("fenced: the stream no longer ends at \(expected), another node appended")
+        case .failure(.jetStream(let error)) where error.isWrongLastMessageID:
+            .failed("fenced: the record at \(expected) is not this node's, another node appended")
+        case .failure(let error):
+            .unknown("\(error)")
+        }
+    }
+
+    /// Queues completions to run in order on the completion queue: those released during one
+    /// turn of the loop go in one block, after the turn. On the loop.
+    private func release(_ released: [Pipeline.Release], failure: String?) {
+        if let failure { onFailure(failure) }
+        guard !released.isEmpty else { return }
+        releasedThisTurn.append(contentsOf: released)
+        guard !isReleaseScheduled else { return }
+        isReleaseScheduled = true
+        loop.execute {
+            self.isReleaseScheduled = false
+            let due = self.releasedThisTurn
+            self.releasedThisTurn.removeAll(keepingCapacity: true)
+            self.completionQueue.async {
+                for entry in due {
+                    entry.completion.completion(entry.sequence.map { .success($0) } ?? .failure(.closed))
                 }
             }
         }
     }
 
-    private static func answer(of pending: PendingAcknowledgement, fencedOn expected: UInt64) async -> Pipeline.Answer {
-        do throws(NATSClientError) {
-            return .stored(at: try await pending.acknowledgement().sequence)
-        } catch .jetStream(let error) where error.isWrongLastSequence {
-            return .failed("fenced: the stream no longer ends at \(expected), another node appended")
-        } catch .jetStream(let error) where error.isWrongLastMessageID {
-            return .failed("fenced: the record at \(expected) is not this node's, another node appended")
-        } catch {
-            return .unknown("\(error)")
-        }
-    }
-
-    /// Runs completions in order on the completion queue. Called under the pipeline's lock, so
-    /// blocks are queued in sequence order.
-    private func release(_ released: [Pipeline.Release], failure: String?) {
-        if let failure { onFailure(failure) }
-        guard !released.isEmpty else { return }
-        completionQueue.async {
-            for entry in released {
-                entry.completion.completion(entry.sequence.map { .success($0) } ?? .failure(.closed))
-            }
-        }
-    }
-
-    var nextSequence: UInt64 { pipeline.withLock { $0.lastAssigned + 1 } }
+    var nextSequence: UInt64 { handoff.withLock { $0.lastSequence + 1 } }
 
     var bytesAppended: Int { appendedBytes.load(ordering: .relaxed) }
 
@@ -183,9 +221,17 @@ final class StreamJournal: CommitJournal {
 
     func resumeAfterFailure() {}
 
+    /// Every append not yet stored, and every later one, completes with `.closed`, in order:
+    /// those in flight, then those handed over and not yet published (they never are).
     func close() throws {
-        pipeline.withLock { pipeline in
-            release(pipeline.close("the journal is closed"), failure: nil)
+        loop.execute {
+            var released = self.pipeline.close("the journal is closed")
+            let waiting = self.handoff.withLock { handoff in
+                defer { handoff.appends.removeAll() }
+                return handoff.appends
+            }
+            released += waiting.map { Pipeline.Release(completion: $0, sequence: nil) }
+            self.release(released, failure: nil)
         }
     }
 

@@ -6,7 +6,7 @@
 // Two kinds of state, kept apart:
 //   - `shared`, behind a mutex, is what callers on any thread touch: the pending output (every
 //     command is encoded straight into it, in call order), the subscription registry, the
-//     pending requests, the server's INFO. A publish is an append under the lock; the first
+//     pending requests and their deadlines (one timer for all), the server's INFO. A publish is an append under the lock; the first
 //     append after a drain schedules one drain on the loop, so a burst of publishes costs one
 //     queue hop and leaves in one write.
 //   - Everything else (the socket, the parser, the phase, the PONGs expected, the keepalive and
@@ -33,7 +33,9 @@
 // Delivery: a message for a subscription with a delivery queue is gathered with the other
 // messages of the same read for that subscription and handed over in one `queue.async`; a
 // subscription without a queue is called on the loop itself. Replies to requests arrive on one
-// wildcard inbox subscription (`_INBOX.<random>.*`, sid 1) and are routed by their last token.
+// wildcard inbox subscription (`_INBOX.<random>.*`, sid 1) and are routed by their last token,
+// to the task awaiting the request or, for a request made with a callback, to that callback on
+// the loop.
 import Dispatch
 import NATSProtocol
 import SocketServer
@@ -70,6 +72,7 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
         var subscriptions: [UInt64: Subscription] = [:]
         var nextSubscriptionID: UInt64 = inboxSubscriptionID + 1
         var inboxEntries: [UInt64: InboxEntry] = [:]
+        var requestDeadlines = RequestDeadlines()
         var nextInboxToken: UInt64 = 0
         var serverInfo: ServerInfo?
         var connectedServer: NATSServerAddress?
@@ -79,9 +82,26 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
+    /// A request waiting for its reply; one reply ends it.
     enum InboxEntry {
-        /// One reply ends the request.
+        /// A task awaits it.
         case reply(PendingReply)
+        /// The answer is handed to a closure on the loop (every resolution happens there: a
+        /// reply, the request's timer, `close()`).
+        case callback(subject: String, @Sendable (Result<NATSMessage, NATSClientError>) -> Void)
+
+        func resolve(_ result: Result<NATSMessage, NATSClientError>) {
+            switch self {
+            case .reply(let pending):
+                pending.resolve(result)
+            case .callback(let subject, let onReply):
+                if case .failure(.noResponders) = result {
+                    onReply(.failure(.noResponders(subject: subject)))
+                } else {
+                    onReply(result)
+                }
+            }
+        }
     }
 
     let loop: EventLoop
@@ -230,7 +250,7 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
             return (state.connectWaiters, state.inboxEntries)
         }
         for waiter in waiters { waiter.resume(returning: .failure(.closed)) }
-        for entry in entries.values { if case .reply(let pending) = entry { pending.resolve(.failure(.closed)) } }
+        for entry in entries.values { entry.resolve(.failure(.closed)) }
         failPongWaiters(with: .closed)
         if let socket {
             socket.close(flushFirst: true)
@@ -463,13 +483,8 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
 
     private func routeReply(_ view: MessageView) {
         guard let token = InboxName.token(of: view.subject, prefixLength: inboxPrefix.utf8.count) else { return }
-        let entry = shared.withLock { $0.inboxEntries.removeValue(forKey: token) }
-        switch entry {
-        case .reply(let pending)?:
-            let message = NATSMessage(view)
-            pending.resolve(message.status == 503 ? .failure(.noResponders(subject: "")) : .success(message))
-        case nil:
-            break
-        }
+        guard let entry = shared.withLock({ $0.inboxEntries.removeValue(forKey: token) }) else { return }
+        let message = NATSMessage(view)
+        entry.resolve(message.status == 503 ? .failure(.noResponders(subject: "")) : .success(message))
     }
 }

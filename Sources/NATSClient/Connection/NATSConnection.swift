@@ -153,27 +153,44 @@ public final class NATSConnection: Sendable {
     /// a known order (a pipeline of JetStream appends).
     public func startRequest(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil,
                              timeoutMilliseconds: Int? = nil) throws(NATSClientError) -> PendingReply {
-        let timeout = timeoutMilliseconds ?? core.configuration.requestTimeoutMilliseconds
-        let core = self.core
         let reply = PendingReply(subject: subject, core: core)
-        try core.enqueue { (state) throws(NATSClientError) in
+        reply.token = try queueRequest(subject, payload: payload, headers: headers,
+                                       timeoutMilliseconds: timeoutMilliseconds, entry: .reply(reply))
+        return reply
+    }
+
+    /// Queues a request now, like `startRequest`, and hands its outcome to `onReply` on the
+    /// connection's loop: the reply, or `.noResponders(subject:)`, `.timeout` or `.closed`. No task
+    /// waits: for a caller whose own state lives on the loop (a journal's append pipeline), so an
+    /// answer costs no thread hop. `onReply` runs once, must be quick and must not block.
+    public func startRequest(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil,
+                             timeoutMilliseconds: Int? = nil,
+                             onReply: @escaping @Sendable (Result<NATSMessage, NATSClientError>) -> Void) throws(NATSClientError) {
+        _ = try queueRequest(subject, payload: payload, headers: headers, timeoutMilliseconds: timeoutMilliseconds,
+                             entry: .callback(subject: subject, onReply))
+    }
+
+    private func queueRequest(_ subject: String, payload: [UInt8], headers: NATSHeaders?, timeoutMilliseconds: Int?,
+                              entry: ConnectionCore.InboxEntry) throws(NATSClientError) -> UInt64 {
+        let deadline = core.loop.now + Int64(timeoutMilliseconds ?? core.configuration.requestTimeoutMilliseconds)
+        let core = self.core
+        let (token, timerDeadline) = try core.enqueue { (state) throws(NATSClientError) -> (UInt64, Int64?) in
             state.nextInboxToken += 1
             let token = state.nextInboxToken
             try Self.encodePublish(subject, payload: payload, headers: headers,
                                    replyTo: core.inboxPrefix + String(token), into: &state)
-            state.inboxEntries[token] = .reply(reply)
-            reply.token = token
+            state.inboxEntries[token] = entry
+            return (token, state.requestDeadlines.add(token: token, deadline: deadline))
         }
-        let token = reply.token
-        core.loop.schedule(afterMilliseconds: timeout) { core.resolveReply(token, with: .timeout) }
-        return reply
+        if let timerDeadline { core.armRequestTimer(for: timerDeadline) }
+        return token
     }
 }
 
 /// A request on its way: its reply, a timeout or a failure resolves it once.
 public final class PendingReply: @unchecked Sendable {
-    // Confinement: `token` is written once under the connection's lock before the handle is
-    // returned, and only read after; `state` is guarded by its mutex.
+    // Confinement: `token` is written once, before the handle is returned, and only read after;
+    // `state` is guarded by its mutex.
     private enum State {
         case waiting(CheckedContinuation<Result<NATSMessage, NATSClientError>, Never>?)
         case done(Result<NATSMessage, NATSClientError>)
@@ -224,10 +241,22 @@ public final class PendingReply: @unchecked Sendable {
 }
 
 extension ConnectionCore {
+    /// Arms the loop's one request timer (RequestDeadlines.swift) for `deadline`; when it fires,
+    /// every request past its deadline fails with `.timeout`.
+    func armRequestTimer(for deadline: Int64) {
+        loop.schedule(afterMilliseconds: Int(max(1, deadline - loop.now))) { [self] in
+            let (expired, rearm) = shared.withLock { state -> ([InboxEntry], Int64?) in
+                let (tokens, rearm) = state.requestDeadlines.expire(firedFor: deadline, now: loop.now)
+                return (tokens.compactMap { state.inboxEntries.removeValue(forKey: $0) }, rearm)
+            }
+            for entry in expired { entry.resolve(.failure(.timeout)) }
+            if let rearm { armRequestTimer(for: rearm) }
+        }
+    }
+
     /// Fails a waiting request with `error` if it is still waiting.
     func resolveReply(_ token: UInt64, with error: NATSClientError) {
-        let entry = shared.withLock { $0.inboxEntries.removeValue(forKey: token) }
-        if case .reply(let pending)? = entry { pending.resolve(.failure(error)) }
+        shared.withLock { $0.inboxEntries.removeValue(forKey: token) }?.resolve(.failure(error))
     }
 }
 

@@ -113,6 +113,19 @@ public struct JetStream: Sendable {
         return PendingAcknowledgement(subject: subject, reply: reply)
     }
 
+    /// Queues a publish now, like `startPublish`, and hands the stream's answer to
+    /// `onAcknowledgement` on the connection's loop (see `NATSConnection.startRequest(_:payload:
+    /// headers:timeoutMilliseconds:onReply:)`): for a writer whose state lives on the loop.
+    public func startPublish(_ subject: String, payload: [UInt8], options: PublishOptions = PublishOptions(),
+                             headers: NATSHeaders = NATSHeaders(),
+                             onAcknowledgement: @escaping @Sendable (Result<PublishAck, NATSClientError>) -> Void) throws(NATSClientError) {
+        let merged = options.apply(to: headers)
+        try connection.startRequest(subject, payload: payload, headers: merged.fields.isEmpty ? nil : merged,
+                                    timeoutMilliseconds: timeoutMilliseconds) { result in
+            onAcknowledgement(Result { () throws(NATSClientError) in try PublishAck.reading(result, publishedTo: subject) })
+        }
+    }
+
     // MARK: Reading
 
     /// The message stored at `sequence`; throws 10037 when there is none.
@@ -143,12 +156,26 @@ public struct PendingAcknowledgement: Sendable {
 
     /// Waits for the stream's answer; throws its refusal (10071 for a failed fence).
     public func acknowledgement() async throws(NATSClientError) -> PublishAck {
-        let message: NATSMessage
+        let result: Result<NATSMessage, NATSClientError>
         do {
-            message = try await reply.reply()
-        } catch .noResponders {
-            throw .jetStream(JetStreamError(code: 503, errorCode: 0, text: "no stream stores \(subject)"))
+            result = .success(try await reply.reply())
+        } catch {
+            result = .failure(error)
         }
+        return try PublishAck.reading(result, publishedTo: subject)
+    }
+}
+
+extension PublishAck {
+    /// The acknowledgement a publish's reply carries, or the refusal it carries thrown.
+    static func reading(_ reply: Result<NATSMessage, NATSClientError>, publishedTo subject: String) throws(NATSClientError) -> PublishAck {
+        let message: NATSMessage
+        switch reply {
+        case .success(let received): message = received
+        case .failure(.noResponders): throw .jetStream(JetStreamError(code: 503, errorCode: 0, text: "no stream stores \(subject)"))
+        case .failure(let error): throw error
+        }
+        if message.status == nil, let acknowledgement = PublishAck(compact: message.payload) { return acknowledgement }
         return try PublishAck(try JetStream.decode(message))
     }
 }

@@ -45,7 +45,7 @@ public struct PublishAck: Sendable, Equatable {
     public var isDuplicate: Bool
 
     init(_ value: JSONValue) throws(NATSClientError) {
-        guard let stream = value.string("stream"), let sequence = value.integer("seq") else {
+        guard let stream = value.string("stream"), let sequence = value.integer("seq"), sequence >= 0 else {
             throw .jetStream(.malformed("publish acknowledgement without stream or seq"))
         }
         self.stream = stream
