@@ -173,4 +173,36 @@ import Testing
         #expect(heard == ["answered": ["reply ok"], "absent": ["no responders for absent"], "slow": ["timed out"],
                           "left": ["connection closed"]])
     }
+    @Test func aLostSocketFailsCallbackRequestsAtOnceWhileAwaitedRequestsHearTheirReplyOnTheNextSocket() async throws {
+        let server = try ScriptedServer()
+        let connection = NATSConnection(configuration: configuration(server))
+        let first = Task.detached { () -> Int32 in
+            let descriptor = server.accept()
+            _ = self.handshake(server, descriptor)
+            return descriptor
+        }
+        try await connection.connect()
+        let firstSocket = await first.value
+        let heard = Mutex<[String]>([])
+        try connection.startRequest("lost", payload: [], timeoutMilliseconds: 30_000) { result in
+            heard.withLock { $0.append("\(result.map { _ in "reply" })") }
+        }
+        let kept = try connection.startRequest("kept", payload: [], timeoutMilliseconds: 30_000)
+        let second = Task.detached { () -> (String, Int32) in
+            let published = server.read(until: "PUB kept ", from: firstSocket)
+            close(firstSocket)
+            let descriptor = server.accept()
+            _ = self.handshake(server, descriptor)
+            return (published, descriptor)
+        }
+        let (published, secondSocket) = await second.value
+        defer { close(secondSocket) }
+        try await eventually("the callback hears of the loss") { !heard.withLock { $0 }.isEmpty }
+        #expect(heard.withLock { $0 } == ["failure(connection lost)"])
+        let line = try #require(published.split(separator: "\r\n").first { $0.hasPrefix("PUB kept ") })
+        server.send("MSG \(line.split(separator: " ")[2]) 1 4\r\nlate\r\n", to: secondSocket)
+        #expect(String(decoding: try await kept.reply().payload, as: UTF8.self) == "late")
+        await connection.close()
+        #expect(heard.withLock { $0 }.count == 1)
+    }
 }

@@ -160,6 +160,9 @@ def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledg
               f"owner {'kept the partition' if owner_survived else f'exited {owner.process.returncode}'}; "
               f"errors seen: {sorted(set(errors)) or 'none'}")
 
+        if not owner_survived:
+            print("why the owner left:", *(line for line in owner.log().splitlines()
+                                            if "event=journal_" in line or "event=partition_lost" in line), sep="\n  ")
         assert {code for _, code in errors} <= ALLOWED_ERRORS, f"unexpected errors: {errors}"
         if owner_survived:
             assert not disconnected, f"connections to a surviving owner ended: {disconnected}"

@@ -22,9 +22,11 @@
 // When the socket ends for any reason but `close()`, the next server of the pool is tried
 // (ServerPool.swift decides which and after what wait). What was handed to the lost socket is
 // lost with it, as core NATS is at most once: PONG waiters (flush) fail with `.connectionLost`;
-// requests keep waiting for their own timeout, since their reply may still come (a JetStream
-// publish acknowledged by the cluster is answered again when the request is retried with the
-// same message id).
+// requests awaited by a task keep waiting for their own timeout, since their reply may still
+// come over the next socket (the inbox subscription is made again with the same name). Requests
+// made with a callback fail with `.connectionLost` at once: their callers (a journal's append
+// pipeline) publish again with the same message id, which JetStream answers as a duplicate if
+// the first copy was stored, so an append lost with a server costs a reconnect, not a timeout.
 //
 // Keepalive: every `pingIntervalMilliseconds` while connected the client PINGs; when
 // `maxPingsOutstanding` PINGs are unanswered the socket is closed and replaced. The server's
@@ -267,6 +269,19 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    private func failCallbackRequests(with error: NATSClientError) {
+        let entries = shared.withLock { state -> [InboxEntry] in
+            var failed: [InboxEntry] = []
+            state.inboxEntries = state.inboxEntries.filter { _, entry in
+                guard case .callback = entry else { return true }
+                failed.append(entry)
+                return false
+            }
+            return failed
+        }
+        for entry in entries { entry.resolve(.failure(error)) }
+    }
+
     private func failPongWaiters(with error: NATSClientError) {
         for expectation in pongExpectations {
             if case .flush(let waiter) = expectation { waiter.resume(.failure(error)) }
@@ -326,6 +341,7 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
             finishClose()
             return
         }
+        failCallbackRequests(with: .connectionLost)
         if case .connectFailed = reason {
             lastFailure = "\(reason)"
         } else if !wasConnected, lastFailure == "none" {

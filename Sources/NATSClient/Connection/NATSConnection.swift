@@ -160,9 +160,11 @@ public final class NATSConnection: Sendable {
     }
 
     /// Queues a request now, like `startRequest`, and hands its outcome to `onReply` on the
-    /// connection's loop: the reply, or `.noResponders(subject:)`, `.timeout` or `.closed`. No task
-    /// waits: for a caller whose own state lives on the loop (a journal's append pipeline), so an
-    /// answer costs no thread hop. `onReply` runs once, must be quick and must not block.
+    /// connection's loop: the reply, or `.noResponders(subject:)`, `.timeout`, `.closed`, or
+    /// `.connectionLost` as soon as the socket is lost (it may have reached the server, and its
+    /// reply will not be heard). No task waits: for a caller whose own state lives on the loop (a
+    /// journal's append pipeline), so an answer costs no thread hop. `onReply` runs once, must be
+    /// quick and must not block.
     public func startRequest(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil,
                              timeoutMilliseconds: Int? = nil,
                              onReply: @escaping @Sendable (Result<NATSMessage, NATSClientError>) -> Void) throws(NATSClientError) {
