@@ -136,8 +136,9 @@ final class Failures: Sendable {
             #expect(outcomes == (1...written.count).map { .success(UInt64($0)) })
             #expect(connection.reconnectCount >= 1)
 
-            // A replay needs a consumer, and so the meta leader, which may have died too: read
-            // again while the cluster elects one.
+            // A replay needs the leaders of the journal's stream and of the snapshot bucket's,
+            // either of which may have been on the server that died: read again while the
+            // cluster elects them.
             let reader = try await connectClient(to: cluster, first: (victim + 1) % 3, name: "reader")
             let deadline = ContinuousClock.now + .seconds(60)
             var recovered: RecoveredLog?

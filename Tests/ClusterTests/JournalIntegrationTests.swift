@@ -136,6 +136,52 @@ import Testing
         }
     }
 
+    /// What a node taking a partition over right after a NATS server died relies on: opening the
+    /// journal and the snapshot store and recovering from them asks only their streams' leaders.
+    /// With two of three servers gone the meta group has no leader (a consumer cannot be made),
+    /// and recovery from streams kept on the surviving server still works, records in order.
+    @Test func recoveryNeedsOnlyTheStreamsLeadersNotTheMetaLeader() async throws {
+        try await withCluster { cluster in
+            let client = try await connectClient(to: cluster, name: "owner")
+            let jetStream = JetStream(connection: client)
+            let partition = PartitionID(space: .boards, index: 9)
+            let journal = try await PartitionJournal.create(partition, in: jetStream, replicas: 1)
+            let home = try #require(try await jetStream.streamInfo(journal.streamName).leader)
+            // The meta leader places a one-replica stream where it likes: make the snapshot
+            // bucket's again until it lands beside the journal.
+            var snapshots = try await SnapshotStore.create(in: jetStream, replicas: 1)
+            for _ in 0..<40 where try await jetStream.streamInfo(snapshots.objects.streamName).leader != home {
+                try await jetStream.deleteStream(snapshots.objects.streamName)
+                snapshots = try await SnapshotStore.create(in: jetStream, replicas: 1)
+            }
+            try #require(try await jetStream.streamInfo(snapshots.objects.streamName).leader == home)
+            var last: UInt64 = 0
+            for index in 1...4 { last = try await journal.append(record("r\(index)"), after: last) }
+            try await snapshots.save(PartitionSnapshot(partition: partition, sequence: 4, state: record("state after 4")))
+            for index in 5...600 { last = try await journal.append(record("r\(index)"), after: last) }
+            await client.close()
+
+            let survivor = try #require(cluster.nodes.firstIndex { $0.name == home })
+            for index in cluster.nodes.indices where index != survivor { cluster.kill(index) }
+            let taker = try await connectClient(to: cluster, first: survivor, name: "taker")
+            let takerStream = JetStream(connection: taker, timeoutMilliseconds: 2_000)
+            await #expect(throws: NATSClientError.self, "a consumer could be made: the meta group still has a leader") {
+                _ = try await takerStream.reader(of: journal.streamName).next()
+            }
+            let reopened = try await PartitionJournal.create(partition, in: takerStream, replicas: 1)
+            let reopenedSnapshots = try await SnapshotStore.create(in: takerStream, replicas: 1)
+            var state: String?
+            var records: [(UInt64, String)] = []
+            let end = try await reopened.recover(from: reopenedSnapshots, restore: { state = $0.map { String(decoding: $0.state, as: UTF8.self) } },
+                                                 apply: { records.append(($0, String(decoding: $1, as: UTF8.self))) })
+            #expect(state == "state after 4")
+            #expect(end == 600)
+            #expect(records.map(\.0) == Array(5...600))
+            #expect(records.map(\.1) == (5...600).map { "r\($0)" })
+            await taker.close()
+        }
+    }
+
     @Test func aSnapshotRoundTripsItsHeaderAndRefusesAnotherPartitionsOrFormat() throws {
         let partition = PartitionID(space: .boards, index: 63)
         let snapshot = PartitionSnapshot(partition: partition, sequence: 0x0102_0304_0506_0708, state: [9, 8, 7])

@@ -10,7 +10,10 @@
 //
 // Recovery is the latest snapshot plus the records after it (`recover`); it refuses a journal
 // that no longer holds the records after the snapshot (purged further), rather than build a
-// state with a hole in it.
+// state with a hole in it. Recovery asks only the stream's leader (its info, then its records
+// by sequence, many requests in flight), never the cluster's meta leader: a node takes a
+// partition over right after another died, and the NATS server that died may have been the
+// meta leader, whose election takes 4 to 9 s or more, where the stream's own may be done.
 import NATSClient
 
 /// Why an append or a replay failed.
@@ -56,7 +59,7 @@ public struct PartitionJournal: Sendable {
         configuration.discard = .new
         configuration.deniesDelete = true
         do {
-            _ = try await jetStream.createStream(configuration)
+            _ = try await jetStream.ensureStream(configuration)
         } catch {
             throw .unavailable(partition, error)
         }
@@ -107,30 +110,23 @@ public struct PartitionJournal: Sendable {
         if info.firstSequence > sequence + 1 {
             throw JournalError.missingRecords(partition, from: sequence + 1, through: info.firstSequence - 1)
         }
-        let reader = jetStream.reader(of: streamName, from: sequence + 1)
         var last = sequence
         do {
             while last < info.lastSequence {
-                let messages = try await reader.next(maximum: batch)
-                for message in messages {
+                let end = min(info.lastSequence, last + UInt64(max(1, batch)))
+                for message in try await jetStream.messages(in: streamName, sequences: (last + 1)...end) {
                     guard message.sequence == last + 1 else {
                         throw JournalError.missingRecords(partition, from: last + 1, through: message.sequence - 1)
                     }
                     try apply(message.sequence, message.payload)
                     last = message.sequence
                 }
-                if messages.isEmpty, await reader.isCaughtUp, last < info.lastSequence {
-                    throw JournalError.missingRecords(partition, from: last + 1, through: info.lastSequence)
-                }
             }
+        } catch NATSClientError.jetStream(let error) where error.errorCode == JetStreamError.noMessageFound {
+            throw JournalError.missingRecords(partition, from: last + 1, through: info.lastSequence)
         } catch let error as NATSClientError {
-            await reader.close()
             throw JournalError.unavailable(partition, error)
-        } catch {
-            await reader.close()
-            throw error
         }
-        await reader.close()
         return last
     }
 

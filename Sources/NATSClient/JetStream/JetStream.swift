@@ -65,6 +65,18 @@ public struct JetStream: Sendable {
         try StreamInfo(try await call("STREAM.CREATE." + configuration.name, configuration.json))
     }
 
+    /// The stream as it is, or a new one with `configuration` when there is none. Unlike
+    /// `createStream`, finding an existing stream needs only its leader, not the cluster's meta
+    /// leader, which may be electing right after a NATS server died: a partition's new owner
+    /// takes over then. An existing stream is used as it is, whatever its configuration.
+    public func ensureStream(_ configuration: StreamConfiguration) async throws(NATSClientError) -> StreamInfo {
+        do {
+            return try await streamInfo(configuration.name)
+        } catch .jetStream(let error) where error.errorCode == JetStreamError.streamNotFound {
+            return try await createStream(configuration)
+        }
+    }
+
     /// Changes a stream's configuration (subjects, limits, replicas; not its storage or name).
     public func updateStream(_ configuration: StreamConfiguration) async throws(NATSClientError) -> StreamInfo {
         try StreamInfo(try await call("STREAM.UPDATE." + configuration.name, configuration.json))
@@ -131,6 +143,37 @@ public struct JetStream: Sendable {
     /// The message stored at `sequence`; throws 10037 when there is none.
     public func message(in stream: String, sequence: UInt64) async throws(NATSClientError) -> StoredMessage {
         try StoredMessage(try await call("STREAM.MSG.GET." + stream, ["seq": .integer(Int64(sequence))]))
+    }
+
+    /// The messages stored at `sequences`, in order, asked for all at once and answered by the
+    /// stream's leader (no consumer, so no meta leader: see `ensureStream`). Throws 10037 for a
+    /// sequence with no message.
+    public func messages(in stream: String, sequences: ClosedRange<UInt64>) async throws(NATSClientError) -> [StoredMessage] {
+        var pending: [PendingReply] = []
+        pending.reserveCapacity(sequences.count)
+        for sequence in sequences {
+            let body = JSONBody.encode(["seq": .integer(Int64(clamping: sequence))])
+            pending.append(try connection.startRequest(apiPrefix + ".STREAM.MSG.GET." + stream, payload: body,
+                                                       timeoutMilliseconds: timeoutMilliseconds))
+        }
+        var messages: [StoredMessage] = []
+        messages.reserveCapacity(pending.count)
+        for reply in pending {
+            let answer: NATSMessage
+            do {
+                answer = try await reply.reply()
+            } catch .noResponders {
+                throw .jetStream(JetStreamError(code: 503, errorCode: 0, text: "JetStream not available"))
+            }
+            messages.append(try StoredMessage(try Self.decode(answer)))
+        }
+        return messages
+    }
+
+    /// The first message on `subject` at `sequence` or after; throws 10037 when there is none.
+    public func nextMessage(in stream: String, subject: String, from sequence: UInt64) async throws(NATSClientError) -> StoredMessage {
+        try StoredMessage(try await call("STREAM.MSG.GET." + stream, ["seq": .integer(Int64(clamping: sequence)),
+                                                                       "next_by_subj": .string(subject)]))
     }
 
     /// The last message stored on `subject`; throws 10037 when there is none.

@@ -18,7 +18,8 @@ public struct StoredMessage: Sendable {
 
     /// From STREAM.MSG.GET's `{"message": {subject, seq, hdrs, data}}`, base64 inside.
     init(_ value: JSONValue) throws(NATSClientError) {
-        guard let message = value["message"], let subject = message.string("subject"), let sequence = message.integer("seq") else {
+        guard let message = value["message"], let subject = message.string("subject"), let sequence = message.integer("seq"),
+              sequence >= 0 else {
             throw .jetStream(.malformed("stored message without subject or seq"))
         }
         self.subject = subject

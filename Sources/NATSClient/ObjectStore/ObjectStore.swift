@@ -15,14 +15,14 @@ public struct ObjectStore: Sendable {
     public let name: String
     public let jetStream: JetStream
 
-    var streamName: String { "OBJ_" + name }
+    public var streamName: String { "OBJ_" + name }
 
     /// Chunk size. 128 KiB, ADR-20's default: well under the server's 1 MiB `max_payload`.
     public static let defaultChunkSize = 128 * 1024
     /// Chunk publishes in flight at once during a put.
     static let publishWindow = 8
 
-    /// Creates the bucket's stream (or finds it with the same configuration).
+    /// Creates the bucket's stream, or finds it (as it is: see `JetStream.ensureStream`).
     public static func create(_ name: String, in jetStream: JetStream, replicas: Int = 1) async throws(NATSClientError) -> ObjectStore {
         guard KeyValueBucket.isValidBucketName(name) else { throw .invalidCommand(.invalidSubject(name)) }
         var stream = StreamConfiguration(name: "OBJ_" + name, subjects: ["$O.\(name).C.>", "$O.\(name).M.>"])
@@ -30,7 +30,7 @@ public struct ObjectStore: Sendable {
         stream.allowsRollup = true
         stream.discard = .new
         stream.allowsDirect = true
-        _ = try await jetStream.createStream(stream)
+        _ = try await jetStream.ensureStream(stream)
         return ObjectStore(name: name, jetStream: jetStream)
     }
 
@@ -93,22 +93,20 @@ public struct ObjectStore: Sendable {
         var data: [UInt8] = []
         data.reserveCapacity(info.size)
         var chunks = 0
-        if info.chunks > 0 {
-            let reader = jetStream.reader(of: streamName, subject: "$O.\(name).C.\(info.nuid)")
+        // Chunk by chunk from the stream's leader (`next_by_subj`), with no consumer: reading a
+        // snapshot is what a node taking a partition over does first (see ensureStream).
+        let chunkSubject = "$O.\(name).C.\(info.nuid)"
+        var next: UInt64 = 1
+        while chunks < info.chunks {
+            let chunk: StoredMessage
             do {
-                while chunks < info.chunks {
-                    let batch = try await reader.next(maximum: min(64, info.chunks - chunks))
-                    guard !batch.isEmpty else { break }
-                    for message in batch {
-                        data.append(contentsOf: message.payload)
-                        chunks += 1
-                    }
-                }
-            } catch {
-                await reader.close()
-                throw error
+                chunk = try await jetStream.nextMessage(in: streamName, subject: chunkSubject, from: next)
+            } catch .jetStream(let error) where error.errorCode == JetStreamError.noMessageFound {
+                break
             }
-            await reader.close()
+            data.append(contentsOf: chunk.payload)
+            chunks += 1
+            next = chunk.sequence + 1
         }
         guard chunks == info.chunks, data.count == info.size else {
             throw .jetStream(.malformed("object \(objectName): \(chunks) of \(info.chunks) chunks, \(data.count) of \(info.size) bytes"))
