@@ -81,6 +81,17 @@ import Testing
         #expect(error(["feed", "--url", "ws://h/"])?.contains("--admin-phone") == true)
     }
 
+    @Test func feedRunnersMaySpreadOverTheNodesOfACluster() throws {
+        let parsed = try options(["feed", "--url", "ws://127.0.0.1:1/ws", "--admin-phone", "+8613800000000",
+                                  "--runner-url", "ws://127.0.0.1:2/ws", "--runner-url=ws://127.0.0.1:3/ws"])
+        #expect(parsed.runnerURLs.map(\.port) == [2, 3])
+        #expect(parsed.url.port == 1)
+        #expect(try options(["feed", "--url", "ws://h/", "--admin-phone", "+8613800000000"]).runnerURLs.isEmpty)
+        #expect(error(["feed", "--url", "ws://h/", "--admin-phone", "+8613800000000", "--runner-url", "http://h/"])?
+            .hasPrefix("--runner-url:") == true)
+        #expect(error(["durable", "--url", "ws://h/", "--runner-url", "ws://h:2/"]) != nil)
+    }
+
     @Test func unknownScenarioListsTheKnownOnes() {
         #expect(error(["fly", "--url", "ws://h/"])?.contains("echo, connections") == true)
         #expect(error([])?.contains("no scenario") == true)

@@ -18,10 +18,15 @@ enum ArgumentParser {
         var scenarios: Set<Scenario> = []
         /// Set by the parent of a multi-process run, not by people.
         var isInternal = false
+        /// May be given more than once, each adding a value.
+        var isRepeatable = false
     }
 
     static let flags: [Flag] = [
         Flag(name: "--url", valueName: "URL", help: "ws:// or wss:// address of the server (required)"),
+        Flag(name: "--runner-url", valueName: "URL",
+             help: "connect runners to this address instead of --url; repeat it to spread them over the nodes of a cluster in turn",
+             scenarios: [.feed], isRepeatable: true),
         Flag(name: "--duration", valueName: "SECONDS", help: "length of the measured phase (default 10)"),
         Flag(name: "--connections", valueName: "N",
              help: "connections (default 1 for echo, 1000 for connections)", scenarios: [.echo, .connections]),
@@ -87,7 +92,7 @@ enum ArgumentParser {
             guard flag.scenarios.isEmpty || flag.scenarios.contains(scenario) else {
                 throw ArgumentError(message: "\(name) does not apply to the \(scenario.rawValue) scenario")
             }
-            guard seen.insert(name).inserted else { throw ArgumentError(message: "\(name) given twice") }
+            guard seen.insert(name).inserted || flag.isRepeatable else { throw ArgumentError(message: "\(name) given twice") }
             var value = ""
             if flag.valueName != nil {
                 if let inlineValue {
@@ -107,6 +112,11 @@ enum ArgumentParser {
                 do { url = try TargetURL(parsing: value) } catch {
                     guard case .invalid(let why) = error else { fatalError("internal inconsistency in URL parsing") }
                     throw ArgumentError(message: "--url: \(why)")
+                }
+            case "--runner-url":
+                do { options.runnerURLs.append(try TargetURL(parsing: value)) } catch {
+                    guard case .invalid(let why) = error else { fatalError("internal inconsistency in URL parsing") }
+                    throw ArgumentError(message: "--runner-url: \(why)")
                 }
             case "--duration": options.durationSeconds = try positiveNumber(value, flag: name)
             case "--connections": options.connections = try integer(value, flag: name, minimum: 1)

@@ -19,6 +19,8 @@ enum Scenario: String, CaseIterable, Sendable {
 struct Options: Equatable, Sendable {
     var scenario: Scenario
     var url: TargetURL
+    /// Where runners connect instead of `url`, in turn by tag (the nodes of a cluster).
+    var runnerURLs: [TargetURL] = []
     /// Connections (echo, connections). Echo defaults to 1, the latency-bound case; the
     /// connections scenario to 1,000, enough to see a per-connection cost above noise.
     var connections: Int

@@ -54,6 +54,14 @@ final class FeedWorker: ProtocolWorker, @unchecked Sendable {
                                  "unacknowledged_publishes"])
     }
 
+    /// A runner connects to the next of `--runner-url` when given; everyone else to `--url`.
+    override func makeClient(tag: Int) -> WebSocketClient {
+        guard !options.runnerURLs.isEmpty, participants[tag]?.role == .runner else { return super.makeClient(tag: tag) }
+        var runnerSettings = settings
+        runnerSettings.url = options.runnerURLs[tag % options.runnerURLs.count]
+        return WebSocketClient(tag: tag, loop: loop, settings: runnerSettings, delegate: self)
+    }
+
     func subscribeAll() {
         let subscription: JSONValue = ["types": .array(types.map { .string($0) })]
         runPhase(openClients(.runner)) { client, done in
@@ -244,6 +252,7 @@ enum FeedScenario {
         result.add(duplicates, to: "duplicate_deliveries")
         result.parameters = [
             "url": options.url.description, "runners": String(options.runners),
+            "runner_urls": options.runnerURLs.map(\.description).joined(separator: ","),
             "publishers": String(options.effectivePublishers), "rate": Report.format(options.rate),
             "types": (options.types.isEmpty ? ["express"] : options.types).joined(separator: ","),
             "processes": String(options.processes),

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""CPU per feed delivery on one node, and on each node of three (docs/scale-out.md section 12).
+
+Runs `loadtest feed` against a single node, then against three Bangbang nodes over a 3-server
+NATS cluster: the owner of p0 and two standbys, with the runners spread evenly over the three
+(`--runner-url` for each) and the publishers on the owner. Prints each process's user+system CPU
+per delivery (from /proc/<pid>/stat, less what it spends idle), the NATS servers' included, and
+the publish→runner latency of runners on the owner against the total (which includes the relay
+hop of two runners in three).
+
+    swift build -c release --build-path .build-rel --product bangbang
+    swift build -c release --build-path .build-rel --product loadtest
+    BANGBANG_BINARY=.build-rel/release/bangbang LOADTEST=.build-rel/release/loadtest \\
+        .build/pyenv/bin/python scripts/cluster-feed-cpu.py [runners] [orders per second] [seconds]
+"""
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("cluster_cpu", os.path.join(HERE, "cluster-cpu.py"))
+cluster_cpu = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cluster_cpu)
+
+ADMIN_PHONE = "+8613800009999"
+OPTIONS = cluster_cpu.LOAD_OPTIONS + ("--admin-phone", ADMIN_PHONE)
+
+
+def feed_window(owner_url, runner_urls, runners, rate, seconds, pids):
+    """Runs the feed scenario and samples every process's CPU at its first and last progress line
+    of the measured phase (one a second), so setup (logins, approvals, subscriptions) is left out.
+    Returns (deliveries in the window, CPU seconds per process in it, the window's length, p50 ms,
+    p99 ms of the whole run)."""
+    results = tempfile.mktemp(suffix=".json")
+    arguments = [os.environ["LOADTEST"], "feed", "--url", owner_url, "--runners", str(runners),
+                 "--publishers", "4", "--rate", str(rate), "--duration", str(seconds),
+                 "--admin-phone", ADMIN_PHONE, "--json", results]
+    for url in runner_urls:
+        arguments += ["--runner-url", url]
+    driver = subprocess.Popen(arguments, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    samples = []
+    for line in driver.stderr:
+        found = re.search(r"\] feed: \d+ published, (\d+) delivered", line)
+        if found:
+            samples.append((time.monotonic(), int(found.group(1)),
+                            {name: cluster_cpu.cpu_seconds(pid) for name, pid in pids.items()}))
+    if driver.wait() != 0:
+        raise RuntimeError(f"loadtest feed failed ({driver.returncode})")
+    result = json.load(open(results))
+    os.unlink(results)
+    (start, first_count, first_cpu), (end, last_count, last_cpu) = samples[0], samples[-1]
+    metrics = result["metrics"]
+    for check in result["checks"]:
+        if result["counters"].get(check):
+            raise RuntimeError(f"loadtest feed: {check} = {result['counters'][check]}")
+    return (last_count - first_count, {name: last_cpu[name] - first_cpu[name] for name in pids}, end - start,
+            metrics["delivery_p50_ms"], metrics["delivery_p99_ms"])
+
+
+def measure(label, owner_url, runner_urls, pids, runners, rate, seconds):
+    idle = cluster_cpu.idle_rate(pids)
+    deliveries, spent, window, p50, p99 = feed_window(owner_url, runner_urls, runners, rate, seconds, pids)
+    net = {name: max(0.0, spent[name] - idle[name] * window) for name in pids}
+    parts = ", ".join(f"{name} {net[name] / deliveries * 1e6:.2f} µs" for name in pids)
+    total = sum(net.values()) / deliveries * 1e6
+    print(f"{label}: {deliveries} deliveries in {window:.1f} s ({deliveries / window:.0f}/s), p50 {p50:.1f} ms, "
+          f"p99 {p99:.1f} ms; CPU per delivery, net of idle: {parts}; total {total:.2f} µs", flush=True)
+
+
+def main():
+    runners = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+    rate = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    seconds = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+    directory = tempfile.mkdtemp(prefix="bangbang-feed-cpu-")
+
+    single = cluster_cpu.Node("single", cluster_cpu.free_ports(1)[0], directory, [], extra=OPTIONS)
+    try:
+        cluster_cpu.wait_until(single.is_ready, 20, "the single node")
+        measure("single node", single.url, [], {"bangbang": single.process.pid}, runners, rate, seconds)
+    finally:
+        single.stop()
+
+    nats = cluster_cpu.NatsCluster.start()
+    time.sleep(2)   # JetStream answers before every server is a placement peer of R3 streams
+    nodes = []
+    try:
+        ports = cluster_cpu.free_ports(3)
+        nodes.append(cluster_cpu.Node("bb1", ports[0], directory, nats.urls, lease_ms=6000, extra=OPTIONS))
+        cluster_cpu.wait_until(nodes[0].is_ready, 30, "the owner", nodes[0])
+        for index in (1, 2):
+            nodes.append(cluster_cpu.Node(f"bb{index + 1}", ports[index], directory, nats.urls, lease_ms=6000,
+                                          extra=OPTIONS))
+            cluster_cpu.wait_until(lambda: "cluster_joined" in nodes[index].log(), 30, "a standby", nodes[index])
+        pids = {"owner": nodes[0].process.pid, "standby1": nodes[1].process.pid, "standby2": nodes[2].process.pid}
+        pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
+        measure("three nodes, runners on all three (3 NATS)", nodes[0].url, [node.url for node in nodes], pids,
+                runners, rate, seconds)
+        measure("three nodes, runners on the owner only", nodes[0].url, [], pids, runners, rate, seconds)
+    finally:
+        for node in nodes:
+            node.stop()
+        nats.stop()
+
+
+if __name__ == "__main__":
+    main()
