@@ -5,8 +5,8 @@ Runs `loadtest feed` against a single node, then against three Bangbang nodes ov
 NATS cluster: the owner of p0 and two standbys, with the runners spread evenly over the three
 (`--runner-url` for each) and the publishers on the owner. Prints each process's user+system CPU
 per delivery (from /proc/<pid>/stat, less what it spends idle), the NATS servers' included, and
-the publish→runner latency of runners on the owner against the total (which includes the relay
-hop of two runners in three).
+the publish→runner latency (with runners spread, two in three hear of an order through a relay
+hop), and the round trip of one request direct to the owner and through a standby.
 
     swift build -c release --build-path .build-rel --product bangbang
     swift build -c release --build-path .build-rel --product loadtest
@@ -72,6 +72,27 @@ def measure(label, owner_url, runner_urls, pids, runners, rate, seconds):
           f"p99 {p99:.1f} ms; CPU per delivery, net of idle: {parts}; total {total:.2f} µs", flush=True)
 
 
+def hop_latency(owner, standby, calls=1000):
+    """Median and p99 of sequential `info.get` round trips, direct to the owner and through a
+    standby (the gateway relays each over NATS): the difference is what one relay hop costs."""
+    figures = {}
+    for label, node in (("direct", owner), ("through a standby", standby)):
+        with cluster_cpu.Client(node.url) as client:
+            for _ in range(100):
+                client.ok("info.get")
+            times = []
+            for _ in range(calls):
+                started = time.perf_counter()
+                client.ok("info.get")
+                times.append((time.perf_counter() - started) * 1e6)
+        times.sort()
+        figures[label] = (times[len(times) // 2], times[int(len(times) * 0.99)])
+    (direct, direct_p99), (relayed, relayed_p99) = figures["direct"], figures["through a standby"]
+    print(f"one request, {calls} sequential info.get: direct p50 {direct:.0f} µs / p99 {direct_p99:.0f} µs, "
+          f"through a standby p50 {relayed:.0f} µs / p99 {relayed_p99:.0f} µs: one relay hop adds "
+          f"{relayed - direct:.0f} µs at the median", flush=True)
+
+
 def main():
     runners = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     rate = int(sys.argv[2]) if len(sys.argv) > 2 else 100
@@ -96,6 +117,7 @@ def main():
             nodes.append(cluster_cpu.Node(f"bb{index + 1}", ports[index], directory, nats.urls, lease_ms=6000,
                                           extra=OPTIONS))
             cluster_cpu.wait_until(lambda: "cluster_joined" in nodes[index].log(), 30, "a standby", nodes[index])
+        hop_latency(nodes[0], nodes[1])
         pids = {"owner": nodes[0].process.pid, "standby1": nodes[1].process.pid, "standby2": nodes[2].process.pid}
         pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
         measure("three nodes, runners on all three (3 NATS)", nodes[0].url, [node.url for node in nodes], pids,
