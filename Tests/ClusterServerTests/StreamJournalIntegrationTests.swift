@@ -91,6 +91,68 @@ final class Failures: Sendable {
         }
     }
 
+    /// Appends handed over from several threads at once: each gets its own sequence, in the
+    /// order of the hand-over (one thread's appends keep their order), completions run in
+    /// sequence order, and the stream holds exactly what was acknowledged.
+    /// Closing completes what is not stored, and everything after, with `.closed`, still in order.
+    @Test func appendsFromSeveralThreadsAreSequencedCompletedInOrderAndClosingEndsTheRest() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "owner")
+            let (journal, _) = try await owner(connection, node: "a", failures: Failures())
+            let completed = Mutex<[(String, UInt64)]>([])
+            let threads = 4
+            let perThread = 150
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let remaining = Atomic(threads * perThread)
+                for thread in 0..<threads {
+                    DispatchQueue.global().async {
+                        for index in 0..<perThread {
+                            let text = "t\(thread)-\(index)"
+                            journal.appendRecord(Array(text.utf8)) { result in
+                                if case .success(let sequence) = result { completed.withLock { $0.append((text, sequence)) } }
+                                if remaining.subtract(1, ordering: .relaxed).newValue == 0 { done.resume() }
+                            }
+                        }
+                    }
+                }
+            }
+            let outcomes = completed.withLock { $0 }
+            #expect(outcomes.map(\.1) == (1...UInt64(threads * perThread)).map { $0 }, "every append stored, completed in sequence order")
+            for thread in 0..<threads {
+                let mine = outcomes.filter { $0.0.hasPrefix("t\(thread)-") }.map(\.0)
+                #expect(mine == (0..<perThread).map { "t\(thread)-\($0)" }, "thread \(thread)'s appends kept their order")
+            }
+            #expect(journal.nextSequence == UInt64(threads * perThread) + 1)
+            let (_, recovered) = try await owner(connection, node: "b", failures: Failures())
+            #expect(texts(recovered) == outcomes.map(\.0), "the stream holds what was acknowledged, at its sequences")
+
+            // Closing: the appends in flight and every later one complete with `.closed`, in order.
+            let (closing, _) = try await owner(connection, node: "c", failures: Failures())
+            let afterClose = Mutex<[String]>([])
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let remaining = Atomic(40)
+                for index in 0..<40 {
+                    if index == 20 { try? closing.close() }
+                    closing.appendRecord(Array("c\(index)".utf8)) { result in
+                        let said = switch result {
+                        case .success(let sequence): "c\(index) stored at \(sequence)"
+                        case .failure(let error): "c\(index) \(error)"
+                        }
+                        afterClose.withLock { $0.append(said) }
+                        if remaining.subtract(1, ordering: .relaxed).newValue == 0 { done.resume() }
+                    }
+                }
+            }
+            let said = afterClose.withLock { $0 }
+            #expect(said.count == 40)
+            #expect(said.map { String($0.split(separator: " ")[0]) } == (0..<40).map { "c\($0)" },
+                    "completions in the order of the appends")
+            let refused = said.drop { $0.contains("stored at") }
+            #expect(refused.count >= 20 && refused.allSatisfy { !$0.contains("stored at") }, "\(said)")
+            await connection.close()
+        }
+    }
+
     @Test func aSnapshotInTheObjectStorePlusTheStreamAfterItIsThePartition() async throws {
         try await withCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "owner")

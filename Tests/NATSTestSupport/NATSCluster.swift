@@ -204,15 +204,17 @@ public struct HarnessError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Runs `body` with a fresh cluster and always stops it.
+/// Runs `body` with a fresh cluster and always stops it. The stop waits up to two seconds for
+/// the servers to exit, so it runs on a Dispatch thread, not on one of the few threads of the
+/// concurrency pool that other tests' tasks need meanwhile.
 public func withCluster<Result>(size: Int = 3, _ body: (NATSCluster) async throws -> Result) async throws -> Result {
     let cluster = try await NATSCluster.start(size: size)
     do {
         let result = try await body(cluster)
-        cluster.stop()
+        try await offThePool { cluster.stop() }
         return result
     } catch {
-        cluster.stop()
+        try? await offThePool { cluster.stop() }
         throw error
     }
 }

@@ -33,9 +33,12 @@ struct AppendPipeline<Completion> {
         /// Publish it fenced on `expected`; it is stored as `sequence` (= expected + 1). With
         /// `followsOwnAppend`, the record at `expected` must also be this owner's own append.
         case publish(expected: UInt64, sequence: UInt64, followsOwnAppend: Bool)
-        /// Hold it: earlier appends are being retried; a later `Step` publishes it.
+        /// Hold it: earlier appends are being retried, and a later `Step` publishes it; or appends
+        /// fail now but earlier ones still await their answers, and a later `Step` releases it,
+        /// unstored, right after them.
         case queued
-        /// Fail it at once: an earlier append failed, or the journal was closed.
+        /// Fail it at once: an earlier append failed, or the journal was closed, and nothing
+        /// before it is still to be released.
         case refuse
     }
 
@@ -122,7 +125,14 @@ struct AppendPipeline<Completion> {
     var isRetrying: Bool { episodeDeadline != nil }
 
     mutating func start(_ completion: Completion) -> (Start, Release?) {
-        guard failure == nil else { return (.refuse, Release(completion: completion, sequence: nil)) }
+        if failure != nil {
+            guard head < inFlight.count else { return (.refuse, Release(completion: completion, sequence: nil)) }
+            // Completions stay in sequence order: this refusal waits for those still in flight.
+            lastAssigned += 1
+            inFlight.append(Entry(sequence: lastAssigned, completion: completion, followsOwnAppend: true,
+                                  state: .waiting, attempts: 0))
+            return (.queued, nil)
+        }
         let expected = lastAssigned
         let followsOwnAppend = hasStarted
         hasStarted = true
@@ -175,7 +185,7 @@ struct AppendPipeline<Completion> {
     }
 
     /// Refuses every later append and fails those not on the wire; those in flight still get
-    /// their answers.
+    /// their answers, and what is refused after them is released after them.
     @discardableResult
     mutating func close(_ reason: String) -> [Release] {
         if failure == nil { failure = reason }

@@ -221,17 +221,12 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
 
     func resumeAfterFailure() {}
 
-    /// Every append not yet stored, and every later one, completes with `.closed`, in order:
-    /// those in flight, then those handed over and not yet published (they never are).
+    /// Every append not yet stored, and every later one, completes with `.closed`, in sequence
+    /// order: those in flight once their answers are in, then those handed over (never published).
     func close() throws {
         loop.execute {
-            var released = self.pipeline.close("the journal is closed")
-            let waiting = self.handoff.withLock { handoff in
-                defer { handoff.appends.removeAll() }
-                return handoff.appends
-            }
-            released += waiting.map { Pipeline.Release(completion: $0, sequence: nil) }
-            self.release(released, failure: nil)
+            self.release(self.pipeline.close("the journal is closed"), failure: nil)
+            self.startHandedOver()
         }
     }
 

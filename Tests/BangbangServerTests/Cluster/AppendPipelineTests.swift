@@ -94,16 +94,44 @@ extension AppendPipeline {
         #expect(later.newFailure == nil && later.released.map(\.sequence) == [nil])
     }
 
-    @Test func afterCloseNewAppendsAreRefusedAndThoseInFlightStillComplete() {
+    @Test func afterCloseNewAppendsAreRefusedBehindThoseInFlightWhichStillComplete() {
         var pipeline = Pipeline(after: 5)
-        _ = start(1, on: &pipeline)
-        pipeline.close("the journal is closed")
-        guard case .refuse = pipeline.start(1).0 else {
-            Issue.record("an append after close was published")
+        _ = start(2, on: &pipeline)
+        #expect(pipeline.close("the journal is closed").isEmpty)
+        // Refused, but released only after the appends still in flight: completions keep their order.
+        for index in 2...3 {
+            let (start, refused) = pipeline.start(index)
+            guard case .queued = start, refused == nil else {
+                Issue.record("append \(index) after close: \(start), released at once: \(refused != nil)")
+                return
+            }
+        }
+        #expect(pipeline.answer(.stored(at: 7), for: 7).released.isEmpty)
+        let (released, failure) = pipeline.answer(.stored(at: 6), for: 6)
+        #expect(failure == nil)
+        #expect(released.map(\.completion) == [0, 1, 2, 3])
+        #expect(released.map(\.sequence) == [nil, nil, nil, nil])
+        // With nothing left in flight, a refusal is immediate.
+        guard case (.refuse, let refused?) = pipeline.start(4) else {
+            Issue.record("an append after close was not refused at once")
             return
         }
-        let (released, failure) = pipeline.answer(.stored(at: 6), for: 6)
-        #expect(failure == nil && released.map(\.completion) == [0])
+        #expect(refused.completion == 4 && refused.sequence == nil)
+    }
+
+    @Test func afterAFailureARefusalWaitsForTheAppendsStillInFlight() {
+        var pipeline = Pipeline(after: 0)
+        _ = start(3, on: &pipeline)
+        let fenced = pipeline.answer(.failed("fenced"), for: 1)
+        #expect(fenced.newFailure == "append 1 failed: fenced" && fenced.released.map(\.completion) == [0])
+        guard case (.queued, nil) = pipeline.start(3) else {
+            Issue.record("a refusal overtook appends 2 and 3, still in flight")
+            return
+        }
+        #expect(pipeline.answer(.stored(at: 3), for: 3).released.isEmpty)
+        let rest = pipeline.answer(.unknown("timed out"), for: 2)
+        #expect(rest.released.map(\.completion) == [1, 2, 3] && rest.newFailure == nil)
+        #expect(pipeline.inFlightCount == 0)
     }
 
     // MARK: Unknown outcomes
