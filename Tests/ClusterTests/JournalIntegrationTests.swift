@@ -182,6 +182,35 @@ import Testing
         }
     }
 
+    /// Opening a journal finds the stream as it is (records kept), and one kept on fewer servers
+    /// than asked is given the replicas asked for: a deployment that grew from one NATS server.
+    @Test func openingAJournalKeepsItsRecordsAndGrowsItsReplicas() async throws {
+        try await withCluster { cluster in
+            let client = try await connectClient(to: cluster, name: "owner")
+            let jetStream = JetStream(connection: client)
+            let partition = PartitionID(space: .boards, index: 11)
+            let small = try await PartitionJournal.create(partition, in: jetStream, replicas: 1)
+            var last: UInt64 = 0
+            for index in 1...3 { last = try await small.append(record("r\(index)"), after: last) }
+            #expect(try await jetStream.streamInfo(small.streamName).configuration.replicas == 1)
+
+            let grown = try await PartitionJournal.create(partition, in: jetStream, replicas: 3)
+            let info = try await jetStream.streamInfo(grown.streamName)
+            #expect(info.configuration.replicas == 3)
+            #expect(info.configuration.deniesDelete && info.configuration.discard == .new, "the rest of its configuration kept")
+            // The first read right after the stream grew can go unanswered while it places its new
+            // replicas (here it timed out after 5 s, the next was answered at once); a take-over
+            // retries its recovery the same way.
+            try await eventually(timeoutSeconds: 30, "the grown journal to replay") {
+                try await self.replayAll(grown).map(\.1) == ["r1", "r2", "r3"]
+            }
+            // Asking for fewer replicas than it has changes nothing.
+            _ = try await PartitionJournal.create(partition, in: jetStream, replicas: 1)
+            #expect(try await jetStream.streamInfo(grown.streamName).configuration.replicas == 3)
+            await client.close()
+        }
+    }
+
     @Test func aSnapshotRoundTripsItsHeaderAndRefusesAnotherPartitionsOrFormat() throws {
         let partition = PartitionID(space: .boards, index: 63)
         let snapshot = PartitionSnapshot(partition: partition, sequence: 0x0102_0304_0506_0708, state: [9, 8, 7])

@@ -68,13 +68,20 @@ public struct JetStream: Sendable {
     /// The stream as it is, or a new one with `configuration` when there is none. Unlike
     /// `createStream`, finding an existing stream needs only its leader, not the cluster's meta
     /// leader, which may be electing right after a NATS server died: a partition's new owner
-    /// takes over then. An existing stream is used as it is, whatever its configuration.
+    /// takes over then. An existing stream keeps its configuration, except its replica count:
+    /// one kept on fewer servers than asked (a deployment that grew from one NATS server to
+    /// three) is updated to `configuration.replicas`, through the meta leader.
     public func ensureStream(_ configuration: StreamConfiguration) async throws(NATSClientError) -> StreamInfo {
+        let existing: StreamInfo
         do {
-            return try await streamInfo(configuration.name)
+            existing = try await streamInfo(configuration.name)
         } catch .jetStream(let error) where error.errorCode == JetStreamError.streamNotFound {
             return try await createStream(configuration)
         }
+        guard existing.configuration.replicas < configuration.replicas else { return existing }
+        var grown = existing.configuration
+        grown.replicas = configuration.replicas
+        return try await updateStream(grown)
     }
 
     /// Changes a stream's configuration (subjects, limits, replicas; not its storage or name).
