@@ -6,9 +6,9 @@
 // Two kinds of state, kept apart:
 //   - `shared`, behind a mutex, is what callers on any thread touch: the pending output (every
 //     command is encoded straight into it, in call order), the subscription registry, the
-//     pending requests and their deadlines (one timer for all), the server's INFO. A publish is an append under the lock; the first
-//     append after a drain schedules one drain on the loop, so a burst of publishes costs one
-//     queue hop and leaves in one write.
+//     pending requests and their deadlines (one timer for all), the server's INFO. A publish is
+//     an append under the lock; the first append after a drain schedules one drain on the loop,
+//     so a burst of publishes costs one queue hop and leaves in one write.
 //   - Everything else (the socket, the parser, the phase, the PONGs expected, the keepalive and
 //     reconnect timers) is confined to `loop.queue`.
 //

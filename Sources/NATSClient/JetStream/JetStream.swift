@@ -154,8 +154,10 @@ public struct JetStream: Sendable {
 
     /// The messages stored at `sequences`, in order, asked for all at once and answered by the
     /// stream's leader (no consumer, so no meta leader: see `ensureStream`). Throws 10037 for a
-    /// sequence with no message.
+    /// sequence with no message. A batch of a few hundred keeps the leader busy without
+    /// crowding the connection; more than 65,536 at once is a programming error.
     public func messages(in stream: String, sequences: ClosedRange<UInt64>) async throws(NATSClientError) -> [StoredMessage] {
+        precondition(sequences.upperBound - sequences.lowerBound < 65_536, "at most 65,536 messages at once")
         var pending: [PendingReply] = []
         pending.reserveCapacity(sequences.count)
         for sequence in sequences {
