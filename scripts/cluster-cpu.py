@@ -11,6 +11,7 @@ included. CPU, not wall time: the machine is shared.
 With LOADTEST=.build-rel/release/loadtest the publishes come from `loadtest durable --publishers
 <clients> --duration <publishes / 1000> s` instead, fast enough for the server to batch them.
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -92,6 +93,29 @@ def measure(label, url, pids, publishes, clients):
           f"{parts}; total {total:.0f} µs")
 
 
+@contextlib.contextmanager
+def clustered_nodes(directory, count, extra):
+    """A 3-server NATS cluster and `count` Bangbang nodes over it: the first owns p0, the others
+    have joined as standbys. Everything is stopped afterwards, by the PIDs started here."""
+    nats = NatsCluster.start()
+    time.sleep(2)   # JetStream answers before every server is a placement peer of R3 streams
+    nodes = []
+    try:
+        ports = free_ports(count)
+        for index in range(count):
+            node = Node(f"bb{index + 1}", ports[index], directory, nats.urls, lease_ms=6000, extra=extra)
+            nodes.append(node)
+            if index == 0:
+                wait_until(node.is_ready, 30, "the owner", node)
+            else:
+                wait_until(lambda: "cluster_joined" in node.log(), 30, "a standby", node)
+        yield nats, nodes
+    finally:
+        for node in nodes:
+            node.stop()
+        nats.stop()
+
+
 def main():
     publishes = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     clients = int(sys.argv[2]) if len(sys.argv) > 2 else 4
@@ -104,23 +128,10 @@ def main():
     finally:
         single.stop()
 
-    nats = NatsCluster.start()
-    time.sleep(2)   # JetStream answers before every server is a placement peer of R3 streams
-    nodes = []
-    try:
-        ports = free_ports(2)
-        nodes.append(Node("bb1", ports[0], directory, nats.urls, lease_ms=6000, extra=LOAD_OPTIONS))
-        wait_until(nodes[0].is_ready, 30, "the owner", nodes[0])
-        nodes.append(Node("bb2", ports[1], directory, nats.urls, lease_ms=6000, extra=LOAD_OPTIONS))
-        wait_until(lambda: "cluster_joined" in nodes[1].log(), 30, "the standby", nodes[1])
+    with clustered_nodes(directory, 2, LOAD_OPTIONS) as (nats, nodes):
         pids = {"owner": nodes[0].process.pid, "standby": nodes[1].process.pid}
         pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
         measure("clustered owner (3 NATS, R3)", nodes[0].url, pids, publishes, clients)
-    finally:
-        for node in nodes:
-            node.stop()
-        nats.stop()
-
 
 if __name__ == "__main__":
     main()

@@ -106,28 +106,13 @@ def main():
     finally:
         single.stop()
 
-    nats = cluster_cpu.NatsCluster.start()
-    time.sleep(2)   # JetStream answers before every server is a placement peer of R3 streams
-    nodes = []
-    try:
-        ports = cluster_cpu.free_ports(3)
-        nodes.append(cluster_cpu.Node("bb1", ports[0], directory, nats.urls, lease_ms=6000, extra=OPTIONS))
-        cluster_cpu.wait_until(nodes[0].is_ready, 30, "the owner", nodes[0])
-        for index in (1, 2):
-            nodes.append(cluster_cpu.Node(f"bb{index + 1}", ports[index], directory, nats.urls, lease_ms=6000,
-                                          extra=OPTIONS))
-            cluster_cpu.wait_until(lambda: "cluster_joined" in nodes[index].log(), 30, "a standby", nodes[index])
+    with cluster_cpu.clustered_nodes(directory, 3, OPTIONS) as (nats, nodes):
         hop_latency(nodes[0], nodes[1])
         pids = {"owner": nodes[0].process.pid, "standby1": nodes[1].process.pid, "standby2": nodes[2].process.pid}
         pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
         measure("three nodes, runners on all three (3 NATS)", nodes[0].url, [node.url for node in nodes], pids,
                 runners, rate, seconds)
         measure("three nodes, runners on the owner only", nodes[0].url, [], pids, runners, rate, seconds)
-    finally:
-        for node in nodes:
-            node.stop()
-        nats.stop()
-
 
 if __name__ == "__main__":
     main()

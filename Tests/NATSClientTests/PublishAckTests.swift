@@ -1,6 +1,7 @@
 import JSON
 import NATSProtocol
 import Testing
+import TestSupport
 @testable import NATSClient
 
 /// The compact reading of publish acknowledgements, held to the JSON path it stands in for.
@@ -50,7 +51,7 @@ import Testing
         let seeds = [#"{"stream":"BB_P0","seq":4711}"#, #"{"stream":"S","seq":9,"domain":"d","duplicate":true}"#]
             .map { Array($0.utf8) }
         let alphabet = Array(#"{}":,-0123456789.tfrueals"\ xS"#.utf8) + [0x09, 0x0A]
-        var random = SplitMix(seed: 15)
+        var random = SeededGenerator(seed: 15)
         var compactReadings = 0
         for round in 0..<20_000 {
             var bytes = seeds[round % seeds.count]
@@ -69,18 +70,5 @@ import Testing
         }
         #expect(compactReadings > 100)
         #expect(general(Array(#"{"stream":"S","seq":-1}"#.utf8)) == nil)
-    }
-}
-
-/// A small deterministic generator, so a failure names its round.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import NATSClient
 
 /// The one timer behind every request's timeout.
@@ -38,7 +39,7 @@ import Testing
     /// Against a plain list: every token expires exactly once, at the first firing at or past its
     /// deadline, and while tokens wait a timer is armed no later than the earliest.
     @Test func arbitraryDeadlinesExpireOnceAndAlwaysHaveATimer() {
-        var random = SplitMix(seed: 7)
+        var random = SeededGenerator(seed: 7)
         var deadlines = RequestDeadlines()
         var waiting: [UInt64: Int64] = [:]
         var timers: [Int64] = []

@@ -134,16 +134,22 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 3)
         await connection.close()
     }
-    @Test func aRequestWithACallbackHearsItsReplyNoRespondersItsTimeoutOrCloseOnceOnTheLoop() async throws {
+
+    /// A connection through its handshake with a scripted server, and the server's end of it.
+    private func connected() async throws -> (ScriptedServer, NATSConnection, Int32) {
         let server = try ScriptedServer()
         let connection = NATSConnection(configuration: configuration(server))
-        let script = Task.detached { () -> Int32 in
+        let accepted = Task.detached { () -> Int32 in
             let descriptor = server.accept()
             _ = self.handshake(server, descriptor)
             return descriptor
         }
         try await connection.connect()
-        let descriptor = await script.value
+        return (server, connection, await accepted.value)
+    }
+
+    @Test func aRequestWithACallbackHearsItsReplyNoRespondersItsTimeoutOrCloseOnceOnTheLoop() async throws {
+        let (server, connection, descriptor) = try await connected()
         defer { close(descriptor) }
         let outcomes = Mutex<[String: [String]]>([:])
         let loop = connection.loop
@@ -173,16 +179,9 @@ import Testing
         #expect(heard == ["answered": ["reply ok"], "absent": ["no responders for absent"], "slow": ["timed out"],
                           "left": ["connection closed"]])
     }
+
     @Test func aLostSocketFailsCallbackRequestsAtOnceWhileAwaitedRequestsHearTheirReplyOnTheNextSocket() async throws {
-        let server = try ScriptedServer()
-        let connection = NATSConnection(configuration: configuration(server))
-        let first = Task.detached { () -> Int32 in
-            let descriptor = server.accept()
-            _ = self.handshake(server, descriptor)
-            return descriptor
-        }
-        try await connection.connect()
-        let firstSocket = await first.value
+        let (server, connection, firstSocket) = try await connected()
         let heard = Mutex<[String]>([])
         try connection.startRequest("lost", payload: [], timeoutMilliseconds: 30_000) { result in
             heard.withLock { $0.append("\(result.map { _ in "reply" })") }
