@@ -144,5 +144,8 @@ enum JSONParserShim {
         #expect(message.headers?["A"] == "b")
         let broken = try JSONParserShim.parse(#"{"message":{"subject":"J.a","seq":4,"data":"!!"}}"#)
         #expect(throws: NATSClientError.self) { try StoredMessage(broken) }
+        // A sequence no stream can have is a malformed answer, not a crash.
+        let negative = try JSONParserShim.parse(#"{"message":{"subject":"J.a","seq":-1,"data":"aGVsbG8="}}"#)
+        #expect(throws: NATSClientError.self) { try StoredMessage(negative) }
     }
 }
