@@ -114,7 +114,7 @@ let package = Package(
         .target(name: "NATSTestSupport", dependencies: ["NATSClient", "TestSupport"], path: "Tests/NATSTestSupport", swiftSettings: strict),
         .testTarget(name: "NATSClientTests", dependencies: ["TestSupport", "NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "NATSClient", "NATSTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "NATSClient", "NATSTestSupport", "TestSupport"], swiftSettings: strict),
         // The server's side of a cluster (its stream journal, shared secret, owner directory)
         // against a real 3-node JetStream cluster.
         .testTarget(name: "ClusterServerTests",

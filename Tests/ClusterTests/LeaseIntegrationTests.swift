@@ -1,10 +1,12 @@
 // Leases against a real 3-node JetStream cluster, with short lease times: one winner per contested
 // lease (L = 1.5 s), and (L = 4 s, so the bounds below stay clear of a busy machine's delays)
 // takeover of a silent holder's partitions within about L, hand-back when the preferred node
-// returns, and a clean leave that does not wait for expiry.
+// returns, and a clean leave that does not wait for expiry; and a holder keeping its partitions
+// through a leader election of the leases bucket alone.
 import Foundation
-import NATSClient
+@testable import NATSClient
 import NATSTestSupport
+import Synchronization
 import Testing
 @testable import Cluster
 
@@ -105,6 +107,57 @@ import Testing
             await a2.stop()
             await clientA.close()
             await clientA2.close()
+            await clientB.close()
+        }
+    }
+
+    /// Killing the NATS server that leads the leases bucket (and not the nodes bucket) stalls
+    /// every lease write until the bucket elects a leader, longer than L here; the holder's
+    /// heartbeats still land, so it keeps serving and nobody takes its partitions over.
+    @Test func aHolderKeepsItsPartitionsThroughALeaderElectionOfTheLeasesBucket() async throws {
+        try await withCluster { cluster in
+            let keeping = LeaseConfiguration(duration: .milliseconds(1_500), handBacksPerRound: 0, liveHolderMultiple: 20)
+            let clientA = try await connectClient(to: cluster, first: 0, name: "node-a")
+            let clientB = try await connectClient(to: cluster, first: 1, name: "node-b")
+            let jetStream = JetStream(connection: clientB)
+            let a = try await LeaseManager.start(node: "a", map: map, partitions: boards, jetStream: JetStream(connection: clientA),
+                                                 configuration: keeping)
+            let eventsOfA = Mutex<[LeaseEvent]>([])
+            let listening = Task { for await event in a.events { eventsOfA.withLock { $0.append(event) } } }
+            try await eventually(timeoutSeconds: 15, "a holding every partition") { await a.held == Set(boards) }
+            let b = try await LeaseManager.start(node: "b", map: map, partitions: boards, jetStream: jetStream,
+                                                 configuration: keeping)
+            let leases = "KV_" + PartitionLease.bucketName
+            let nodes = "KV_" + LeaseManager.nodesBucketName
+            for _ in 0..<30 where try await jetStream.streamInfo(leases).leader == jetStream.streamInfo(nodes).leader {
+                _ = try? await jetStream.call("STREAM.LEADER.STEPDOWN." + leases)
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let leaderName = try #require(try await jetStream.streamInfo(leases).leader)
+            try #require(leaderName != (try await jetStream.streamInfo(nodes).leader), "the two buckets share a leader")
+            let leader = try #require(cluster.nodes.firstIndex { $0.name == leaderName })
+            let before = try #require(try await KeyValueBucket.open(PartitionLease.bucketName, in: jetStream).get("p0")).revision
+
+            cluster.kill(leader)
+            let killedAt = ContinuousClock.now
+            try await eventually(timeoutSeconds: 30, "the leases bucket electing a new leader") {
+                guard let elected = try? await jetStream.streamInfo(leases).leader else { return false }
+                return elected != leaderName
+            }
+            let election = ContinuousClock.now - killedAt
+            print("LeaseIntegrationTests: the leases bucket had no leader for about \(election) (L = 1.5 s)")
+            try await eventually(timeoutSeconds: 10, "a renewing again") {
+                let entry = try? await KeyValueBucket.open(PartitionLease.bucketName, in: jetStream).get("p0")
+                return (entry?.revision ?? 0) > before
+            }
+            #expect(eventsOfA.withLock { $0.filter { if case .lost = $0 { true } else { false } } }.isEmpty,
+                    "a gave up a partition during the election")
+            #expect(await a.held == Set(boards))
+            #expect(await b.held.isEmpty, "b took over a live holder's partitions")
+            await b.stop()
+            await a.stop()
+            listening.cancel()
+            await clientA.close()
             await clientB.close()
         }
     }

@@ -1,6 +1,7 @@
 // The lease decisions without NATS: what a node takes, renews, hands back and abandons, from
 // what it has seen and the time, and how its table follows entries and write outcomes.
 import Testing
+import TestSupport
 @testable import Cluster
 
 @Suite struct LeasePlannerTests {
@@ -47,12 +48,28 @@ import Testing
         let nodes = ["a", "b"]
         let (mine, _) = partitions(preferring: "a", among: nodes)
         let held = [mine: LeaseObservation(record: record("b", term: 4), revision: 9, since: at(1))]
-        let live = ["b": at(0)]
-        #expect(plan("a", leases: held, live: live, now: 6.9).isEmpty, "taken before the lease expired")
-        #expect(plan("a", leases: held, live: live, now: 7) == [.takeOver(mine, revision: 9)])
+        // b's heartbeat has stopped too: its lease lasts one lease time.
+        #expect(plan("a", leases: held, live: [:], now: 6.9).isEmpty, "taken before the lease expired")
+        #expect(plan("a", leases: held, live: [:], now: 7) == [.takeOver(mine, revision: 9)])
         // A lease naming this node that it does not hold (it restarted) is taken over at once.
         let stale = [mine: LeaseObservation(record: record("a", term: 2), revision: 3, since: at(1))]
-        #expect(plan("a", leases: stale, live: live, now: 1) == [.takeOver(mine, revision: 3)])
+        #expect(plan("a", leases: stale, live: ["b": at(0)], now: 1) == [.takeOver(mine, revision: 3)])
+    }
+
+    @Test func aLiveHoldersUnrenewedLeaseLastsThreeLeaseTimes() {
+        let (mine, _) = partitions(preferring: "a", among: ["a", "b"])
+        let held = [mine: LeaseObservation(record: record("b", term: 4), revision: 9, since: at(1))]
+        // b's heartbeats still arrive (only the leases bucket is stalled): it keeps its lease.
+        #expect(plan("a", leases: held, live: ["b": at(0)], now: 7).isEmpty)
+        #expect(plan("a", leases: held, live: ["b": at(0)], now: 18.9).isEmpty)
+        #expect(plan("a", leases: held, live: ["b": at(0)], now: 19) == [.takeOver(mine, revision: 9)])
+        // Once its heartbeats stop too, the lease has already run out.
+        #expect(plan("a", leases: held, live: [:], now: 12) == [.takeOver(mine, revision: 9)])
+        // With a multiple of 1 a lease lasts one lease time whatever the heartbeats say.
+        let strict = LeaseConfiguration(duration: .seconds(6), liveHolderMultiple: 1)
+        #expect(LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: held, holdings: [:],
+                                  liveNodes: ["b": at(0)], now: at(7), configuration: strict)
+                == [.takeOver(mine, revision: 9)])
     }
 
     @Test func aHolderRenewsEveryThirdOfALeaseAndAbandonsAfterAWholeOneWithoutRenewal() {
@@ -63,6 +80,58 @@ import Testing
         #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 2) == [.renew(mine, revision: 8)])
         #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 5.9) == [.renew(mine, revision: 8)])
         #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 6) == [.abandon(mine)])
+    }
+
+    @Test func aHolderWhoseHeartbeatsAreStoredServesPastALeaseButNeverPastThree() {
+        let mine = partitions[0]
+        let holding = [mine: LeaseHolding(partition: mine, term: 5, revision: 8, renewedAt: at(0))]
+        let seen = [mine: LeaseObservation(record: record("a", term: 5), revision: 8, since: at(0))]
+        func plan(heartbeat: Double, now: Double) -> [LeaseAction] {
+            LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: seen, holdings: holding,
+                              liveNodes: [:], lastHeartbeat: at(heartbeat), now: at(now), configuration: configuration)
+        }
+        // The last stored heartbeat began at 5 s: others count a live for L from then at least.
+        #expect(plan(heartbeat: 5, now: 10.9) == [.renew(mine, revision: 8)])
+        #expect(plan(heartbeat: 5, now: 11) == [.abandon(mine)])
+        // Never past three lease times without a renewal, however recent the heartbeat.
+        #expect(plan(heartbeat: 17, now: 17.9) == [.renew(mine, revision: 8)])
+        #expect(plan(heartbeat: 17, now: 18) == [.abandon(mine)])
+        // A heartbeat older than the renewal extends nothing.
+        #expect(plan(heartbeat: -1, now: 6) == [.abandon(mine)])
+    }
+
+    /// Whatever the timing, another node plans to take a lease over only once its holder has
+    /// stopped serving it: the other sees each of the holder's writes no earlier than the write
+    /// began, and hears of its heartbeats no earlier either.
+    @Test func nobodyTakesOverALeaseItsHolderStillServes() {
+        var random = SeededGenerator(seed: 15)
+        let (mine, _) = partitions(preferring: "a", among: ["a", "b"])
+        for _ in 0..<600 {
+            let renewedAt = Double.random(in: 0...10, using: &random)
+            // The holder's last stored heartbeat, before or after its last renewal.
+            let heartbeatAt = renewedAt + Double.random(in: -3...14, using: &random)
+            let holding = LeaseHolding(partition: mine, term: 5, revision: 8, renewedAt: at(renewedAt))
+            let deadline = LeasePlanner.servingDeadline(of: holding, lastHeartbeat: at(heartbeatAt),
+                                                        configuration: configuration)
+            // The other node sees the renewal and the heartbeat each a little later.
+            let seenAt = renewedAt + Double.random(in: 0...1, using: &random)
+            var liveness = NodeLiveness(duration: configuration.duration)
+            liveness.observe("b", revision: 1, isDeleted: false, now: at(heartbeatAt - 30))
+            liveness.observe("b", revision: 2, isDeleted: false, now: at(heartbeatAt + Double.random(in: 0...1, using: &random)))
+            let seen = [mine: LeaseObservation(record: record("b", term: 5), revision: 8, since: at(seenAt))]
+            var now = max(seenAt, heartbeatAt)
+            while now < renewedAt + 20 {
+                let actions = LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: seen, holdings: [:],
+                                                liveNodes: liveness.liveNodes(now: at(now)), now: at(now),
+                                                configuration: configuration)
+                if actions.contains(.takeOver(mine, revision: 8)) {
+                    #expect(at(now) >= deadline, "taken over at \(now) s, served until \(deadline)")
+                    break
+                }
+                now += 0.05
+            }
+            #expect(now < renewedAt + 20, "a lease whose holder stopped everything is taken over in the end")
+        }
     }
 
     @Test func aPartitionGoesBackToTheNodeRankedFirstOnceItHasBeenLiveForTheGrace() {

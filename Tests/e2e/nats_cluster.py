@@ -137,6 +137,32 @@ class NatsCluster:
                 raise RuntimeError(f"{stream} has no leader; logs in {self.directory}")
             time.sleep(0.1)
 
+    def step_down(self, stream: str) -> None:
+        """Asks `stream`'s leader to step down, so another replica leads it."""
+        for index, port in enumerate(self.client_ports):
+            if index not in self.processes:
+                continue
+            try:
+                jetstream_request(port, f"$JS.API.STREAM.LEADER.STEPDOWN.{stream}", timeout=5.0)
+                return
+            except (OSError, RuntimeError, ValueError):
+                continue
+
+    def arrange_leaders(self, together: list, apart: list, timeout: float = 30.0) -> int:
+        """Steps leaders down until one server leads every stream of `together` and none of
+        `apart`; returns its index."""
+        deadline = time.monotonic() + timeout
+        while True:
+            home = self.stream_leader(together[0])
+            moving = [s for s in together[1:] if self.stream_leader(s) != home]
+            moving += [s for s in apart if self.stream_leader(s) == home]
+            if not moving:
+                return home
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"could not put {together} on one server and {apart} elsewhere")
+            self.step_down(moving[0])
+            time.sleep(0.5)
+
     def kill(self, index: int) -> None:
         """kill -9 of one node, by the PID this helper started."""
         process = self.processes.pop(index)

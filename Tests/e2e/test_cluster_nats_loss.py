@@ -4,10 +4,15 @@ racing to accept every order; the NATS server that leads the journal stream BB_P
 SIGKILL and the work goes on for several seconds. Then: every acknowledged publish is there, no
 order was acknowledged to two runners or has a runner other than the acknowledged one, publishes
 succeed again within a stated bound (the stall is printed), and the only errors clients saw are
-`storage_unavailable` and the race's `order_taken`."""
+`storage_unavailable` and the race's `order_taken`.
+
+In the second case the same server also leads the leases bucket (the nodes bucket is led
+elsewhere): every renewal stalls until the bucket elects a leader, longer than a third of the
+lease, while the owner's heartbeats still land, so the owner must keep its partition."""
 import threading
 import time
 
+import pytest
 import websockets.exceptions
 
 from bbclient import ADMIN_PHONE, Client, fresh_phone
@@ -99,7 +104,8 @@ def work(name, loop, client, record, stop):
             record.disconnected.append(name)
 
 
-def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledged(tmp_path):
+@pytest.mark.parametrize("with_lease_bucket", [False, True], ids=["journal-leader", "journal-and-lease-bucket-leader"])
+def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledged(tmp_path, with_lease_bucket):
     nats = NatsCluster.start()
     ports = free_ports(2)
     extra = ("--admin-phone", ADMIN_PHONE)
@@ -135,7 +141,11 @@ def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledg
         for worker in workers:
             worker.start()
         time.sleep(WORK_BEFORE_KILL)
-        leader = nats.stream_leader("BB_P0")
+        if with_lease_bucket:
+            leader = nats.arrange_leaders(["BB_P0", "KV_bb-leases"], apart=["KV_bb-nodes"])
+        else:
+            leader = nats.stream_leader("BB_P0")
+        also_led = [s for s in ("KV_bb-leases", "KV_bb-nodes") if nats.stream_leader(s) == leader]
         killed_at = time.monotonic()
         nats.kill(leader)
         time.sleep(WORK_AFTER_KILL)
@@ -155,7 +165,7 @@ def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledg
         times = [before[-1]] + after + [ended]
         stall = max(b - a for a, b in zip(times, times[1:]))
         owner_survived = owner.process.poll() is None
-        print(f"\nNATS n{leader + 1} (leader of BB_P0) killed after {len(before)} publishes; "
+        print(f"\nNATS n{leader + 1} (leader of BB_P0{''.join(', ' + s for s in also_led)}) killed after {len(before)} publishes; "
               f"{len(after)} more in {WORK_AFTER_KILL:.0f} s after it; longest gap between publishes {stall:.2f} s; "
               f"owner {'kept the partition' if owner_survived else f'exited {owner.process.returncode}'}; "
               f"errors seen: {sorted(set(errors)) or 'none'}")
@@ -164,6 +174,8 @@ def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledg
             print("why the owner left:", *(line for line in owner.log().splitlines()
                                             if "event=journal_" in line or "event=partition_lost" in line), sep="\n  ")
         assert {code for _, code in errors} <= ALLOWED_ERRORS, f"unexpected errors: {errors}"
+        if with_lease_bucket:
+            assert owner_survived, "the owner gave up its partition while its heartbeats still landed"
         if owner_survived:
             assert not disconnected, f"connections to a surviving owner ended: {disconnected}"
             assert after, "no publish succeeded after the kill"

@@ -29,6 +29,7 @@ public actor LeaseManager {
     private var table: LeaseTable
     private var liveness: NodeLiveness
     private var watches: [KeyWatch] = []
+    private var nodesWatch: KeyWatch?
     private var tasks: [Task<Void, Never>] = []
     private var rounds: Task<Void, Never>?
     private var lastHeartbeat: ContinuousClock.Instant?
@@ -72,7 +73,19 @@ public actor LeaseManager {
     public var held: Set<PartitionID> { Set(table.holdings.keys) }
 
     /// The nodes seen live now.
-    public var liveNodes: Set<String> { Set(liveness.liveNodes(now: .now).keys).union([node]) }
+    public var liveNodes: Set<String> { Set(currentlyLiveNodes().keys).union([node]) }
+
+    /// The live nodes as of L/3 after the nodes bucket's watch was last heard from, if that is
+    /// earlier than now: while the watch is stalled (its consumer's NATS server died, the bucket
+    /// is electing a leader) the heartbeats it misses may well have been written, so nobody is
+    /// counted dead for them. A live node's last heartbeat seen is at most about L/3 older than
+    /// the watch's last word, so L/3 more leaves it live with L/3 to spare. Once the watch comes
+    /// back it delivers each node's latest heartbeat, and the clock runs again.
+    private func currentlyLiveNodes() -> [String: ContinuousClock.Instant] {
+        let now = ContinuousClock.now
+        guard let heard = nodesWatch?.lastHeard else { return liveness.liveNodes(now: now) }
+        return liveness.liveNodes(now: min(now, heard + configuration.renewInterval))
+    }
 
     private func run() async throws(NATSClientError) {
         isRunning = true
@@ -81,6 +94,7 @@ public actor LeaseManager {
         for (bucket, isLeases) in [(watchedLeases, true), (watchedNodes, false)] {
             let watch = try bucket.watch(">")
             watches.append(watch)
+            if !isLeases { nodesWatch = watch }
             tasks.append(Task { [weak self] in
                 for await entry in watch.updates {
                     guard let self else { return }
@@ -129,6 +143,7 @@ public actor LeaseManager {
         rounds = nil
         for watch in watches { watch.stop() }
         watches.removeAll()
+        nodesWatch = nil
     }
 
     private func receive(_ entry: KeyValueEntry, isLease: Bool) {
@@ -147,7 +162,8 @@ public actor LeaseManager {
         if lastHeartbeat.map({ ContinuousClock.now - $0 >= configuration.renewInterval }) ?? true {
             try? await heartbeat()
         }
-        let actions = table.plan(map: map, partitions: partitions, liveNodes: liveness.liveNodes(now: .now), now: .now)
+        let actions = table.plan(map: map, partitions: partitions, liveNodes: currentlyLiveNodes(),
+                                 lastHeartbeat: lastHeartbeat, now: .now)
         for action in actions {
             guard isRunning else { return false }
             await perform(action)

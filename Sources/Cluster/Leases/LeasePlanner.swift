@@ -4,7 +4,11 @@
 // Theory of operation. Each partition should be held by the live node that ranks first for it
 // (rendezvous ranking, PartitionMap). A node
 // - renews what it holds every L/3, and stops serving a partition (abandons it) once it has not
-//   managed a renewal for a whole L: by then others may have taken it;
+//   managed a renewal for a whole L, unless its own heartbeats keep it live in the others' eyes:
+//   then for as long as they do, up to `liveHolderMultiple` lease times. Others take over a
+//   lease unrenewed for L only when its holder is not live, and wait that longer time when it is,
+//   so the holder stops serving before anyone may take over either way. This is what lets an
+//   owner keep its partitions through a leader election of the leases bucket alone;
 // - hands a held partition back (deletes its lease) when another live node ranks first for it
 //   and has been live for the grace period, a few per round, so partitions move back to a node
 //   that returns;
@@ -74,10 +78,12 @@ public enum LeasePlanner {
     ///     known yet and is neither taken nor handed back.
     ///   - liveNodes: every node seen live, with since when it has been live; `node` itself
     ///     counts as live whether or not it is listed.
+    ///   - lastHeartbeat: when this node began its last heartbeat write that was stored; nil if
+    ///     none was.
     public static func plan(node: String, map: PartitionMap, partitions: [PartitionID],
                             leases: [PartitionID: LeaseObservation], holdings: [PartitionID: LeaseHolding],
-                            liveNodes: [String: ContinuousClock.Instant], now: ContinuousClock.Instant,
-                            configuration: LeaseConfiguration) -> [LeaseAction] {
+                            liveNodes: [String: ContinuousClock.Instant], lastHeartbeat: ContinuousClock.Instant? = nil,
+                            now: ContinuousClock.Instant, configuration: LeaseConfiguration) -> [LeaseAction] {
         var candidates = Set(liveNodes.keys)
         candidates.insert(node)
         var actions: [LeaseAction] = []
@@ -85,7 +91,7 @@ public enum LeasePlanner {
         for partition in partitions.sorted() {
             let ranking = map.ranking(of: partition, among: candidates)
             if let holding = holdings[partition] {
-                if now - holding.renewedAt >= configuration.duration {
+                if now >= servingDeadline(of: holding, lastHeartbeat: lastHeartbeat, configuration: configuration) {
                     actions.append(.abandon(partition))
                 } else if let preferred = ranking.first, preferred != node, handBacks < configuration.handBacksPerRound,
                           let liveSince = liveNodes[preferred], now - liveSince >= configuration.handBackGrace {
@@ -99,7 +105,8 @@ public enum LeasePlanner {
             guard let lease = leases[partition], let rank = ranking.firstIndex(of: node) else { continue }
             let freeSince: ContinuousClock.Instant
             if let record = lease.record, record.node != node {
-                freeSince = lease.since + .milliseconds(record.durationMilliseconds)
+                let multiple = liveNodes[record.node] == nil ? 1 : Int64(configuration.liveHolderMultiple)
+                freeSince = lease.since + .milliseconds(record.durationMilliseconds * multiple)
             } else {
                 // Absent, or naming this node, which does not hold it: nobody is serving it.
                 freeSince = lease.since
@@ -108,5 +115,18 @@ public enum LeasePlanner {
             actions.append(lease.record == nil ? .take(partition) : .takeOver(partition, revision: lease.revision))
         }
         return actions
+    }
+
+    /// Until when a holder may serve what it holds: L after its last renewal began, or, while its
+    /// heartbeats keep it live (others see a heartbeat no earlier than its write began, and count
+    /// it live for L from then), L after its last stored heartbeat began, never past
+    /// `liveHolderMultiple` lease times after the renewal.
+    public static func servingDeadline(of holding: LeaseHolding, lastHeartbeat: ContinuousClock.Instant?,
+                                       configuration: LeaseConfiguration) -> ContinuousClock.Instant {
+        let renewed = holding.renewedAt + configuration.duration
+        guard let lastHeartbeat else { return renewed }
+        let live = min(lastHeartbeat + configuration.duration,
+                       holding.renewedAt + configuration.duration * configuration.liveHolderMultiple)
+        return max(renewed, live)
     }
 }

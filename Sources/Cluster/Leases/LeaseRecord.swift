@@ -67,9 +67,18 @@ public struct LeaseConfiguration: Sendable, Equatable {
     /// 0: a holder never hands a partition back (partitions stay where they are until a holder
     /// stops or dies).
     public var handBacksPerRound: Int
+    /// How many lease times a lease lasts unrenewed while its holder's heartbeat still reaches the
+    /// others (3). A leader election of the leases bucket alone (4 to 9 s seen with nats-server
+    /// 2.9) stalls every renewal but not the heartbeats in the nodes bucket, a stream with a
+    /// leader of its own; it should not cost a live holder its partitions. 1: a lease lasts L
+    /// whatever the heartbeats say.
+    public var liveHolderMultiple: Int
 
-    public init(duration: Duration = .seconds(6), handBackGrace: Duration? = nil, handBacksPerRound: Int = 1) {
+    public init(duration: Duration = .seconds(6), handBackGrace: Duration? = nil, handBacksPerRound: Int = 1,
+                liveHolderMultiple: Int = 3) {
         precondition(duration > .zero, "a lease lasts some time")
+        precondition(liveHolderMultiple >= 1, "a live holder's lease lasts at least one lease time")
+        self.liveHolderMultiple = liveHolderMultiple
         self.duration = duration
         self.handBackGrace = handBackGrace ?? duration
         precondition(self.handBackGrace >= duration, "the hand-back grace is at least one lease time")

@@ -84,8 +84,8 @@ public struct LeaseTable: Sendable {
 
     /// What to do now, given the live nodes (see LeasePlanner).
     public func plan(map: PartitionMap, partitions: [PartitionID], liveNodes: [String: ContinuousClock.Instant],
-                     now: ContinuousClock.Instant) -> [LeaseAction] {
+                     lastHeartbeat: ContinuousClock.Instant? = nil, now: ContinuousClock.Instant) -> [LeaseAction] {
         LeasePlanner.plan(node: node, map: map, partitions: partitions, leases: observations, holdings: holdings,
-                          liveNodes: liveNodes, now: now, configuration: configuration)
+                          liveNodes: liveNodes, lastHeartbeat: lastHeartbeat, now: now, configuration: configuration)
     }
 }

@@ -26,6 +26,7 @@ public final class KeyWatch: Sendable {
         var lastStreamSequence: UInt64 = 0
         var lastConsumerSequence: UInt64 = 0
         var lastActivity: Int64 = 0
+        var lastHeard: ContinuousClock.Instant?
         var subscription: NATSSubscription?
         var consumerName: String?
         var generation = 0
@@ -45,6 +46,11 @@ public final class KeyWatch: Sendable {
         Task { await self.restart() }
         scheduleStallCheck()
     }
+
+    /// When the watch last heard from its consumer (an entry or a heartbeat, every second while
+    /// it is healthy); nil before the first. What was not heard in between may have happened: a
+    /// watcher that times something by the absence of entries stops its clock here.
+    public var lastHeard: ContinuousClock.Instant? { state.withLock { $0.lastHeard } }
 
     /// Ends the watch and its stream.
     public func stop() {
@@ -124,7 +130,11 @@ public final class KeyWatch: Sendable {
     private func receive(_ message: NATSMessage, generation: Int) {
         if let status = message.status {
             guard status == 100 else { return }
-            state.withLock { if $0.generation == generation { $0.lastActivity = connection.loop.now } }
+            state.withLock { state in
+                guard state.generation == generation else { return }
+                state.lastActivity = connection.loop.now
+                state.lastHeard = .now
+            }
             if let reply = message.replyTo { try? connection.publish(reply, payload: []) }
             return
         }
@@ -133,6 +143,7 @@ public final class KeyWatch: Sendable {
         let verdict = state.withLock { state -> Verdict in
             guard state.generation == generation, !state.isStopped else { return .skip }
             state.lastActivity = connection.loop.now
+            state.lastHeard = .now
             if state.lastConsumerSequence != 0, metadata.consumerSequence != state.lastConsumerSequence + 1 { return .gap }
             state.lastConsumerSequence = metadata.consumerSequence
             guard metadata.streamSequence > state.lastStreamSequence else { return .skip }
