@@ -62,4 +62,24 @@ import Testing
             await b.leave()
         }
     }
+
+    /// A node that took the lease is the owner at once, and an older entry the watch delivers
+    /// late (the previous owner's last renewal, after a stall) does not name someone else.
+    @Test func aNodeThatTookTheLeaseIsTheOwnerWhateverTheWatchDeliversLate() async throws {
+        try await withCluster { cluster in
+            let a = ClusterNode(configuration: configuration(cluster, node: "a"))
+            try await a.connect()
+            let leases = try await PartitionLease.makeBucket(in: a.jetStream, replicas: a.replicas)
+            let key = ClusterNode.partition.description
+            let staleRevision = try await leases.put(key, LeaseRecord(node: "z", term: 1, durationMilliseconds: 1_500).encoded())
+            // The take as the lease manager would report it, at a revision the watch has not seen.
+            a.noteAcquired(term: staleRevision + 1_000)
+            #expect(a.currentOwner == "a")
+            _ = try await a.start()
+            // The watch delivers z's entry; with the guard off it would name z.
+            try await Task.sleep(for: .seconds(1))
+            #expect(a.currentOwner == "a", "an older lease entry displaced the node that took the lease")
+            await a.leave()
+        }
+    }
 }

@@ -161,6 +161,34 @@ import Testing
             await clientB.close()
         }
     }
+
+    /// A node whose watch of the nodes bucket has gone silent (its consumer died with a NATS
+    /// server, and the meta leader that would make another died too) reads the heartbeats
+    /// instead: a holder that died meanwhile is not kept live by what the watch cannot hear, and
+    /// its partitions are taken over after about L, not after the live holder's 20 L.
+    @Test func aNodeWhoseWatchOfTheNodesIsSilentReadsTheHeartbeatsAndTakesOverFromADeadHolder() async throws {
+        try await withCluster { cluster in
+            let keeping = LeaseConfiguration(duration: .milliseconds(1_500), handBacksPerRound: 0, liveHolderMultiple: 20)
+            let clientA = try await connectClient(to: cluster, first: 0, name: "node-a")
+            let clientB = try await connectClient(to: cluster, first: 1, name: "node-b")
+            let a = try await LeaseManager.start(node: "a", map: map, partitions: boards, jetStream: JetStream(connection: clientA),
+                                                 configuration: keeping)
+            try await eventually(timeoutSeconds: 15, "a holding every partition") { await a.held == Set(boards) }
+            let b = try await LeaseManager.start(node: "b", map: map, partitions: boards, jetStream: JetStream(connection: clientB),
+                                                 configuration: keeping)
+            try await eventually(timeoutSeconds: 10, "b seeing a live") { await b.liveNodes.contains("a") }
+            await b.silenceNodesWatch()
+            await a.halt()
+            let silentAt = ContinuousClock.now
+            try await eventually(timeoutSeconds: 15, "b taking a's partitions") { await b.held == Set(boards) }
+            let takeover = ContinuousClock.now - silentAt
+            print("LeaseIntegrationTests: takeover with a silent watch of the nodes after \(takeover) (L = 1.5 s)")
+            #expect(takeover < .seconds(8), "b waited as if a were live")
+            await b.stop()
+            await clientA.close()
+            await clientB.close()
+        }
+    }
 }
 
 func outcome<Value>(_ body: () async throws(LeaseError) -> Value) async -> Result<Value, LeaseError> {

@@ -78,19 +78,24 @@ class NatsCluster:
         return [f"nats://127.0.0.1:{port}" for port in self.client_ports]
 
     @classmethod
-    def start(cls, size: int = 3, timeout: float = 20.0) -> "NatsCluster":
+    def start(cls, size: int = 3, timeout: float = 20.0, running: int = None) -> "NatsCluster":
+        """A cluster of `size` servers, of which the first `running` (all by default) are started."""
         binary = nats_server_binary()
         directory = tempfile.mkdtemp(prefix="bangbang-nats-")
         ports = free_ports(size * 2)
         cluster = cls(directory, ports[:size], ports[size:])
         try:
-            for index in range(size):
+            for index in range(size if running is None else running):
                 cluster._launch(binary, index)
             cluster.wait_for_jetstream(timeout)
         except BaseException:
             cluster.stop()
             raise
         return cluster
+
+    def launch(self, index: int) -> None:
+        """Starts server `index` (one not started yet, or killed)."""
+        self._launch(nats_server_binary(), index)
 
     def _launch(self, binary: str, index: int) -> None:
         name = f"n{index + 1}"

@@ -29,6 +29,8 @@ final class ClusterNode: OwnerDirectory {
 
     private struct State {
         var owner: String?
+        /// The revision of the lease entry `owner` comes from: an entry no newer changes nothing.
+        var ownerRevision: UInt64 = 0
         var handlers: [@Sendable (String?) -> Void] = []
         var watch: KeyWatch?
         var watchTask: Task<Void, Never>?
@@ -83,7 +85,7 @@ final class ClusterNode: OwnerDirectory {
         let task = Task { [weak self] in
             for await entry in watch.updates {
                 let owner = entry.operation == .put ? LeaseRecord(decoding: entry.value)?.node : nil
-                self?.noteOwner(owner)
+                self?.noteOwner(owner, revision: entry.revision)
             }
         }
         state.withLock {
@@ -96,8 +98,18 @@ final class ClusterNode: OwnerDirectory {
         return leases.events
     }
 
-    private func noteOwner(_ owner: String?) {
+    /// This node took the lease at revision `term`: it is the owner from now, whatever the watch
+    /// has yet to deliver. After a NATS server died the watch may be stalled for seconds, or
+    /// deliver the old owner's last renewals late; a node that took over must not relay its own
+    /// clients to the owner it replaced.
+    func noteAcquired(term: UInt64) {
+        noteOwner(localNodeID, revision: term)
+    }
+
+    private func noteOwner(_ owner: String?, revision: UInt64) {
         let handlers = state.withLock { state -> [@Sendable (String?) -> Void] in
+            guard revision > state.ownerRevision else { return [] }
+            state.ownerRevision = revision
             guard state.owner != owner else { return [] }
             state.owner = owner
             return state.handlers
@@ -108,6 +120,30 @@ final class ClusterNode: OwnerDirectory {
     /// The partition's journal stream, created if absent.
     func partitionJournal() async throws -> PartitionJournal {
         try await PartitionJournal.create(Self.partition, in: jetStream, replicas: replicas)
+    }
+
+    /// Waits until the partition's journal and the snapshot bucket each have a stream leader that
+    /// answers (a stream not made yet answers too), asking every 250 ms with a 1 s bound, until
+    /// `deadline`. Right after a NATS server died they may be electing leaders (4 to 9 s), and
+    /// the recovery's own reads, each bounded by the API's 5 s, would find the new leader up to
+    /// 5 s late; these probes find it within about a second.
+    func awaitStreamLeaders(until deadline: ContinuousClock.Instant) async {
+        var probing = jetStream
+        probing.timeoutMilliseconds = 1_000
+        var waiting = [PartitionJournal.streamName(of: Self.partition), ObjectStore.streamName(ofBucket: SnapshotStore.bucketName)]
+        while !waiting.isEmpty, ContinuousClock.now < deadline {
+            var unanswered: [String] = []
+            for stream in waiting {
+                do {
+                    _ = try await probing.streamInfo(stream)
+                } catch .jetStream(let error) where error.errorCode == JetStreamError.streamNotFound {
+                } catch {
+                    unanswered.append(stream)
+                }
+            }
+            waiting = unanswered
+            if !waiting.isEmpty { try? await Task.sleep(for: .milliseconds(250)) }
+        }
     }
 
     func snapshotStore() async throws -> SnapshotStore {

@@ -50,8 +50,27 @@ public final class ClusterRunner: Sendable {
 
     private func join() async throws -> (secret: [UInt8], events: AsyncStream<LeaseEvent>) {
         try await node.connect()
-        let secret = try await node.sessionSecret()
+        let deadline = ContinuousClock.now + Self.joinBound
+        let secret = try await retrying(until: deadline) { try await node.sessionSecret() }
+        try await retrying(until: deadline) { _ = try await LeaseManager.makeBuckets(in: node.jetStream, replicas: node.replicas) }
         return (secret, try await node.start())
+    }
+
+    /// How long a node keeps trying to make or find the cluster's buckets. A NATS cluster that
+    /// has just started answers before its meta leader knows every server, and refuses a bucket
+    /// with three replicas until then (10005, no suitable peers for placement).
+    static let joinBound: Duration = .seconds(30)
+
+    private func retrying<Value>(until deadline: ContinuousClock.Instant, _ body: () async throws -> Value) async throws -> Value {
+        while true {
+            do {
+                return try await body()
+            } catch {
+                guard ContinuousClock.now + .milliseconds(250) < deadline else { throw error }
+                logger.warning("cluster_join_retrying", ["detail": "\(error)"])
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
     }
 
     private func run() async {
@@ -71,6 +90,7 @@ public final class ClusterRunner: Sendable {
             switch event {
             case .acquired(let partition, let term):
                 logger.info("partition_acquired", ["partition": "\(partition)", "term": term])
+                node.noteAcquired(term: term)
                 await becomeOwner(term: term, secret: secret)
             case .lost(let partition, let reason):
                 guard !isLeaving.load(ordering: .acquiring) else { return }
@@ -126,6 +146,7 @@ public final class ClusterRunner: Sendable {
     private func retryingRecovery<Value>(_ recover: () async throws -> Value) async throws -> Value {
         let deadline = ContinuousClock.now + Self.recoveryBound
         while true {
+            await node.awaitStreamLeaders(until: deadline)
             do {
                 return try await recover()
             } catch {

@@ -46,7 +46,12 @@ public struct PartitionJournal: Sendable {
     public let partition: PartitionID
     public let jetStream: JetStream
 
-    public var streamName: String { partition.space == .boards ? "BB_P\(partition.index)" : "BB_A\(partition.index)" }
+    public var streamName: String { Self.streamName(of: partition) }
+
+    /// `BB_P<n>` for a board partition, `BB_A<n>` for an account partition.
+    public static func streamName(of partition: PartitionID) -> String {
+        partition.space == .boards ? "BB_P\(partition.index)" : "BB_A\(partition.index)"
+    }
     public var subject: String { "bb.journal.\(partition)" }
 
     /// Creates the stream (or finds it as configured): `replicas` copies, 3 in a cluster.

@@ -30,6 +30,9 @@ public actor LeaseManager {
     private var liveness: NodeLiveness
     private var watches: [KeyWatch] = []
     private var nodesWatch: KeyWatch?
+    /// When the last direct read of every known node's heartbeat (made while the watch of the
+    /// nodes bucket is stalled) began.
+    private var lastHeartbeatRead: ContinuousClock.Instant?
     private var tasks: [Task<Void, Never>] = []
     private var rounds: Task<Void, Never>?
     private var lastHeartbeat: ContinuousClock.Instant?
@@ -42,15 +45,22 @@ public actor LeaseManager {
     public static func start(node: String, map: PartitionMap, partitions: [PartitionID]? = nil, jetStream: JetStream,
                              configuration: LeaseConfiguration = LeaseConfiguration(),
                              replicas: Int = 3) async throws(NATSClientError) -> LeaseManager {
+        let (leases, nodes) = try await makeBuckets(in: jetStream, replicas: replicas)
+        let manager = LeaseManager(node: node, map: map, partitions: partitions ?? map.allPartitions,
+                                   configuration: configuration, leases: leases, nodes: nodes)
+        try await manager.run()
+        return manager
+    }
+
+    /// Makes (or finds) the leases and the nodes buckets.
+    public static func makeBuckets(in jetStream: JetStream, replicas: Int = 3) async throws(NATSClientError)
+        -> (leases: KeyValueBucket, nodes: KeyValueBucket) {
         let leases = try await PartitionLease.makeBucket(in: jetStream, replicas: replicas)
         var nodesConfiguration = KeyValueBucket.Configuration(history: 1, replicas: replicas)
         // A dead node's key goes by itself after a while; liveness itself is timed by watching.
         nodesConfiguration.maxAgeNanoseconds = 600_000_000_000
         let nodes = try await KeyValueBucket.create(nodesBucketName, in: jetStream, configuration: nodesConfiguration)
-        let manager = LeaseManager(node: node, map: map, partitions: partitions ?? map.allPartitions,
-                                   configuration: configuration, leases: leases, nodes: nodes)
-        try await manager.run()
-        return manager
+        return (leases, nodes)
     }
 
     private init(node: String, map: PartitionMap, partitions: [PartitionID], configuration: LeaseConfiguration,
@@ -75,17 +85,40 @@ public actor LeaseManager {
     /// The nodes seen live now.
     public var liveNodes: Set<String> { Set(currentlyLiveNodes().keys).union([node]) }
 
-    /// The live nodes as of L/3 after the nodes bucket's watch was last heard from, if that is
-    /// earlier than now: while the watch is stalled (its consumer's NATS server died, the bucket
-    /// is electing a leader) the heartbeats it misses may well have been written, so nobody is
-    /// counted dead for them. A live node's last heartbeat seen is at most about L/3 older than
-    /// the watch's last word, so L/3 more leaves it live with L/3 to spare. Once the watch comes
-    /// back it delivers each node's latest heartbeat, and the clock runs again.
+    /// The live nodes as of L/3 after the heartbeats were last heard (by the watch of the nodes
+    /// bucket, or by reading them), if that is earlier than now: while the watch is stalled (its
+    /// consumer's NATS server died) and the bucket cannot be read either (it is electing a
+    /// leader), the heartbeats missed may well have been written, so nobody is counted dead for
+    /// them. A live node's last heartbeat seen is at most about L/3 older than that, so L/3 more
+    /// leaves it live with L/3 to spare. Once heartbeats are heard again the clock runs again.
     private func currentlyLiveNodes() -> [String: ContinuousClock.Instant] {
         let now = ContinuousClock.now
-        guard let heard = nodesWatch?.lastHeard else { return liveness.liveNodes(now: now) }
+        guard let watched = nodesWatch?.lastHeard else { return liveness.liveNodes(now: now) }
+        let heard = max(watched, lastHeartbeatRead ?? watched)
         return liveness.liveNodes(now: min(now, heard + configuration.renewInterval))
     }
+
+    /// While the watch of the nodes bucket has been silent for two of its heartbeats (its
+    /// consumer died with a NATS server, and making another waits for the meta leader), reads
+    /// every known node's heartbeat key from the bucket's leader instead, so a node that died
+    /// meanwhile (with that very server, say) is not kept live by a watch that cannot hear.
+    private func readHeartbeatsWhileTheWatchIsSilent() async {
+        let startedAt = ContinuousClock.now
+        guard let heard = nodesWatch?.lastHeard, startedAt - heard > Self.silentWatch else { return }
+        for key in liveness.knownNodes {
+            do {
+                // A key gone (aged out) has nothing new to tell.
+                guard let entry = try await nodes.latest(key) else { continue }
+                liveness.observe(key, revision: entry.revision, isDeleted: entry.operation != .put, now: .now)
+            } catch {
+                // A read that fails proves nothing: the clock stays where the last heard left it.
+                return
+            }
+        }
+        lastHeartbeatRead = startedAt
+    }
+
+    static let silentWatch: Duration = .seconds(2)
 
     private func run() async throws(NATSClientError) {
         isRunning = true
@@ -146,6 +179,12 @@ public actor LeaseManager {
         nodesWatch = nil
     }
 
+    /// Ends the watch of the nodes bucket as a dead consumer would, with nothing heard after:
+    /// for tests of what a node does while that watch is silent.
+    func silenceNodesWatch() {
+        nodesWatch?.stop()
+    }
+
     private func receive(_ entry: KeyValueEntry, isLease: Bool) {
         let value = entry.operation == .put ? entry.value : nil
         if isLease {
@@ -157,18 +196,33 @@ public actor LeaseManager {
     }
 
     /// One tick; false once stopped.
+    /// One tick; false once stopped. Once a lease write's outcome is unknown (the leases bucket
+    /// is electing a leader, say) the round's other writes are left to the next tick, where they
+    /// would only wait out their bounds one after another; abandons are still made, and the
+    /// heartbeat, due every L/3 whatever the leases bucket does, is written between writes.
     private func round() async -> Bool {
         guard isRunning else { return false }
+        await heartbeatIfDue()
+        await readHeartbeatsWhileTheWatchIsSilent()
+        let actions = table.plan(map: map, partitions: partitions, liveNodes: currentlyLiveNodes(),
+                                 lastHeartbeat: lastHeartbeat, now: .now)
+        var writesStalled = false
+        for action in actions {
+            guard isRunning else { return false }
+            if case .abandon = action {
+                await perform(action)
+            } else if !writesStalled {
+                await heartbeatIfDue()
+                writesStalled = !(await perform(action))
+            }
+        }
+        return isRunning
+    }
+
+    private func heartbeatIfDue() async {
         if lastHeartbeat.map({ ContinuousClock.now - $0 >= configuration.renewInterval }) ?? true {
             try? await heartbeat()
         }
-        let actions = table.plan(map: map, partitions: partitions, liveNodes: currentlyLiveNodes(),
-                                 lastHeartbeat: lastHeartbeat, now: .now)
-        for action in actions {
-            guard isRunning else { return false }
-            await perform(action)
-        }
-        return isRunning
     }
 
     private func heartbeat(in bucket: KeyValueBucket? = nil) async throws(NATSClientError) {
@@ -177,14 +231,16 @@ public actor LeaseManager {
         lastHeartbeat = startedAt
     }
 
-    private func perform(_ action: LeaseAction) async {
+    /// Returns false when a write's outcome is unknown.
+    @discardableResult
+    private func perform(_ action: LeaseAction) async -> Bool {
         switch action {
         case .take(let partition):
-            await take(partition) { lease async throws(LeaseError) in try await lease.take() }
+            return await take(partition) { lease async throws(LeaseError) in try await lease.take() }
         case .takeOver(let partition, let revision):
-            await take(partition) { lease async throws(LeaseError) in try await lease.takeOver(from: revision) }
+            return await take(partition) { lease async throws(LeaseError) in try await lease.takeOver(from: revision) }
         case .renew(let partition, _):
-            guard let holding = table.holdings[partition] else { return }
+            guard let holding = table.holdings[partition] else { return true }
             let partitionLease = lease(of: partition)
             do {
                 let renewed = try await partitionLease.renew(holding)
@@ -194,17 +250,19 @@ public actor LeaseManager {
                 await reread(partition)
             } catch {
                 // Unknown outcome: the next renewal (or the watch) tells.
+                return false
             }
         case .handBack(let partition, _):
-            guard let holding = table.holdings[partition] else { return }
+            guard let holding = table.holdings[partition] else { return true }
             emit(table.release(partition, reason: .handedBack))
             try? await lease(of: partition).release(holding)
         case .abandon(let partition):
             emit(table.release(partition, reason: .expired))
         }
+        return true
     }
 
-    private func take(_ partition: PartitionID, _ write: (PartitionLease) async throws(LeaseError) -> LeaseHolding) async {
+    private func take(_ partition: PartitionID, _ write: (PartitionLease) async throws(LeaseError) -> LeaseHolding) async -> Bool {
         let partitionLease = lease(of: partition)
         do {
             let holding = try await write(partitionLease)
@@ -215,7 +273,9 @@ public actor LeaseManager {
         } catch {
             // Unknown outcome: if it was stored, the watch shows this node's own entry, and the
             // lease (naming this node, not held) is taken over at once.
+            return false
         }
+        return true
     }
 
     private func reread(_ partition: PartitionID) async {

@@ -30,6 +30,9 @@ public struct NodeLiveness: Sendable {
                                      isDeleted: isDeleted)
     }
 
+    /// Every node whose heartbeat key was seen, and not deleted.
+    public var knownNodes: [String] { heartbeats.filter { !$0.value.isDeleted }.map(\.key).sorted() }
+
     /// The live nodes, each with since when it has been live without a break.
     public func liveNodes(now: ContinuousClock.Instant) -> [String: ContinuousClock.Instant] {
         var live: [String: ContinuousClock.Instant] = [:]

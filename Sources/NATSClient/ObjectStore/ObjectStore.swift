@@ -15,7 +15,10 @@ public struct ObjectStore: Sendable {
     public let name: String
     public let jetStream: JetStream
 
-    public var streamName: String { "OBJ_" + name }
+    public var streamName: String { Self.streamName(ofBucket: name) }
+
+    /// The stream that holds bucket `name`.
+    public static func streamName(ofBucket name: String) -> String { "OBJ_" + name }
 
     /// Chunk size. 128 KiB, ADR-20's default: well under the server's 1 MiB `max_payload`.
     public static let defaultChunkSize = 128 * 1024
