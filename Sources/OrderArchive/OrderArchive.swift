@@ -44,10 +44,12 @@ public final class OrderArchive: Sendable {
         self.faultInjection = faultInjection
     }
 
-    /// Stores `batch` and raises the watermark to `throughSequence` in one transaction. Each order
-    /// replaces the stored one only if its revision is newer; the watermark never goes back. On
-    /// any failure nothing of the batch is stored.
-    public func archive(_ batch: [ArchivedOrder], throughSequence: UInt64) throws(ArchiveError) {
+    /// Stores `batch` and raises the watermark to `throughSequence` (and the followed position to
+    /// `followedThrough`, when given) in one transaction. Each order replaces the stored one only
+    /// if its revision is newer; neither mark ever goes back. On any failure nothing of the batch
+    /// is stored.
+    public func archive(_ batch: [ArchivedOrder], throughSequence: UInt64,
+                        followedThrough: UInt64? = nil) throws(ArchiveError) {
         try writer.withLock { (connection: inout Connection) throws(ArchiveError) in
             try faultInjection?(.beforeBegin)
             try connection.execute("BEGIN IMMEDIATE")
@@ -62,6 +64,11 @@ public final class OrderArchive: Sendable {
                 let watermark = try connection.statement(Schema.advanceWatermark)
                 watermark.bind(1, Int64(clamping: throughSequence))
                 try watermark.run()
+                if let followedThrough {
+                    let followed = try connection.statement(Schema.advanceFollowed)
+                    followed.bind(1, Int64(clamping: followedThrough))
+                    try followed.run()
+                }
                 try faultInjection?(.beforeCommit)
                 try connection.execute("COMMIT")
             } catch {
@@ -77,6 +84,15 @@ public final class OrderArchive: Sendable {
     public func watermark() throws(ArchiveError) -> UInt64 {
         try withReader { (connection) throws(ArchiveError) in
             let statement = try connection.statement("SELECT sequence FROM watermark WHERE id = 1")
+            defer { sqlite3_reset(statement.handle) }
+            return try statement.step() ? UInt64(clamping: statement.int64(0)) : 0
+        }
+    }
+
+    /// The last message of the followed stream whose batch the archive holds; 0 if none.
+    public func followedPosition() throws(ArchiveError) -> UInt64 {
+        try withReader { (connection) throws(ArchiveError) in
+            let statement = try connection.statement("SELECT sequence FROM followed WHERE id = 1")
             defer { sqlite3_reset(statement.handle) }
             return try statement.step() ? UInt64(clamping: statement.int64(0)) : 0
         }

@@ -3,7 +3,7 @@
 /// schema version, so an older build refuses a file a newer one wrote.
 enum Schema {
     static let applicationID: Int32 = 0x4242_4152
-    static let version: Int32 = 3
+    static let version: Int32 = 4
 
     static let create = """
         CREATE TABLE orders(
@@ -23,6 +23,7 @@ enum Schema {
             encoded BLOB NOT NULL
         );
         CREATE TABLE watermark(id INTEGER PRIMARY KEY CHECK(id = 1), sequence INTEGER NOT NULL);
+        \(createFollowed)
         \(HistorySchema.create)
         PRAGMA application_id = \(applicationID);
         PRAGMA user_version = \(version);
@@ -47,6 +48,15 @@ enum Schema {
         WHERE excluded.revision > orders.revision
         """
 
+    /// How far the archive has followed a shared stream of archived batches (a cluster's history
+    /// stream), apart from the journal watermark: the two count different things.
+    static let createFollowed = "CREATE TABLE followed(id INTEGER PRIMARY KEY CHECK(id = 1), sequence INTEGER NOT NULL);"
+
+    static let advanceFollowed = """
+        INSERT INTO followed(id, sequence) VALUES(1, ?1)
+        ON CONFLICT(id) DO UPDATE SET sequence = max(sequence, excluded.sequence)
+        """
+
     static let advanceWatermark = """
         INSERT INTO watermark(id, sequence) VALUES(1, ?1)
         ON CONFLICT(id) DO UPDATE SET sequence = max(sequence, excluded.sequence)
@@ -62,11 +72,13 @@ enum Schema {
 
     /// What brings a file of `version` to `Schema.version`, run in one transaction: version 1
     /// gains the history tables (HistorySchema.swift); versions 1 and 2 lose the indexes by
-    /// closing time, which only a query by closing time (removed in version 3) walked.
+    /// closing time, which only a query by closing time (removed in version 3) walked; versions 1
+    /// to 3 gain the followed position.
     static func upgrade(from version: Int32) -> String? {
         switch version {
-        case 1: "\(HistorySchema.create) \(dropClosingTimeIndexes)"
-        case 2: dropClosingTimeIndexes
+        case 1: "\(HistorySchema.create) \(dropClosingTimeIndexes) \(createFollowed) \(setVersion)"
+        case 2: "\(dropClosingTimeIndexes) \(createFollowed) \(setVersion)"
+        case 3: "\(createFollowed) \(setVersion)"
         default: nil
         }
     }
@@ -74,6 +86,7 @@ enum Schema {
     private static let dropClosingTimeIndexes = """
         DROP INDEX IF EXISTS orders_by_publisher;
         DROP INDEX IF EXISTS orders_by_runner;
-        PRAGMA user_version = \(version);
         """
+
+    private static let setVersion = "PRAGMA user_version = \(version);"
 }

@@ -206,6 +206,25 @@ private func order(_ id: UInt64, createdAt: Int64, publisher: String = "1", runn
         #expect(integer("PRAGMA user_version", at: path) == Schema.version)
     }
 
+    /// A version 3 archive (the version 2 tables without the closing-time indexes) gains the
+    /// followed position, at 0, and keeps its orders.
+    @Test func aVersion3ArchiveGainsTheFollowedPosition() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("archive.sqlite")
+        let version3 = Self.version2.replacingOccurrences(of: "PRAGMA user_version = 2;", with: "PRAGMA user_version = 3;")
+            + "DROP INDEX orders_by_publisher; DROP INDEX orders_by_runner;"
+        executeRaw(version3, at: path)
+        let archive = try OrderArchive(path: path)
+        #expect(integer("PRAGMA user_version", at: path) == Schema.version)
+        #expect(try archive.followedPosition() == 0)
+        #expect(try archive.watermark() == 77)
+        #expect(try archive.orders(of: "1", as: .publisher, limit: 5).map(\.id) == ["7", "5"])
+        try archive.archive([], throughSequence: 0, followedThrough: 12)
+        #expect(try archive.followedPosition() == 12)
+        #expect(try archive.watermark() == 77)
+    }
+
     @Test func anUpgradeThatFailsLeavesTheFileAsItWas() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -20,6 +20,24 @@ import Testing
         #expect(try reopened.order(id: "missing") == nil)
     }
 
+    @Test func theFollowedPositionIsKeptApartFromTheWatermarkAndNeverGoesBack() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("archive.sqlite")
+        do {
+            let archive = try OrderArchive(path: path)
+            #expect(try archive.followedPosition() == 0)
+            try archive.archive([makeOrder(1)], throughSequence: 0, followedThrough: 7)
+            try archive.archive([makeOrder(2)], throughSequence: 30)
+            try archive.archive([makeOrder(3)], throughSequence: 0, followedThrough: 5)
+            #expect(try archive.followedPosition() == 7)
+            #expect(try archive.watermark() == 30)
+        }
+        let reopened = try OrderArchive(path: path)
+        #expect(try reopened.followedPosition() == 7)
+        #expect(try reopened.order(id: "order-3") != nil)
+    }
+
     @Test func archivingTheSameBatchTwiceChangesNothing() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -2,7 +2,8 @@
 over a 3-node NATS JetStream cluster, the other a standby. Orders are published on the owner and
 acknowledged; the owner is killed with SIGKILL; the standby takes the partition over within a
 stated bound, recovers it from the stream, and has every acknowledged order; a session token
-issued by the old owner still resumes on the new one. Losing a whole machine (the owner and, at
+issued by the old owner still resumes on the new one; orders the old owner moved out of memory
+are in the new owner's history (the cluster's history stream). Losing a whole machine (the owner and, at
 the same moment, the NATS server leading the journal) is survived the same way, within a longer
 bound."""
 import os
@@ -192,6 +193,49 @@ def test_losing_the_owners_machine_with_the_nats_server_leading_the_journal(mach
         for order_id, title in acknowledged.items():
             assert checker.ok("order.get", {"order_id": order_id})["order"]["details"]["title"] == title
         assert publish(checker, "after the machine was lost")["id"] not in acknowledged
+
+
+def moved_to_archive(node):
+    status, body, _ = node.http("/metrics")
+    assert status == 200
+    match = re.search(r"^bangbang_orders_moved_to_archive_total (\d+)", body, re.MULTILINE)
+    return int(match.group(1)) if match else 0
+
+
+def test_orders_the_owner_moved_out_of_memory_are_in_the_next_owners_history(tmp_path):
+    nats = NatsCluster.start()
+    ports = free_ports(2)
+    # No rating window: a closed order leaves memory at the first sweep after it is archived.
+    extra = ("--rating-window-days", "0")
+    nodes = []
+    try:
+        nodes.append(Node("bb1", ports[0], str(tmp_path), nats.urls, extra=extra))
+        wait_until(nodes[0].is_ready, 20, "the first node to own the partition", nodes[0])
+        nodes.append(Node("bb2", ports[1], str(tmp_path), nats.urls, extra=extra))
+        wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join", nodes[1])
+        owner, standby = nodes
+
+        phone = fresh_phone()
+        closed = {}
+        with Client(owner.url) as publisher:
+            publisher.login(phone)
+            for index in range(ORDERS // 4):
+                order = publish(publisher, f"cancelled {index}")
+                closed[order["id"]] = publisher.ok("order.cancel", {"order_id": order["id"]})["order"]["status"]
+        wait_until(lambda: moved_to_archive(owner) >= len(closed), 20, "the owner to move the closed orders out of memory", owner)
+
+        owner.kill()
+        wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)
+        with Client(standby.url) as publisher:
+            publisher.login(phone)
+            history = publisher.ok("orders.mine", {"scope": "history", "limit": 100})
+            assert {o["id"] for o in history["orders"]} == set(closed), history
+            for order_id in closed:
+                assert publisher.ok("order.get", {"order_id": order_id})["order"]["status"] == "cancelled"
+    finally:
+        for node in nodes:
+            node.stop()
+        nats.stop()
 
 
 def test_a_node_started_before_the_nats_cluster_can_place_its_buckets_waits_and_joins(tmp_path):

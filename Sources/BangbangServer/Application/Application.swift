@@ -122,7 +122,13 @@ final class Application: @unchecked Sendable {
             recovery = RecoveredLog(recovered)
         }
         self.journal = journal
-        do { archive = try Self.openArchive(in: configuration.dataDirectory, faultInjection: archiveFaultInjection) } catch {
+        do {
+            if let given = cluster?.archive {
+                archive = given
+            } else {
+                archive = try Self.openArchive(in: configuration.dataDirectory, faultInjection: archiveFaultInjection)
+            }
+        } catch {
             // Give the data directory's lock back: the caller may fix the file and try again.
             try? journal.close()
             throw error
@@ -130,7 +136,9 @@ final class Application: @unchecked Sendable {
         let streams = PersonalStreams(capacity: configuration.streamEvents, byteLimit: configuration.streamBytes)
         let publisher = Publisher(queue: publishingQueue, metrics: metrics, streams: streams)
         self.publisher = publisher
-        let archiver = Archiver(archive: archive, logger: logger, metrics: metrics)
+        var beforeStoring: (@Sendable ([ArchivedOrder]) throws -> Void)?
+        if let history = cluster?.history { beforeStoring = { records in try history.publishBlocking(records) } }
+        let archiver = Archiver(archive: archive, logger: logger, metrics: metrics, beforeStoring: beforeStoring)
         self.archiver = archiver
         let log = CommitLog(journal: journal, publisher: publisher, archiver: archiver)
         self.log = log
@@ -198,10 +206,8 @@ final class Application: @unchecked Sendable {
             owner.perform { $0.applyDueTransitions() }
         }
         accounts.startSessionPurge()
-        if configuration.evictsClosedOrders {
-            for owner in shards { owner.startArchiveSweeps(every: Self.archiveSweepInterval, rules: orderRules,
-                                                         counting: metrics.ordersMovedToArchive) }
-        }
+        for owner in shards { owner.startArchiveSweeps(every: Self.archiveSweepInterval, rules: orderRules,
+                                                     counting: metrics.ordersMovedToArchive) }
         scheduleSnapshots()
     }
 

@@ -15,6 +15,9 @@
 //   3. Each shard owner sweeps now and then (`ShardOwner.moveArchivedOrders`) and journals a
 //      `.movedToArchive` event for every order that is closed, past its rating window and
 //      archived at its current revision; applying it removes the order from memory.
+// In a cluster, step 2 first publishes the batch to the shared history stream and waits for its
+// acknowledgement (`beforeStoring`, HistoryStream.swift): an order leaves memory only once it
+// is in the history every node's archive follows, so the next owner has it too.
 // A crash between any two steps loses nothing: until step 3's record is durable the order is in
 // memory, so in the next snapshot or in the journal after it, and recovery hands every closed
 // order still in memory to the archiver again (`noteRecovered`); writing one twice changes
@@ -76,11 +79,15 @@ final class Archiver: Sendable {
     private let logger: Logger
     private let metrics: ServerMetrics
     private let archivedHandler = Mutex<(@Sendable ([(id: OrderID, revision: Int)]) -> Void)?>(nil)
+    /// Runs on `queue` before a batch is stored; a throw fails the batch (it is retried).
+    private let beforeStoring: (@Sendable ([ArchivedOrder]) throws -> Void)?
 
-    init(archive: OrderArchive, logger: Logger, metrics: ServerMetrics) {
+    init(archive: OrderArchive, logger: Logger, metrics: ServerMetrics,
+         beforeStoring: (@Sendable ([ArchivedOrder]) throws -> Void)? = nil) {
         self.archive = archive
         self.logger = logger
         self.metrics = metrics
+        self.beforeStoring = beforeStoring
     }
 
     /// Told, on `queue`, of every (id, revision) a committed batch stored. Set once, at start.
@@ -159,6 +166,7 @@ final class Archiver: Sendable {
                 if let revision = stored[String(order.id.rawValue)], revision >= Int64(order.revision) { return nil }
                 return ArchivedOrder(order)
             }
+            if !records.isEmpty { try beforeStoring?(records) }
             try archive.archive(records, throughSequence: taken.through)
         } catch {
             metrics.archiveFailures.increment()

@@ -15,6 +15,7 @@ import Cluster
 import Dispatch
 import Foundation
 import NATSClient
+import OrderArchive
 import Synchronization
 
 public final class ClusterRunner: Sendable {
@@ -28,6 +29,9 @@ public final class ClusterRunner: Sendable {
     private let server = Mutex<Server?>(nil)
     /// Set by `shutdown`: the lease it hands back is then not a loss.
     private let isLeaving = Atomic(false)
+    /// The node's order archive, opened at start, followed from the history stream once joined,
+    /// and handed to the application when the node takes the partition.
+    private let history = Mutex<(archive: OrderArchive?, follower: HistoryFollower?)>((nil, nil))
 
     public init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -41,6 +45,8 @@ public final class ClusterRunner: Sendable {
     public func start() throws {
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         try lockDataDirectory()
+        let archive = try Application.openArchive(in: configuration.dataDirectory)
+        history.withLock { $0.archive = archive }
         for address in try standby.start() {
             logger.info("standby_listening", ["address": address.description, "port": address.port, "node": node.localNodeID])
         }
@@ -53,6 +59,13 @@ public final class ClusterRunner: Sendable {
         let deadline = ContinuousClock.now + Self.joinBound
         let secret = try await retrying(until: deadline) { try await node.sessionSecret() }
         try await retrying(until: deadline) { _ = try await LeaseManager.makeBuckets(in: node.jetStream, replicas: node.replicas) }
+        let stream = try await retrying(until: deadline) { try await HistoryStream.open(in: node.jetStream, replicas: node.replicas) }
+        history.withLock { history in
+            guard let archive = history.archive else { return }
+            let follower = HistoryFollower(stream: stream, archive: archive, logger: logger)
+            follower.start()
+            history.follower = follower
+        }
         return (secret, try await node.start())
     }
 
@@ -102,14 +115,18 @@ public final class ClusterRunner: Sendable {
     private func becomeOwner(term: UInt64, secret: [UInt8]) async {
         let started = ContinuousClock.now
         do {
+            let (archive, follower) = history.withLock { ($0.archive, $0.follower) }
             let (journal, snapshots, recovered, last) = try await retryingRecovery {
+                // The archive first holds everything earlier owners moved out of memory.
+                try await follower?.catchUp()
                 let journal = try await node.partitionJournal()
                 let snapshots = try await node.snapshotStore()
                 let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
                 return (journal, snapshots, recovered, last)
             }
             let (nodeID, logger) = (node.localNodeID, logger)
-            let storage = ClusterStorage(recovered: recovered, sessionSecret: secret) { queue in
+            let storage = ClusterStorage(recovered: recovered, sessionSecret: secret, archive: archive,
+                                         history: follower?.stream) { queue in
                 StreamJournal(journal: journal, snapshots: snapshots, nodeID: nodeID, lastSequence: last, completionQueue: queue,
                               onRetry: { news in
                                   switch news {
@@ -197,6 +214,7 @@ public final class ClusterRunner: Sendable {
     /// snapshot), then the lease is handed back. Blocks.
     public func shutdown() {
         isLeaving.store(true, ordering: .releasing)
+        history.withLock { $0.follower }?.stop()
         if let server = server.withLock({ $0 }) {
             server.shutdown()
         } else {
@@ -218,5 +236,9 @@ public final class ClusterRunner: Sendable {
 struct ClusterStorage: Sendable {
     var recovered: RecoveredLog
     var sessionSecret: [UInt8]
+    /// The node's archive, followed from the history stream since the node joined.
+    var archive: OrderArchive? = nil
+    /// Where the archiver publishes each batch before storing it.
+    var history: HistoryStream? = nil
     var makeJournal: @Sendable (_ completionQueue: DispatchQueue) -> any CommitJournal
 }

@@ -20,9 +20,9 @@
 // held across encoding, and the threads that commit never wait for the loop.
 //
 // Snapshots go to the object store (SnapshotStore), then the stream is purged through the
-// snapshot's sequence. That is safe only because a clustered node keeps every order in memory,
-// closed ones included (ServerConfiguration.evictsClosedOrders): the snapshot alone holds all
-// history, so the archive never needs a purged record. Recovery is the latest snapshot plus a
+// snapshot's sequence. That is safe because an order leaves memory only once it is in the
+// cluster's history stream (HistoryStream.swift): every order is in the snapshot or in that
+// stream, so the archive never needs a purged record. Recovery is the latest snapshot plus a
 // replay of the stream after it (`recover`); the data directory's journal is never read.
 import Cluster
 import Dispatch

@@ -119,11 +119,5 @@ public struct ServerConfiguration: Sendable {
     /// Whether this node is one of several sharing partitions over NATS.
     public var isClustered: Bool { !natsServers.isEmpty }
 
-    /// Whether closed orders past their rating window leave memory for the order archive. Not
-    /// in a cluster: the archive is per node, so a node taking the partition over would lack
-    /// what the previous owner evicted. There every order stays in the snapshot, and each owner
-    /// fills its own archive from it at recovery (docs/scale-out.md, section 4).
-    public var evictsClosedOrders: Bool { !isClustered }
-
     public init() {}
 }
