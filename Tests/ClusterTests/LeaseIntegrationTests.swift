@@ -116,25 +116,17 @@ import Testing
     /// heartbeats still land, so it keeps serving and nobody takes its partitions over.
     @Test func aHolderKeepsItsPartitionsThroughALeaderElectionOfTheLeasesBucket() async throws {
         try await withCluster { cluster in
-            let keeping = LeaseConfiguration(duration: .milliseconds(1_500), handBacksPerRound: 0, liveHolderMultiple: 20)
-            let clientA = try await connectClient(to: cluster, first: 0, name: "node-a")
-            let clientB = try await connectClient(to: cluster, first: 1, name: "node-b")
-            let jetStream = JetStream(connection: clientB)
-            let a = try await LeaseManager.start(node: "a", map: map, partitions: boards, jetStream: JetStream(connection: clientA),
-                                                 configuration: keeping)
-            let eventsOfA = Mutex<[LeaseEvent]>([])
-            let listening = Task { for await event in a.events { eventsOfA.withLock { $0.append(event) } } }
-            try await eventually(timeoutSeconds: 15, "a holding every partition") { await a.held == Set(boards) }
-            let b = try await LeaseManager.start(node: "b", map: map, partitions: boards, jetStream: jetStream,
-                                                 configuration: keeping)
+            let nodes = try await HolderAndStandby.start(on: cluster, map: map, partitions: boards)
+            let (a, b) = (nodes.a, nodes.b)
+            let jetStream = JetStream(connection: nodes.clientB)
             let leases = "KV_" + PartitionLease.bucketName
-            let nodes = "KV_" + LeaseManager.nodesBucketName
-            for _ in 0..<30 where try await jetStream.streamInfo(leases).leader == jetStream.streamInfo(nodes).leader {
+            let heartbeats = "KV_" + LeaseManager.nodesBucketName
+            for _ in 0..<30 where try await jetStream.streamInfo(leases).leader == jetStream.streamInfo(heartbeats).leader {
                 _ = try? await jetStream.call("STREAM.LEADER.STEPDOWN." + leases)
                 try await Task.sleep(for: .milliseconds(500))
             }
             let leaderName = try #require(try await jetStream.streamInfo(leases).leader)
-            try #require(leaderName != (try await jetStream.streamInfo(nodes).leader), "the two buckets share a leader")
+            try #require(leaderName != (try await jetStream.streamInfo(heartbeats).leader), "the two buckets share a leader")
             let leader = try #require(cluster.nodes.firstIndex { $0.name == leaderName })
             let before = try #require(try await KeyValueBucket.open(PartitionLease.bucketName, in: jetStream).get("p0")).revision
 
@@ -150,15 +142,11 @@ import Testing
                 let entry = try? await KeyValueBucket.open(PartitionLease.bucketName, in: jetStream).get("p0")
                 return (entry?.revision ?? 0) > before
             }
-            #expect(eventsOfA.withLock { $0.filter { if case .lost = $0 { true } else { false } } }.isEmpty,
+            #expect(nodes.eventsOfA.withLock { $0.filter { if case .lost = $0 { true } else { false } } }.isEmpty,
                     "a gave up a partition during the election")
             #expect(await a.held == Set(boards))
             #expect(await b.held.isEmpty, "b took over a live holder's partitions")
-            await b.stop()
-            await a.stop()
-            listening.cancel()
-            await clientA.close()
-            await clientB.close()
+            await nodes.stop()
         }
     }
 
@@ -168,14 +156,8 @@ import Testing
     /// its partitions are taken over after about L, not after the live holder's 20 L.
     @Test func aNodeWhoseWatchOfTheNodesIsSilentReadsTheHeartbeatsAndTakesOverFromADeadHolder() async throws {
         try await withCluster { cluster in
-            let keeping = LeaseConfiguration(duration: .milliseconds(1_500), handBacksPerRound: 0, liveHolderMultiple: 20)
-            let clientA = try await connectClient(to: cluster, first: 0, name: "node-a")
-            let clientB = try await connectClient(to: cluster, first: 1, name: "node-b")
-            let a = try await LeaseManager.start(node: "a", map: map, partitions: boards, jetStream: JetStream(connection: clientA),
-                                                 configuration: keeping)
-            try await eventually(timeoutSeconds: 15, "a holding every partition") { await a.held == Set(boards) }
-            let b = try await LeaseManager.start(node: "b", map: map, partitions: boards, jetStream: JetStream(connection: clientB),
-                                                 configuration: keeping)
+            let nodes = try await HolderAndStandby.start(on: cluster, map: map, partitions: boards)
+            let (a, b) = (nodes.a, nodes.b)
             try await eventually(timeoutSeconds: 10, "b seeing a live") { await b.liveNodes.contains("a") }
             await b.silenceNodesWatch()
             await a.halt()
@@ -184,10 +166,46 @@ import Testing
             let takeover = ContinuousClock.now - silentAt
             print("LeaseIntegrationTests: takeover with a silent watch of the nodes after \(takeover) (L = 1.5 s)")
             #expect(takeover < .seconds(8), "b waited as if a were live")
-            await b.stop()
-            await clientA.close()
-            await clientB.close()
+            await nodes.stop()
         }
+    }
+}
+
+/// Node a holding every partition, then node b started beside it: L = 1.5 s, no hand-backs, and
+/// a live holder's lease lasting 20 L, so only what a test does moves a lease. a's lease events
+/// are recorded from its start.
+final class HolderAndStandby: Sendable {
+    static let configuration = LeaseConfiguration(duration: .milliseconds(1_500), handBacksPerRound: 0, liveHolderMultiple: 20)
+    let a: LeaseManager
+    let b: LeaseManager
+    let clientA: NATSConnection
+    let clientB: NATSConnection
+    let eventsOfA = Mutex<[LeaseEvent]>([])
+    private let listening = Mutex<Task<Void, Never>?>(nil)
+
+    private init(a: LeaseManager, b: LeaseManager, clientA: NATSConnection, clientB: NATSConnection) {
+        (self.a, self.b, self.clientA, self.clientB) = (a, b, clientA, clientB)
+    }
+
+    static func start(on cluster: NATSCluster, map: PartitionMap, partitions: [PartitionID]) async throws -> HolderAndStandby {
+        let clientA = try await connectClient(to: cluster, first: 0, name: "node-a")
+        let clientB = try await connectClient(to: cluster, first: 1, name: "node-b")
+        let a = try await LeaseManager.start(node: "a", map: map, partitions: partitions, jetStream: JetStream(connection: clientA),
+                                             configuration: configuration)
+        try await eventually(timeoutSeconds: 15, "a holding every partition") { await a.held == Set(partitions) }
+        let b = try await LeaseManager.start(node: "b", map: map, partitions: partitions, jetStream: JetStream(connection: clientB),
+                                             configuration: configuration)
+        let nodes = HolderAndStandby(a: a, b: b, clientA: clientA, clientB: clientB)
+        nodes.listening.withLock { $0 = Task { for await event in a.events { nodes.eventsOfA.withLock { $0.append(event) } } } }
+        return nodes
+    }
+
+    func stop() async {
+        await b.stop()
+        await a.stop()
+        listening.withLock { $0 }?.cancel()
+        await clientA.close()
+        await clientB.close()
     }
 }
 

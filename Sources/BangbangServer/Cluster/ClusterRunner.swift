@@ -74,14 +74,18 @@ public final class ClusterRunner: Sendable {
     /// with three replicas until then (10005, no suitable peers for placement).
     static let joinBound: Duration = .seconds(30)
 
-    private func retrying<Value>(until deadline: ContinuousClock.Instant, _ body: () async throws -> Value) async throws -> Value {
+    /// Runs `body` until it succeeds, logging `event` and pausing after each failure, until
+    /// `deadline`; then the last failure is thrown.
+    private func retrying<Value>(until deadline: ContinuousClock.Instant, pause: Duration = .milliseconds(250),
+                                 logging event: String = "cluster_join_retrying",
+                                 _ body: () async throws -> Value) async throws -> Value {
         while true {
             do {
                 return try await body()
             } catch {
-                guard ContinuousClock.now + .milliseconds(250) < deadline else { throw error }
-                logger.warning("cluster_join_retrying", ["detail": "\(error)"])
-                try await Task.sleep(for: .milliseconds(250))
+                guard ContinuousClock.now + pause < deadline else { throw error }
+                logger.warning(event, ["detail": "\(error)"])
+                try await Task.sleep(for: pause)
             }
         }
     }
@@ -159,18 +163,12 @@ public final class ClusterRunner: Sendable {
     /// and the replay's consumer waits for the meta leader; 10 to 25 s were seen after a kill.
     static let recoveryBound: Duration = .seconds(30)
 
-    /// Runs `recover` until it succeeds, trying again after a pause while `recoveryBound` lasts.
+    /// Runs `recover` once the streams have leaders, until it succeeds or `recoveryBound` ends.
     private func retryingRecovery<Value>(_ recover: () async throws -> Value) async throws -> Value {
         let deadline = ContinuousClock.now + Self.recoveryBound
-        while true {
+        return try await retrying(until: deadline, pause: .milliseconds(500), logging: "partition_recovery_retrying") {
             await node.awaitStreamLeaders(until: deadline)
-            do {
-                return try await recover()
-            } catch {
-                guard ContinuousClock.now + .milliseconds(500) < deadline else { throw error }
-                logger.warning("partition_recovery_retrying", ["detail": "\(error)"])
-                try await Task.sleep(for: .milliseconds(500))
-            }
+            return try await recover()
         }
     }
 

@@ -22,14 +22,7 @@ import Testing
     }
 
     func completedOrder(_ harness: ApplicationHarness, phones: (String, String)) async throws -> OrderID {
-        let publisher = try await harness.logIn(phones.0)
-        let runner = try await harness.logIn(phones.1)
-        let id = try await harness.publish(Drafts.express(now: harness.clock.now), by: publisher)
-        try await harness.run(.accept(isVerifiedRunner: true), on: id, by: runner)
-        try await harness.run(.pickUp, on: id, by: runner)
-        try await harness.run(.deliver(code: nil), on: id, by: runner)
-        try await harness.run(.confirm, on: id, by: publisher)
-        return id
+        try await harness.completedOrder(publisher: try await harness.logIn(phones.0), runner: try await harness.logIn(phones.1))
     }
 
     func newArchive() throws -> OrderArchive {
@@ -68,6 +61,48 @@ import Testing
         #expect(await second.order(id) == nil)
         let archived = try #require(try second.app.archive.order(id: String(id.rawValue)))
         #expect(try Order(archived: archived).status == .completed)
+        await connection.close()
+    }
+
+    /// A measuring tool, not a test: `HISTORY_STREAM_BENCHMARK=20000 swift test --filter
+    /// HistoryStreamTests` (a release build as HistoryBenchmark says, for real numbers). It times
+    /// publishing that many closed orders in the archiver's batches of 512, and a node filling an
+    /// empty archive from the stream; it asserts only that the archive holds every order.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["HISTORY_STREAM_BENCHMARK"] != nil))
+    func measurePublishingAndFollowing() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["HISTORY_STREAM_BENCHMARK"] ?? "") ?? 20_000
+        let nats = try await NATSCluster.start(size: 3)
+        defer { nats.stop() }
+        let connection = try await connectClient(to: nats, name: "benchmark")
+        let history = try await HistoryStream.open(in: JetStream(connection: connection), replicas: 3)
+        let harness = try ApplicationHarness()
+        let template = try #require(await harness.order(try await completedOrder(harness, phones: ("+8613900008021", "+8613900008022"))))
+        let records = (1...count).map { serial in
+            ArchivedOrder(Order(id: OrderID(shard: 0, serial: UInt64(serial)), publisher: template.publisher, campus: template.campus,
+                                createdAt: template.createdAt, deadline: template.deadline, tip: template.tip, status: template.status,
+                                runner: template.runner, acceptedAt: template.acceptedAt, autoConfirmAt: template.autoConfirmAt,
+                                deliveryCode: template.deliveryCode, details: template.details, participants: template.participants,
+                                timeline: template.timeline, cancellation: template.cancellation,
+                                ratingByPublisher: template.ratingByPublisher, ratingByRunner: template.ratingByRunner,
+                                revision: template.revision, searchText: template.searchText))
+        }
+        var started = ContinuousClock.now
+        for batch in stride(from: 0, to: count, by: Archiver.batchLimit) {
+            try history.publishBlocking(Array(records[batch..<min(count, batch + Archiver.batchLimit)]))
+        }
+        let publishing = ContinuousClock.now - started
+        let archive = try newArchive()
+        let follower = HistoryFollower(stream: history, archive: archive, logger: Logger(level: .error, sink: { _ in }))
+        started = ContinuousClock.now
+        _ = try await follower.catchUp()
+        let following = ContinuousClock.now - started
+        for serial in [1, count / 2, count] {
+            #expect(try archive.order(id: String(OrderID(shard: 0, serial: UInt64(serial)).rawValue)) != nil)
+        }
+        let bytes = records.reduce(0) { $0 + $1.encoded.count } / count
+        func rate(_ duration: Duration) -> Int { Int(Double(count) / (Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)) }
+        print("HistoryStreamTests: \(count) orders of \(bytes) bytes, R3: published in \(publishing) (\(rate(publishing))/s), "
+              + "followed into an empty archive in \(following) (\(rate(following))/s)")
         await connection.close()
     }
 

@@ -256,6 +256,16 @@ final class ApplicationHarness: @unchecked Sendable {
         Issue.record("timed out waiting until \(what)")
     }
 
+    /// A completed express order of `publisher`, run by `runner`.
+    func completedOrder(publisher: UserID, runner: UserID, tip: Cents = 300) async throws -> OrderID {
+        let id = try await publish(Drafts.express(now: clock.now, tip: tip), by: publisher)
+        try await run(.accept(isVerifiedRunner: true), on: id, by: runner)
+        try await run(.pickUp, on: id, by: runner)
+        try await run(.deliver(code: nil), on: id, by: runner)
+        try await run(.confirm, on: id, by: publisher)
+        return id
+    }
+
     /// The revision the shard's owner knows the archive holds of `id`.
     func archivedRevision(_ id: OrderID) async -> Int? {
         await withCheckedContinuation { continuation in

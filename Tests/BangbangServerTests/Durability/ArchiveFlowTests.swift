@@ -12,16 +12,6 @@ import Testing
 @Suite struct ArchiveFlowTests {
     static let day: Int64 = 86_400_000
 
-    /// A completed express order of `publisher`, run by `runner`.
-    func completedOrder(_ harness: ApplicationHarness, publisher: UserID, runner: UserID) async throws -> OrderID {
-        let id = try await harness.publish(Drafts.express(now: harness.clock.now), by: publisher)
-        try await harness.run(.accept(isVerifiedRunner: true), on: id, by: runner)
-        try await harness.run(.pickUp, on: id, by: runner)
-        try await harness.run(.deliver(code: nil), on: id, by: runner)
-        try await harness.run(.confirm, on: id, by: publisher)
-        return id
-    }
-
     func stored(_ harness: ApplicationHarness, _ id: OrderID) throws -> ArchivedOrder? {
         try harness.app.archive.order(id: String(id.rawValue))
     }
@@ -39,7 +29,7 @@ import Testing
         let harness = try ApplicationHarness()
         let publisher = try await harness.logIn("+8613900000101")
         let runner = try await harness.logIn("+8613900000102")
-        let id = try await completedOrder(harness, publisher: publisher, runner: runner)
+        let id = try await harness.completedOrder(publisher: publisher, runner: runner)
         let live = try await harness.publish(Drafts.bounty(now: harness.clock.now, deadlineIn: 29 * Self.day), by: publisher)
         try await waitUntilArchived(harness, id)
         #expect(try stored(harness, live) == nil)
@@ -89,7 +79,7 @@ import Testing
         let publisher = try await harness.logIn("+8613900000111")
         let runner = try await harness.logIn("+8613900000112")
         harness.state.archiveFault.withLock { $0 = point }
-        let id = try await completedOrder(harness, publisher: publisher, runner: runner)
+        let id = try await harness.completedOrder(publisher: publisher, runner: runner)
         try await harness.eventually("an archive write failed") { harness.app.archiver.backlog.failures > 0 }
         harness.clock.advance(milliseconds: 8 * Self.day)
         #expect(try await harness.sweepArchive() == 0)
@@ -112,8 +102,8 @@ import Testing
         let harness = try ApplicationHarness()
         let publisher = try await harness.logIn("+8613900000151")
         let runner = try await harness.logIn("+8613900000152")
-        let first = try await completedOrder(harness, publisher: publisher, runner: runner)
-        let second = try await completedOrder(harness, publisher: publisher, runner: runner)
+        let first = try await harness.completedOrder(publisher: publisher, runner: runner)
+        let second = try await harness.completedOrder(publisher: publisher, runner: runner)
         try await waitUntilArchived(harness, first)
         try await waitUntilArchived(harness, second)
         try await harness.run(.rate(stars: 4, comment: ""), on: second, by: runner)
@@ -162,7 +152,7 @@ import Testing
         let publisher = try await harness.logIn("+8613900000131")
         let runner = try await harness.logIn("+8613900000132")
         var closed: [OrderID] = []
-        for _ in 0..<3 { closed.append(try await completedOrder(harness, publisher: publisher, runner: runner)) }
+        for _ in 0..<3 { closed.append(try await harness.completedOrder(publisher: publisher, runner: runner)) }
         let expired = try await harness.publish(Drafts.express(now: harness.clock.now), by: publisher)
         harness.clock.advance(milliseconds: 2 * Drafts.hour)
         await withCheckedContinuation { continuation in

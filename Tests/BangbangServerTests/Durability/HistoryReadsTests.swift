@@ -11,12 +11,9 @@ import Testing
 @Suite struct HistoryReadsTests {
     static let day: Int64 = 86_400_000
 
+    /// A completed order, rated by its publisher.
     func completedOrder(_ harness: ApplicationHarness, publisher: UserID, runner: UserID, tip: Cents) async throws -> OrderID {
-        let id = try await harness.publish(Drafts.express(now: harness.clock.now, tip: tip), by: publisher)
-        try await harness.run(.accept(isVerifiedRunner: true), on: id, by: runner)
-        try await harness.run(.pickUp, on: id, by: runner)
-        try await harness.run(.deliver(code: nil), on: id, by: runner)
-        try await harness.run(.confirm, on: id, by: publisher)
+        let id = try await harness.completedOrder(publisher: publisher, runner: runner, tip: tip)
         try await harness.run(.rate(stars: 4, comment: ""), on: id, by: publisher)
         return id
     }
