@@ -122,15 +122,17 @@ final class ClusterNode: OwnerDirectory {
         try await PartitionJournal.create(Self.partition, in: jetStream, replicas: replicas)
     }
 
-    /// Waits until the partition's journal and the snapshot bucket each have a stream leader that
-    /// answers (a stream not made yet answers too), asking every 250 ms with a 1 s bound, until
+    /// Waits until the partition's journal, the snapshot bucket and the history stream each have
+    /// a stream leader that answers (a stream not made yet answers too), asking every 250 ms with
+    /// a 1 s bound, until
     /// `deadline`. Right after a NATS server died they may be electing leaders (4 to 9 s), and
     /// the recovery's own reads, each bounded by the API's 5 s, would find the new leader up to
     /// 5 s late; these probes find it within about a second.
     func awaitStreamLeaders(until deadline: ContinuousClock.Instant) async {
         var probing = jetStream
         probing.timeoutMilliseconds = 1_000
-        var waiting = [PartitionJournal.streamName(of: Self.partition), ObjectStore.streamName(ofBucket: SnapshotStore.bucketName)]
+        var waiting = [PartitionJournal.streamName(of: Self.partition), ObjectStore.streamName(ofBucket: SnapshotStore.bucketName),
+                       HistoryStream.streamName]
         while !waiting.isEmpty, ContinuousClock.now < deadline {
             var unanswered: [String] = []
             for stream in waiting {
