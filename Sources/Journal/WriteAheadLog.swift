@@ -61,6 +61,7 @@
 // second server out.
 import Crypto
 import Dispatch
+import Foundation
 import Platform
 import Synchronization
 #if canImport(Glibc)
@@ -126,6 +127,16 @@ public final class WriteAheadLog: Sendable {
     }
 
     // MARK: Opening
+
+    /// Whether `directory` holds a journal segment or a snapshot: the state of a server that ran
+    /// on its own there. Nothing is opened or locked.
+    public static func holdsJournal(in directory: String) -> Bool {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return false }
+        return names.contains { name in
+            DataDirectory.sequence(in: name, prefix: DataDirectory.segmentPrefix, suffix: DataDirectory.segmentSuffix) != nil
+                || DataDirectory.sequence(in: name, prefix: DataDirectory.snapshotPrefix, suffix: DataDirectory.snapshotSuffix) != nil
+        }
+    }
 
     /// Opens (creating if needed) the journal in `directory`, locks it and recovers its contents.
     /// Call the server's replay with `recovery.snapshot` and then `recovery.records`, log

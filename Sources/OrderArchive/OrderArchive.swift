@@ -89,6 +89,20 @@ public final class OrderArchive: Sendable {
         }
     }
 
+    /// Up to `limit` orders with ids after `id` (all of them from nil), by id: for copying the
+    /// whole archive elsewhere, a page at a time.
+    public func orders(after id: String?, limit: Int) throws(ArchiveError) -> [ArchivedOrder] {
+        try withReader { (connection) throws(ArchiveError) in
+            let statement = try connection.statement("SELECT \(Schema.selectColumns) FROM orders WHERE id > ?1 ORDER BY id LIMIT ?2")
+            defer { sqlite3_reset(statement.handle) }
+            statement.bind(1, id ?? "")
+            statement.bind(2, Int64(limit))
+            var orders: [ArchivedOrder] = []
+            while try statement.step() { orders.append(archivedOrder(from: statement)) }
+            return orders
+        }
+    }
+
     /// The last message of the followed stream whose batch the archive holds; 0 if none.
     public func followedPosition() throws(ArchiveError) -> UInt64 {
         try withReader { (connection) throws(ArchiveError) in

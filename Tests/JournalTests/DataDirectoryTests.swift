@@ -16,6 +16,24 @@ import Testing
         try journal.close()
     }
 
+    @Test func aDirectoryHoldsAJournalOnceASegmentOrASnapshotIsInIt() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        #expect(!WriteAheadLog.holdsJournal(in: directory.path), "a directory that does not exist")
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        directory.write([1], to: "archive.sqlite")
+        directory.write([1], to: "LOCK")
+        directory.write([1], to: "journal-12.log")
+        #expect(!WriteAheadLog.holdsJournal(in: directory.path), "only other files, and a name that is not a segment's")
+        directory.write([1], to: DataDirectory.snapshotName(covered: 7))
+        #expect(WriteAheadLog.holdsJournal(in: directory.path))
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let (journal, _) = try openJournal(other)
+        try journal.close()
+        #expect(WriteAheadLog.holdsJournal(in: other.path), "a journal once opened has its first segment")
+    }
+
     @Test func secondOpenOfTheSameDirectoryIsRefusedUntilClose() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -38,6 +38,23 @@ import Testing
         #expect(try reopened.order(id: "order-3") != nil)
     }
 
+    @Test func everyOrderIsReadPageByPageInIdOrder() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let archive = try OrderArchive(path: directory.file("archive.sqlite"))
+        #expect(try archive.orders(after: nil, limit: 10).isEmpty)
+        let orders = (1...25).map { makeOrder($0) }
+        try archive.archive(orders.shuffled(), throughSequence: 1)
+        var read: [ArchivedOrder] = []
+        var after: String?
+        while case let page = try archive.orders(after: after, limit: 7), let last = page.last {
+            #expect(page.count <= 7)
+            read += page
+            after = last.id
+        }
+        #expect(read == orders.sorted { $0.id < $1.id })
+    }
+
     @Test func archivingTheSameBatchTwiceChangesNothing() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -5,7 +5,8 @@ stated bound, recovers it from the stream, and has every acknowledged order; a s
 issued by the old owner still resumes on the new one; orders the old owner moved out of memory
 are in the new owner's history (the cluster's history stream). Losing a whole machine (the owner and, at
 the same moment, the NATS server leading the journal) is survived the same way, within a longer
-bound."""
+bound. A node that ran on its own, restarted with `--nats` on the same data directory, brings its
+state, its users' tokens and its history into the empty cluster."""
 import os
 import re
 import signal
@@ -236,6 +237,62 @@ def test_orders_the_owner_moved_out_of_memory_are_in_the_next_owners_history(tmp
         for node in nodes:
             node.stop()
         nats.stop()
+
+
+def test_a_single_node_restarted_with_nats_brings_its_state_into_the_empty_cluster(tmp_path):
+    # No rating window: the cancelled order leaves memory for the single node's archive.
+    extra = ("--rating-window-days", "0")
+    port, other_port = free_ports(2)
+    single = Node("bb1", port, str(tmp_path), [], extra=extra)
+    nats = None
+    nodes = []
+    try:
+        wait_until(single.is_ready, 20, "the single node to serve", single)
+        phone = fresh_phone()
+        with Client(single.url) as publisher:
+            publisher.login(phone)
+            token = publisher.token
+            still_open = publish(publisher, "still open")
+            cancelled = publish(publisher, "cancelled")
+            publisher.ok("order.cancel", {"order_id": cancelled["id"]})
+        wait_until(lambda: moved_to_archive(single) >= 1, 20, "the cancelled order to leave memory", single)
+        single.stop()
+        assert single.process.returncode == 0, single.log()
+
+        nats = NatsCluster.start()
+        nodes.append(Node("bb1", port, str(tmp_path), nats.urls, extra=extra))
+        wait_until(nodes[0].is_ready, 30, "the node to import its state and serve", nodes[0])
+        assert re.search(r"event=partition_import_read .*archived_orders=1", nodes[0].log()), nodes[0].log()
+        nodes.append(Node("bb2", other_port, str(tmp_path), nats.urls, extra=extra))
+        wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join", nodes[1])
+
+        def check(node):
+            with Client(node.url) as client:
+                client.ok("auth.resume", {"token": token})
+                assert client.ok("order.get", {"order_id": still_open["id"]})["order"]["status"] == "open"
+                history = client.ok("orders.mine", {"scope": "history", "limit": 10})
+                assert [o["id"] for o in history["orders"]] == [cancelled["id"]], history
+
+        check(nodes[0])
+        # What was imported is the cluster's, not the importing node's: the other node has it all.
+        nodes[0].kill()
+        wait_until(nodes[1].is_ready, TAKEOVER_BOUND_SECONDS + 5, "the second node to take over", nodes[1])
+        check(nodes[1])
+        assert "partition_import" not in nodes[1].log()
+        # Back on its directory, the first node finds the cluster holding the partition: it serves
+        # the cluster's state and leaves its old journal alone.
+        nodes.append(Node("bb1", port, str(tmp_path), nats.urls, extra=extra))
+        wait_until(lambda: nodes[2].log().count("cluster_joined") == 2, 20, "the first node to rejoin", nodes[2])
+        nodes[1].stop()
+        wait_until(nodes[2].is_ready, TAKEOVER_BOUND_SECONDS + 5, "the first node to take over again", nodes[2])
+        assert "event=partition_import_skipped" in nodes[2].log()
+        check(nodes[2])
+    finally:
+        single.stop()
+        for node in nodes:
+            node.stop()
+        if nats:
+            nats.stop()
 
 
 def test_a_node_started_before_the_nats_cluster_can_place_its_buckets_waits_and_joins(tmp_path):

@@ -174,6 +174,7 @@ final class Application: @unchecked Sendable {
         // from before the archive, which kept all history in its snapshots) is archived now.
         let closed = shards.flatMap { $0.shard.orders.values.filter(\.status.isTerminal) }
         archiver.noteRecovered(closed, through: journal.nextSequence - 1)
+        if cluster?.isImport == true { try storeImportSnapshot() }
         logger.info("recovered", ["snapshot_sequence": recovery.snapshotSequence,
                                   "records": recovery.records.count, "users": accounts.store.state.accounts.count,
                                   "orders": shards.reduce(0) { $0 + $1.shard.orders.count }])

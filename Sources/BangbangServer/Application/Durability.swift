@@ -224,6 +224,20 @@ extension Application {
         }
     }
 
+    /// Stores a snapshot now and waits for it. A single node's state imported into a cluster
+    /// becomes the cluster's only once this snapshot is in the object store (the partition's
+    /// stream is empty), so it is taken before anything can be appended (ClusterRunner, import).
+    func storeImportSnapshot() throws {
+        guard let cut = maintenanceQueue.sync(execute: { takeSnapshotCut() }) else {
+            throw ClusterError("the imported state cannot be cut for a snapshot")
+        }
+        let stored = snapshotQueue.sync { () -> Bool in
+            snapshotSchedule.withLock { $0.isWriting = true }
+            return writeSnapshot(cut, reason: "import")
+        }
+        guard stored else { throw ClusterError("the imported state could not be stored in the object store") }
+    }
+
     /// Stops periodic snapshots and writes one covering every change made so far, waiting for a
     /// snapshot in progress first. Call at shutdown after the connections are closed and before
     /// the journal is closed; blocks. Returns whether a snapshot was written (false when nothing

@@ -7,14 +7,8 @@ enum SecretFile {
     static let name = "session-secret"
 
     static func loadOrCreate(in directory: String) throws -> [UInt8] {
+        if let secret = try load(in: directory) { return secret }
         let path = (directory as NSString).appendingPathComponent(name)
-        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
-            guard let secret = Base64.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), secret.count >= 32 else {
-                throw ConfigurationError("\(path) is not a valid session secret (32+ bytes, base64); "
-                                         + "delete it to make a new one (every user will have to log in again)")
-            }
-            return secret
-        }
         let secret = SecureRandom.bytes(count: 32)
         let temporary = path + ".tmp"
         guard FileManager.default.createFile(atPath: temporary, contents: Data(Base64.encode(secret).utf8),
@@ -23,6 +17,17 @@ enum SecretFile {
         }
         guard rename(temporary, path) == 0 else {
             throw ConfigurationError("cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        return secret
+    }
+
+    /// The directory's secret; nil when there is none.
+    static func load(in directory: String) throws -> [UInt8]? {
+        let path = (directory as NSString).appendingPathComponent(name)
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        guard let secret = Base64.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), secret.count >= 32 else {
+            throw ConfigurationError("\(path) is not a valid session secret (32+ bytes, base64); "
+                                     + "delete it to make a new one (every user will have to log in again)")
         }
         return secret
     }

@@ -170,6 +170,14 @@ final class ClusterNode: OwnerDirectory {
         }
     }
 
+    /// Makes `secret` the cluster's: only for a single node's state imported into an empty
+    /// cluster, which has issued no session yet, so its users' tokens keep working.
+    func replaceSessionSecret(with secret: [UInt8]) async throws {
+        let bucket = try await KeyValueBucket.create(Self.configBucketName, in: jetStream,
+                                                     configuration: .init(history: 1, replicas: replicas))
+        try await bucket.put(Self.sessionSecretKey, Array(Base64.encode(secret).utf8))
+    }
+
     private func readOrCreateSessionSecret() async throws -> [UInt8] {
         let bucket = try await KeyValueBucket.create(Self.configBucketName, in: jetStream,
                                                      configuration: .init(history: 1, replicas: replicas))

@@ -14,6 +14,7 @@
 import Cluster
 import Dispatch
 import Foundation
+import Journal
 import NATSClient
 import OrderArchive
 import Synchronization
@@ -32,6 +33,9 @@ public final class ClusterRunner: Sendable {
     /// The node's order archive, opened at start, followed from the history stream once joined,
     /// and handed to the application when the node takes the partition.
     private let history = Mutex<(archive: OrderArchive?, follower: HistoryFollower?)>((nil, nil))
+    /// The data directory's `LOCK`, held for the life of the process (set down only while an
+    /// import reads the directory's journal, which takes it itself).
+    private let lockDescriptor = Mutex<Int32>(-1)
 
     public init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -54,10 +58,11 @@ public final class ClusterRunner: Sendable {
         Task { await run() }
     }
 
-    private func join() async throws -> (secret: [UInt8], events: AsyncStream<LeaseEvent>) {
+    /// Connects, agrees on the session secret and makes the buckets and streams.
+    private func join() async throws -> AsyncStream<LeaseEvent> {
         try await node.connect()
         let deadline = ContinuousClock.now + Self.joinBound
-        let secret = try await retrying(until: deadline) { try await node.sessionSecret() }
+        _ = try await retrying(until: deadline) { try await node.sessionSecret() }
         try await retrying(until: deadline) { _ = try await LeaseManager.makeBuckets(in: node.jetStream, replicas: node.replicas) }
         let stream = try await retrying(until: deadline) { try await HistoryStream.open(in: node.jetStream, replicas: node.replicas) }
         history.withLock { history in
@@ -66,7 +71,7 @@ public final class ClusterRunner: Sendable {
             follower.start()
             history.follower = follower
         }
-        return (secret, try await node.start())
+        return try await node.start()
     }
 
     /// How long a node keeps trying to make or find the cluster's buckets. A NATS cluster that
@@ -91,13 +96,12 @@ public final class ClusterRunner: Sendable {
     }
 
     private func run() async {
-        let joined: (secret: [UInt8], events: AsyncStream<LeaseEvent>)
+        let events: AsyncStream<LeaseEvent>
         do {
-            joined = try await join()
+            events = try await join()
         } catch {
             fail("cluster_join_failed", "cannot join the cluster: \(error)")
         }
-        let (secret, events) = joined
         do { try standby.startRelaying(through: node.connection) } catch {
             fail("relay_start_failed", "cannot relay clients to the partition owner: \(error)")
         }
@@ -108,7 +112,7 @@ public final class ClusterRunner: Sendable {
             case .acquired(let partition, let term):
                 logger.info("partition_acquired", ["partition": "\(partition)", "term": term])
                 node.noteAcquired(term: term)
-                await becomeOwner(term: term, secret: secret)
+                await becomeOwner(term: term)
             case .lost(let partition, let reason):
                 guard !isLeaving.load(ordering: .acquiring) else { return }
                 fail("partition_lost", "lost the lease of \(partition) (\(reason)); exiting to come back as a standby")
@@ -116,20 +120,32 @@ public final class ClusterRunner: Sendable {
         }
     }
 
-    private func becomeOwner(term: UInt64, secret: [UInt8]) async {
+    private func becomeOwner(term: UInt64) async {
         let started = ContinuousClock.now
         do {
             let (archive, follower) = history.withLock { ($0.archive, $0.follower) }
-            let (journal, snapshots, recovered, last) = try await retryingRecovery {
+            let (journal, snapshots, cluster, last, current) = try await retryingRecovery {
                 // The archive first holds everything earlier owners moved out of memory.
                 try await follower?.catchUp()
                 let journal = try await node.partitionJournal()
                 let snapshots = try await node.snapshotStore()
                 let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
-                return (journal, snapshots, recovered, last)
+                // Read again: an import may have replaced the one read at join.
+                return (journal, snapshots, recovered, last, try await node.sessionSecret())
+            }
+            var (recovered, secret) = (cluster, current)
+            let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last == 0
+            let holdsLocalState = WriteAheadLog.holdsJournal(in: configuration.dataDirectory)
+            let isImport = isEmpty && holdsLocalState
+            if holdsLocalState && !isEmpty {
+                logger.warning("partition_import_skipped", ["directory": configuration.dataDirectory,
+                                                            "detail": "the data directory holds a single node's journal, but the cluster already holds the partition; the cluster's state is served and the directory's journal is not read"])
+            }
+            if isImport {
+                (recovered, secret) = try await importLocalState(history: follower?.stream, archive: archive, secret: secret)
             }
             let (nodeID, logger) = (node.localNodeID, logger)
-            let storage = ClusterStorage(recovered: recovered, sessionSecret: secret, archive: archive,
+            let storage = ClusterStorage(recovered: recovered, sessionSecret: secret, isImport: isImport, archive: archive,
                                          history: follower?.stream) { queue in
                 StreamJournal(journal: journal, snapshots: snapshots, nodeID: nodeID, lastSequence: last, completionQueue: queue,
                               onRetry: { news in
@@ -158,6 +174,35 @@ public final class ClusterRunner: Sendable {
         }
     }
 
+    /// The first owner of a cluster that holds no state for the partition, started on a data
+    /// directory where a node ran on its own, makes that node's state the cluster's: an operator
+    /// moves a single-node deployment into a cluster by restarting it with `--nats` on the same
+    /// directory. Its archive goes into the history stream first, then its session secret into
+    /// `bb-config` (so its users' tokens keep working), and the application recovered from its
+    /// journal stores a snapshot in the object store before it serves: that snapshot is the
+    /// import's commit point. A failure before it leaves the cluster empty, and the next start
+    /// imports again (the history stream takes the orders twice; following stores them once).
+    private func importLocalState(history: HistoryStream?, archive: OrderArchive?,
+                                  secret: [UInt8]) async throws -> (RecoveredLog, [UInt8]) {
+        logger.info("partition_import_started", ["directory": configuration.dataDirectory])
+        // The journal takes the directory's lock itself: this node's lock is set down meanwhile.
+        unlockDataDirectory()
+        let (local, recovery) = try WriteAheadLog.open(directory: configuration.dataDirectory)
+        try local.close()
+        try lockDataDirectory()
+        let recovered = RecoveredLog(recovery)
+        var archived = 0
+        if let history, let archive { archived = try await history.publishAll(of: archive) }
+        var secret = secret
+        if let local = try SecretFile.load(in: configuration.dataDirectory) {
+            try await node.replaceSessionSecret(with: local)
+            secret = local
+        }
+        logger.info("partition_import_read", ["snapshot_sequence": recovered.snapshotSequence, "records": recovered.records.count,
+                                              "archived_orders": archived])
+        return (recovered, secret)
+    }
+
     /// How long a new owner keeps trying to read its partition: the stream or the snapshot
     /// bucket may be electing a leader (a NATS server died with the old owner, or just before),
     /// and the replay's consumer waits for the meta leader; 10 to 25 s were seen after a kill.
@@ -183,6 +228,14 @@ public final class ClusterRunner: Sendable {
             close(descriptor)
             throw ClusterError("data directory \(configuration.dataDirectory) is locked by another running server (LOCK is held); "
                                + "stop that server first, or use another directory")
+        }
+        lockDescriptor.withLock { $0 = descriptor }
+    }
+
+    private func unlockDataDirectory() {
+        lockDescriptor.withLock { descriptor in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
         }
     }
 
@@ -234,6 +287,9 @@ public final class ClusterRunner: Sendable {
 struct ClusterStorage: Sendable {
     var recovered: RecoveredLog
     var sessionSecret: [UInt8]
+    /// `recovered` is a single node's state being imported: the application stores a snapshot of
+    /// it in the object store before anything else (Durability.swift, `storeImportSnapshot`).
+    var isImport = false
     /// The node's archive, followed from the history stream since the node joined.
     var archive: OrderArchive? = nil
     /// Where the archiver publishes each batch before storing it.

@@ -57,6 +57,24 @@ struct HistoryStream: Sendable {
     }
 }
 
+extension HistoryStream {
+    /// Publishes every order `archive` holds, 512 at a time, each message acknowledged before the
+    /// next; returns how many. A single node's history, carried into the cluster it joins.
+    func publishAll(of archive: OrderArchive) async throws -> Int {
+        var after: String?
+        var count = 0
+        while true {
+            let page = try archive.orders(after: after, limit: Archiver.batchLimit)
+            guard let last = page.last else { return count }
+            for message in HistoryBatch.encode(page.map(\.encoded)) {
+                _ = try await jetStream.publish(Self.subject, payload: message)
+            }
+            count += page.count
+            after = last.id
+        }
+    }
+}
+
 /// Follows the history stream into this node's archive: every second, whatever the stream holds
 /// past the archive's followed position, each message stored with its position in one
 /// transaction, so a restart goes on where the last one stopped. Storing is idempotent (an order

@@ -93,4 +93,27 @@ final class MemoryJournal: CommitJournal {
         _ = try await second.publish(Drafts.bounty(now: second.clock.now), by: user)
         #expect(stream.contents.withLock { $0.records.map(\.sequence) } == [1, 2, 3, 4])
     }
+
+    /// A single node's state imported into an empty partition: the application stores a snapshot
+    /// of it before anything is appended, and the next owner recovers it from that alone.
+    @Test func anImportedStateIsSnapshottedIntoTheEmptyStreamBeforeAnythingElse() async throws {
+        let single = try ApplicationHarness()
+        let user = try await single.logIn("+8613900005011")
+        let order = try await single.publish(Drafts.bounty(now: single.clock.now), by: user)
+        let local = try single.app.journal.readBackAll()
+        #expect(local.records.count >= 2)
+
+        let stream = MemoryStream()
+        var importing = storage(stream)
+        importing.recovered = local
+        importing.isImport = true
+        let importer = try ApplicationHarness(cluster: importing)
+        let snapshot = try #require(stream.contents.withLock { $0.snapshot })
+        #expect(snapshot.sequence == 0 && stream.contents.withLock { $0.records.isEmpty })
+        #expect(await importer.order(order)?.status == .open)
+
+        let next = try ApplicationHarness(cluster: storage(stream))
+        #expect(await next.order(order)?.status == .open, "from the import's snapshot alone")
+        #expect(next.app.journal.nextSequence == 1)
+    }
 }
