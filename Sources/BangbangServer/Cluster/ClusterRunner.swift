@@ -4,13 +4,15 @@
 //      │                                      │
 //      └──────────── SIGTERM ─────────────────┴──▶ lease handed back, exit 0
 //
-// A standby listens with StandbyListener, which relays its `/ws` clients to the owner. When the lease of `p0` is acquired, the application
-// is recovered from the object store's snapshot and a replay of the stream (never from the data
-// directory's journal; tried again for a while if the stream is electing a leader), then the standby listener stops and the server starts on the same
-// address. Losing the lease, or an append the stream refuses, ends the process with status 75:
-// crash-only, so the memory of a node that is no longer the owner is never served, and a
-// supervisor's restart brings it back as a standby. A clean stop hands the lease back, so a
-// standby takes over at once instead of after a lease time.
+// A standby listens with StandbyListener, which relays its `/ws` clients to the owner, and follows
+// the cluster's history stream into its archive. When the lease of `p0` is acquired, the
+// application is recovered from the object store's snapshot and a replay of the stream (tried
+// again for a while if the stream is electing a leader; from the data directory's journal only
+// once, when a single node's state is imported into an empty cluster), then the standby listener
+// stops and the server starts on the same address. Losing the lease, or an append the stream
+// refuses, ends the process with status 75: crash-only, so the memory of a node that is no longer
+// the owner is never served, and a supervisor's restart brings it back as a standby. A clean stop
+// hands the lease back, so a standby takes over at once instead of after a lease time.
 import Cluster
 import Dispatch
 import Foundation
