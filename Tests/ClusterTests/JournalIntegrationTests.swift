@@ -92,10 +92,8 @@ import Testing
 
     @Test func recoveryIsTheLatestSnapshotPlusTheRecordsAfterIt() async throws {
         try await withCluster { cluster in
-            let client = try await connectClient(to: cluster, name: "owner")
-            let jetStream = JetStream(connection: client)
             let partition = PartitionID(space: .accounts, index: 2)
-            let journal = try await PartitionJournal.create(partition, in: jetStream)
+            let (client, jetStream, journal) = try await ownerJournal(cluster, partition)
             #expect(journal.streamName == "BB_A2" && journal.subject == "bb.journal.a2")
             let snapshots = try await SnapshotStore.create(in: jetStream)
             #expect(try await snapshots.latest(of: partition) == nil)
@@ -142,10 +140,8 @@ import Testing
     /// and recovery from streams kept on the surviving server still works, records in order.
     @Test func recoveryNeedsOnlyTheStreamsLeadersNotTheMetaLeader() async throws {
         try await withCluster { cluster in
-            let client = try await connectClient(to: cluster, name: "owner")
-            let jetStream = JetStream(connection: client)
             let partition = PartitionID(space: .boards, index: 9)
-            let journal = try await PartitionJournal.create(partition, in: jetStream, replicas: 1)
+            let (client, jetStream, journal) = try await ownerJournal(cluster, partition, replicas: 1)
             let home = try #require(try await jetStream.streamInfo(journal.streamName).leader)
             // The meta leader places a one-replica stream where it likes: make the snapshot
             // bucket's again until it lands beside the journal.
@@ -186,10 +182,8 @@ import Testing
     /// than asked is given the replicas asked for: a deployment that grew from one NATS server.
     @Test func openingAJournalKeepsItsRecordsAndGrowsItsReplicas() async throws {
         try await withCluster { cluster in
-            let client = try await connectClient(to: cluster, name: "owner")
-            let jetStream = JetStream(connection: client)
             let partition = PartitionID(space: .boards, index: 11)
-            let small = try await PartitionJournal.create(partition, in: jetStream, replicas: 1)
+            let (client, jetStream, small) = try await ownerJournal(cluster, partition, replicas: 1)
             var last: UInt64 = 0
             for index in 1...3 { last = try await small.append(record("r\(index)"), after: last) }
             #expect(try await jetStream.streamInfo(small.streamName).configuration.replicas == 1)
@@ -221,4 +215,12 @@ import Testing
         #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: otherVersion, of: partition) }
         #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: Array(snapshot.encoded().prefix(10)), of: partition) }
     }
+}
+
+/// A client of `cluster` named "owner", its JetStream, and the journal of `partition` made through it.
+func ownerJournal(_ cluster: NATSCluster, _ partition: PartitionID,
+                  replicas: Int = 3) async throws -> (NATSConnection, JetStream, PartitionJournal) {
+    let client = try await connectClient(to: cluster, name: "owner")
+    let jetStream = JetStream(connection: client)
+    return (client, jetStream, try await PartitionJournal.create(partition, in: jetStream, replicas: replicas))
 }
