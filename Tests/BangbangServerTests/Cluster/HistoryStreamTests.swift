@@ -7,6 +7,7 @@ import Foundation
 import NATSClient
 import NATSTestSupport
 import OrderArchive
+import Synchronization
 import Testing
 @testable import BangbangServer
 
@@ -61,6 +62,31 @@ import Testing
         #expect(await second.order(id) == nil)
         let archived = try #require(try second.app.archive.order(id: String(id.rawValue)))
         #expect(try Order(archived: archived).status == .completed)
+        await connection.close()
+    }
+
+    /// A message on the history stream that is not a batch (or holds an order that does not
+    /// decode) is logged and passed over; the batches around it are stored, and the archive's
+    /// position moves past it, so it never holds back the history after it.
+    @Test func anUnreadableMessageIsLoggedAndPassedOver() async throws {
+        let nats = try await NATSCluster.start(size: 1)
+        defer { nats.stop() }
+        let connection = try await connectClient(to: nats, name: "owner")
+        let jetStream = JetStream(connection: connection)
+        let history = try await HistoryStream.open(in: jetStream, replicas: 1)
+        let harness = try ApplicationHarness()
+        let order = try #require(await harness.order(try await completedOrder(harness, phones: ("+8613900008031", "+8613900008032"))))
+        _ = try await jetStream.publish(HistoryStream.subject, payload: Array("not a batch".utf8))
+        _ = try await jetStream.publish(HistoryStream.subject, payload: HistoryBatch.encode([[1, 2, 3]])[0])
+        try history.publishBlocking([ArchivedOrder(order)])
+        let lines = Mutex<[String]>([])
+        let archive = try newArchive()
+        let follower = HistoryFollower(stream: history, archive: archive,
+                                       logger: Logger(level: .info, sink: { line in lines.withLock { $0.append(line) } }))
+        #expect(try await follower.catchUp() == 3)
+        #expect(try archive.followedPosition() == 3)
+        #expect(try archive.order(id: String(order.id.rawValue))?.revision == Int64(order.revision))
+        #expect(lines.withLock { $0.filter { $0.contains("event=history_message_unreadable") }.count } == 2)
         await connection.close()
     }
 
