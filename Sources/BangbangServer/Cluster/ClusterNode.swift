@@ -173,14 +173,17 @@ final class ClusterNode: OwnerDirectory {
     /// Makes `secret` the cluster's: only for a single node's state imported into an empty
     /// cluster, which has issued no session yet, so its users' tokens keep working.
     func replaceSessionSecret(with secret: [UInt8]) async throws {
-        let bucket = try await KeyValueBucket.create(Self.configBucketName, in: jetStream,
-                                                     configuration: .init(history: 1, replicas: replicas))
+        let bucket = try await configBucket()
         try await bucket.put(Self.sessionSecretKey, Array(Base64.encode(secret).utf8))
     }
 
+    /// `bb-config`, made if missing.
+    private func configBucket() async throws -> KeyValueBucket {
+        try await KeyValueBucket.create(Self.configBucketName, in: jetStream, configuration: .init(history: 1, replicas: replicas))
+    }
+
     private func readOrCreateSessionSecret() async throws -> [UInt8] {
-        let bucket = try await KeyValueBucket.create(Self.configBucketName, in: jetStream,
-                                                     configuration: .init(history: 1, replicas: replicas))
+        let bucket = try await configBucket()
         for _ in 0..<5 {
             if let entry = try await bucket.get(Self.sessionSecretKey) {
                 guard let secret = Base64.decode(String(decoding: entry.value, as: UTF8.self)), secret.count >= 32 else {

@@ -26,15 +26,25 @@ import Testing
         try await harness.completedOrder(publisher: try await harness.logIn(phones.0), runner: try await harness.logIn(phones.1))
     }
 
+    /// A one-server NATS cluster, and a connection to it named "owner" with its JetStream.
+    func ownerConnection() async throws -> (NATSCluster, NATSConnection, JetStream) {
+        let nats = try await NATSCluster.start(size: 1)
+        do {
+            let connection = try await connectClient(to: nats, name: "owner")
+            return (nats, connection, JetStream(connection: connection))
+        } catch {
+            nats.stop()
+            throw error
+        }
+    }
+
     func newArchive() throws -> OrderArchive {
         try OrderArchive(path: try makeTemporaryDirectory("bangbang-follower") + "/archive.sqlite")
     }
 
     @Test func aClosedOrderIsInTheHistoryStreamBeforeItLeavesMemoryAndTheNextOwnerHasIt() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let (nats, connection, jetStream) = try await ownerConnection()
         defer { nats.stop() }
-        let connection = try await connectClient(to: nats, name: "owner")
-        let jetStream = JetStream(connection: connection)
         let history = try await HistoryStream.open(in: jetStream, replicas: 1)
         let journal = MemoryStream()
         let first = try ApplicationHarness(cluster: storage(journal, history: history))
@@ -69,10 +79,8 @@ import Testing
     /// decode) is logged and passed over; the batches around it are stored, and the archive's
     /// position moves past it, so it never holds back the history after it.
     @Test func anUnreadableMessageIsLoggedAndPassedOver() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let (nats, connection, jetStream) = try await ownerConnection()
         defer { nats.stop() }
-        let connection = try await connectClient(to: nats, name: "owner")
-        let jetStream = JetStream(connection: connection)
         let history = try await HistoryStream.open(in: jetStream, replicas: 1)
         let harness = try ApplicationHarness()
         let order = try #require(await harness.order(try await completedOrder(harness, phones: ("+8613900008031", "+8613900008032"))))
@@ -133,10 +141,8 @@ import Testing
     }
 
     @Test func anOrderStaysInMemoryWhileTheHistoryStreamCannotTakeIt() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let (nats, connection, jetStream) = try await ownerConnection()
         defer { nats.stop() }
-        let connection = try await connectClient(to: nats, name: "owner")
-        let jetStream = JetStream(connection: connection)
         // No stream yet: every publish is refused (no responders).
         let history = HistoryStream(jetStream: jetStream)
         let harness = try ApplicationHarness(cluster: storage(MemoryStream(), history: history))
