@@ -16,10 +16,13 @@
 //   (bangbang → BangbangClient) uses it, never the server library.
 //   RelayProtocol (frames between a gateway node and the owner about relayed WebSocket
 //   connections; sans-I/O) imports nothing; BangbangServer's Cluster/ glue speaks it over NATS.
+//   InboxProtocol (personal events crossing from the partition that committed a change to the
+//   partition that numbers its users' streams: the message, the source's outbox, the reader's
+//   rule; sans-I/O) imports nothing; Cluster carries it on a JetStream stream.
 //   NATSClient (JetStream, KV, object store; used by Cluster and by the server's Cluster/)
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
 //   Cluster (partitions of a multi-node deployment, their leases and journals on JetStream; used
-//   by the server with --nats) → {NATSClient, JSON}; its decisions are pure, the NATS calls thin.
+//   by the server with --nats) → {NATSClient, JSON, InboxProtocol}; its decisions are pure, the NATS calls thin.
 //   BangbangServer → OrderArchive (closed orders in SQLite) → CSQLite only: it
 //   stores encoded orders as opaque bytes, like Journal.
 import PackageDescription
@@ -73,12 +76,15 @@ let package = Package(
         .target(name: "BangbangServer",
                 dependencies: ["WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "BangbangStorage", "OrderArchive",
-                               "Crypto", "CLinux", "CZlib", "Platform", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol"],
+                               "Crypto", "CLinux", "CZlib", "Platform", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol", "InboxProtocol"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
         // The frames a gateway node and the partition's owner exchange about relayed WebSocket
         // connections; sans-I/O, no imports, fuzzed.
         .target(name: "RelayProtocol", swiftSettings: strict),
+        // Personal events between partitions: the inbox message, the source's outbox and the
+        // reader's rule; sans-I/O, no imports, fuzzed.
+        .target(name: "InboxProtocol", swiftSettings: strict),
         // Closed orders in SQLite; stores each order's encoded bytes opaquely, so it imports no
         // Bangbang module.
         .target(name: "OrderArchive", dependencies: ["CSQLite"], swiftSettings: strict),
@@ -86,7 +92,7 @@ let package = Package(
                 swiftSettings: strict),
         // Where partitions live when several nodes share the work: who should own each (pure),
         // who does (leases in a KV bucket), and each partition's journal and snapshots.
-        .target(name: "Cluster", dependencies: ["NATSClient", "JSON"], swiftSettings: strict),
+        .target(name: "Cluster", dependencies: ["NATSClient", "JSON", "InboxProtocol"], swiftSettings: strict),
         // What tests share: the seeded generator, the drip-feed verifier, `eventually`.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         // The server's entry point, and `bangbang admin` (Admin/): the operator's command line,
@@ -110,15 +116,16 @@ let package = Package(
         .testTarget(name: "LoadtestTests", dependencies: ["loadtest", "BangbangProtocol"], swiftSettings: strict),
         .testTarget(name: "NATSProtocolTests", dependencies: ["TestSupport", "NATSProtocol"], swiftSettings: strict),
         .testTarget(name: "RelayProtocolTests", dependencies: ["TestSupport", "RelayProtocol"], swiftSettings: strict),
+        .testTarget(name: "InboxProtocolTests", dependencies: ["TestSupport", "InboxProtocol"], swiftSettings: strict),
         // Real nats-server processes (one, or a 3-node cluster) for the integration tests.
         .target(name: "NATSTestSupport", dependencies: ["NATSClient", "TestSupport"], path: "Tests/NATSTestSupport", swiftSettings: strict),
         .testTarget(name: "NATSClientTests", dependencies: ["TestSupport", "NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "NATSClient", "NATSTestSupport", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "InboxProtocol", "NATSClient", "NATSTestSupport", "TestSupport"], swiftSettings: strict),
         // The server's side of a cluster (its stream journal, shared secret, owner directory)
         // against a real 3-node JetStream cluster.
         .testTarget(name: "ClusterServerTests",
-                    dependencies: ["BangbangServer", "Cluster", "NATSClient", "NATSTestSupport", "Journal", "TestSupport"],
+                    dependencies: ["BangbangServer", "Cluster", "InboxProtocol", "NATSClient", "NATSTestSupport", "Journal", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal", "Platform"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),

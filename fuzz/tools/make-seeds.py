@@ -199,3 +199,47 @@ relay_seeds = {
 }
 for name, (setup, data) in relay_seeds.items():
     write("relay-protocol", name, bytes([setup]) + data)
+
+
+# inbox-protocol: decoder byte (modulo 3: 0 a message, 1 the outbox state of source p1, 2 the
+# reader state), then its bytes.
+def inbox_event(user, name, data):
+    return struct.pack(">QB", user, len(name)) + name + struct.pack(">I", len(data)) + data
+
+
+def inbox_message(space, index, outbox_sequence, journal_sequence, events):
+    return (b"BI\x01" + struct.pack(">BHQQH", space, index, outbox_sequence, journal_sequence, len(events))
+            + b"".join(events))
+
+
+def inbox_outbox(destinations):
+    body = b"".join(struct.pack(">HQI", index, next_sequence, len(pending))
+                    + b"".join(struct.pack(">I", len(m)) + m for m in pending)
+                    for index, next_sequence, pending in destinations)
+    return b"BO\x01" + struct.pack(">H", len(destinations)) + body
+
+
+def inbox_reader(position, sources):
+    return (b"BN\x01" + struct.pack(">QI", position, len(sources))
+            + b"".join(struct.pack(">BHQ", space, index, applied) for space, index, applied in sources))
+
+
+def p1_message(outbox_sequence):
+    return inbox_message(1, 1, outbox_sequence, 100 + outbox_sequence,
+                         [inbox_event(outbox_sequence, b"order.changed", b'{"id":"o-%d"}' % outbox_sequence)])
+
+
+inbox_seeds = {
+    "message": (0x00, inbox_message(1, 3, 7, 0x0102030405060708, [
+        inbox_event(42, b"order.changed", b'{"id":"o-1","status":"accepted"}'),
+        inbox_event(2 ** 64 - 1, b"order.taken", b""),
+        inbox_event(0, "订单.变更".encode(), b"\x00\xff")])),
+    "message-accounts": (0x03, inbox_message(2, 0xFFFF, 2 ** 64 - 1, 0, [inbox_event(9, b"account.login", b"{}")])),
+    "message-long-name": (0x06, inbox_message(1, 0, 1, 1, [inbox_event(1, "é".encode() * 32, b"x")])),
+    "outbox": (0x01, inbox_outbox([(0, 4, [p1_message(2), p1_message(3)]), (5, 1, []), (0xFFFF, 8, [p1_message(7)])])),
+    "outbox-empty": (0x04, inbox_outbox([])),
+    "reader": (0x02, inbox_reader(0x0102030405060708, [(1, 0, 12), (1, 3, 1), (1, 0xFFFF, 2 ** 64 - 1), (2, 0, 5)])),
+    "reader-empty": (0x05, inbox_reader(0, [])),
+}
+for name, (setup, data) in inbox_seeds.items():
+    write("inbox-protocol", name, bytes([setup]) + data)

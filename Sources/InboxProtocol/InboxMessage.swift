@@ -1,0 +1,104 @@
+// The inbox of an account partition (docs/scale-out.md, section 7b): how personal events cross
+// from the partition whose owner committed a change to the partition that numbers its users'
+// personal streams. This module is the part without I/O: the message a source publishes, its
+// wire form, the source's outbox (what to publish, what to publish again after a failure) and
+// the reader's rule (which message to apply, which to drop). The NATS stream that carries the
+// messages is `Cluster`'s `PartitionInbox`.
+//
+// A message is every personal event one journal record of one source tells the users of one
+// account partition. Each source numbers its messages to each account partition 1, 2, 3 … (the
+// outbox sequence) in journal order, and the reader applies a source's message only when it is
+// the next of that source's numbering: an earlier number is a copy published again, a later one
+// arrived after a gap and will be published again in order. That is what keeps every personal
+// stream gap-free and numbered once whatever was lost, doubled or reordered on the way.
+
+/// The partition a message comes from: a board partition (`p<n>`), whose changes to orders tell
+/// publishers and runners, or an account partition (`a<n>`), whose own events (a login, a
+/// verification decided) go through its inbox the same way.
+public struct InboxSource: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public enum Space: UInt8, Sendable, Comparable {
+        case boards = 1
+        case accounts = 2
+
+        public static func < (lhs: Space, rhs: Space) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public let space: Space
+    public let index: UInt16
+
+    public init(space: Space, index: UInt16) {
+        self.space = space
+        self.index = index
+    }
+
+    public var description: String { (space == .boards ? "p" : "a") + String(index) }
+
+    public static func < (lhs: InboxSource, rhs: InboxSource) -> Bool {
+        (lhs.space, lhs.index) < (rhs.space, rhs.index)
+    }
+}
+
+/// One personal event for one user: its name (`order.changed`, `account.login`, …) and its
+/// `data`, encoded by the source once for this recipient.
+public struct InboxEvent: Hashable, Sendable {
+    public let user: UInt64
+    public let name: String
+    public let data: [UInt8]
+
+    public init(user: UInt64, name: String, data: [UInt8]) {
+        self.user = user
+        self.name = name
+        self.data = data
+    }
+}
+
+/// What one journal record of `source` tells the users of one account partition.
+public struct InboxMessage: Hashable, Sendable {
+    public let source: InboxSource
+    /// 1, 2, 3 … per (source, account partition), in the source's journal order.
+    public let outboxSequence: UInt64
+    /// The source's journal record the events come from (for the logs and for tests).
+    public let journalSequence: UInt64
+    /// In the order the record lists them; never empty.
+    public let events: [InboxEvent]
+
+    public init(source: InboxSource, outboxSequence: UInt64, journalSequence: UInt64, events: [InboxEvent]) {
+        precondition(outboxSequence > 0, "outbox sequences start at 1")
+        precondition(!events.isEmpty, "an inbox message carries at least one event")
+        self.source = source
+        self.outboxSequence = outboxSequence
+        self.journalSequence = journalSequence
+        self.events = events
+    }
+}
+
+public enum InboxProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
+    case badMagic
+    case unsupportedVersion(UInt8)
+    case unknownSpace(UInt8)
+    /// The bytes end before the field they announce does.
+    case truncated
+    case trailingBytes(Int)
+    case zeroOutboxSequence
+    case noEvents
+    case invalidName
+    case tooLarge(Int)
+    /// A stored outbox or reader state that breaks its own rules (keys out of order, numbering
+    /// with holes, another source's messages).
+    case inconsistentState
+
+    public var description: String {
+        switch self {
+        case .badMagic: "not an inbox message"
+        case .unsupportedVersion(let version): "inbox message version \(version) is not supported"
+        case .unknownSpace(let space): "unknown partition space \(space)"
+        case .truncated: "inbox message truncated"
+        case .trailingBytes(let count): "\(count) bytes after the inbox message"
+        case .zeroOutboxSequence: "outbox sequence 0"
+        case .noEvents: "inbox message without events"
+        case .invalidName: "event name empty, too long or not UTF-8"
+        case .tooLarge(let size): "inbox message of \(size) bytes exceeds the limit"
+        case .inconsistentState: "stored inbox state is inconsistent"
+        }
+    }
+}

@@ -1,0 +1,62 @@
+// Fuzz target: the inbox's decoders (InboxProtocol): the message, and what a snapshot keeps of
+// an outbox and of a reader.
+//
+// The first byte picks the decoder (modulo 3: 0 a message, 1 the outbox state of source p1,
+// 2 the reader state); the rest is its input. Invariants, beyond "no crash and no sanitizer
+// report":
+//   - what decodes encodes back to exactly the bytes it came from (one wire form per value:
+//     nothing is accepted that the encoder would not write);
+//   - a decoded message fits one publish; a decoded outbox state restores an outbox of p1 that
+//     keeps the same state;
+//   - the decoder gives the same answer for the input copied into a slice that does not start
+//     at index 0.
+import InboxProtocol
+
+/// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
+private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError(message()) }
+}
+
+private let outboxSource = InboxSource(space: .boards, index: 1)
+
+/// Decodes `payload` as it is and shifted by one, requires both answers to agree, and returns
+/// the value when it encodes back to `payload`.
+private func decodeBoth<Value: Equatable>(
+    _ payload: [UInt8], _ decode: (ArraySlice<UInt8>) throws(InboxProtocolError) -> Value, encode: (Value) -> [UInt8]
+) -> Value? {
+    let decoded = Result { () throws(InboxProtocolError) in try decode(payload[...]) }
+    let shifted = [0xAA] + payload
+    let again = Result { () throws(InboxProtocolError) in try decode(shifted[1...]) }
+    switch (decoded, again) {
+    case (.success(let first), .success(let second)):
+        require(first == second, "the slice's start index changed the value")
+    case (.failure(let first), .failure(let second)):
+        require(first == second, "the slice's start index changed the error")
+    default:
+        require(false, "the slice's start index changed the outcome")
+    }
+    guard case .success(let value) = decoded else { return nil }
+    require(encode(value) == payload, "a decoded value did not encode back to its bytes")
+    return value
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzInboxProtocol(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size > 0 else { return 0 }
+    let payload = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    switch data[0] % 3 {
+    case 0:
+        guard let message = decodeBoth(payload, { (bytes) throws(InboxProtocolError) in try InboxCodec.decode(bytes) },
+                                       encode: InboxCodec.encode) else { return 0 }
+        require(InboxCodec.fits(message) && InboxCodec.size(of: message) == payload.count, "a decoded message does not fit")
+    case 1:
+        guard let state = decodeBoth(payload, { (bytes) throws(InboxProtocolError) in
+            try InboxStateCodec.decodeOutbox(bytes, of: outboxSource)
+        }, encode: InboxStateCodec.encode) else { return 0 }
+        require(InboxOutbox(source: outboxSource, state: state).state == state, "a restored outbox changed its state")
+    default:
+        _ = decodeBoth(payload, { (bytes) throws(InboxProtocolError) in try InboxStateCodec.decodeReader(bytes) },
+                       encode: InboxStateCodec.encode)
+    }
+    return 0
+}
