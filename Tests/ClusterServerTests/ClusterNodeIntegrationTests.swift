@@ -82,4 +82,36 @@ import Testing
             await a.leave()
         }
     }
+
+    /// One NATS server leading both the leases and the heartbeats buckets is the placement whose
+    /// loss costs a failover; the node moves the heartbeats bucket's leader elsewhere.
+    @Test func theLeasesAndHeartbeatsBucketsEndUpLedByDifferentServers() async throws {
+        try await withCluster { cluster in
+            let node = ClusterNode(configuration: configuration(cluster, node: "a"))
+            try await node.connect()
+            _ = try await LeaseManager.makeBuckets(in: node.jetStream, replicas: node.replicas)
+            let leasesStream = KeyValueBucket.streamName(ofBucket: PartitionLease.bucketName)
+            let heartbeatsStream = KeyValueBucket.streamName(ofBucket: LeaseManager.nodesBucketName)
+            func leaders() async throws -> (leases: String?, heartbeats: String?) {
+                (try await node.jetStream.streamInfo(leasesStream).leader, try await node.jetStream.streamInfo(heartbeatsStream).leader)
+            }
+            // Put both on one server: step the heartbeats bucket's leader down until it lands there.
+            try await eventually(timeoutSeconds: 60, "one server leading both buckets") {
+                let (leases, heartbeats) = try await leaders()
+                guard let leases, let heartbeats else { return false }
+                if leases == heartbeats { return true }
+                try await node.jetStream.stepDownLeader(of: heartbeatsStream)
+                try await Task.sleep(for: .milliseconds(500))
+                return false
+            }
+            let shared = try await leaders().leases
+            #expect(try await node.separateLeaseAndHeartbeatLeaders() == shared)
+            try await eventually(timeoutSeconds: 10, "the heartbeats bucket led by another server") {
+                let (leases, heartbeats) = try await leaders()
+                return heartbeats != nil && leases == shared && heartbeats != shared
+            }
+            #expect(try await node.separateLeaseAndHeartbeatLeaders() == nil, "nothing to do once apart")
+            await node.leave()
+        }
+    }
 }

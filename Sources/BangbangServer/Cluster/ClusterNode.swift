@@ -117,6 +117,20 @@ final class ClusterNode: OwnerDirectory {
         for handler in handlers { handler(owner) }
     }
 
+    /// When one NATS server leads both the leases bucket and the heartbeats bucket, asks the
+    /// heartbeats bucket's leader to step down, and returns that server's name. Losing such a
+    /// server stops both renewals and heartbeats until both elections end, and an election that
+    /// outlasts L then costs a failover: nothing a node can see tells a live holder from a dead
+    /// one (docs/scale-out.md, section 5). Apart, whichever dies, the other keeps landing. A
+    /// planned step-down elects within about a second, and the holder's renewals land meanwhile.
+    func separateLeaseAndHeartbeatLeaders() async throws -> String? {
+        let leases = try await jetStream.streamInfo(KeyValueBucket.streamName(ofBucket: PartitionLease.bucketName)).leader
+        let heartbeats = try await jetStream.streamInfo(KeyValueBucket.streamName(ofBucket: LeaseManager.nodesBucketName)).leader
+        guard let leases, leases == heartbeats, replicas > 1 else { return nil }
+        try await jetStream.stepDownLeader(of: KeyValueBucket.streamName(ofBucket: LeaseManager.nodesBucketName))
+        return leases
+    }
+
     /// The partition's journal stream, created if absent.
     func partitionJournal() async throws -> PartitionJournal {
         try await PartitionJournal.create(Self.partition, in: jetStream, replicas: replicas)

@@ -171,10 +171,30 @@ public final class ClusterRunner: Sendable {
             logger.info("partition_serving", ["term": term, "snapshot_sequence": recovered.snapshotSequence,
                                               "records": recovered.records.count, "journal_sequence": last,
                                               "ms": Int((ContinuousClock.now - started).seconds * 1000)])
+            Task { await keepLeaseAndHeartbeatLeadersApart() }
         } catch {
             fail("partition_recovery_failed", "cannot recover the partition: \(error)")
         }
     }
+
+    /// While this node owns the partition (for the rest of the process), every
+    /// `leaderCheckInterval` it keeps the leases and heartbeats buckets led by different NATS
+    /// servers (`ClusterNode.separateLeaseAndHeartbeatLeaders`). Only the owner does it, so two
+    /// nodes never step the same leader down together. A failed check is tried at the next one.
+    private func keepLeaseAndHeartbeatLeadersApart() async {
+        while !isLeaving.load(ordering: .relaxed) {
+            do {
+                if let server = try await node.separateLeaseAndHeartbeatLeaders() {
+                    logger.info("cluster_leaders_separated", ["server": server, "detail": "\(LeaseManager.nodesBucketName) and \(PartitionLease.bucketName) were led by one NATS server; \(LeaseManager.nodesBucketName)'s leader stepped down"])
+                }
+            } catch {
+                logger.debug("cluster_leader_check_failed", ["detail": "\(error)"])
+            }
+            try? await Task.sleep(for: Self.leaderCheckInterval)
+        }
+    }
+
+    static let leaderCheckInterval: Duration = .seconds(2)
 
     /// The first owner of a cluster that holds no state for the partition, started on a data
     /// directory where a node ran on its own, makes that node's state the cluster's: an operator

@@ -94,6 +94,12 @@ public struct JetStream: Sendable {
         try StreamInfo(try await call("STREAM.INFO." + name))
     }
 
+    /// Asks `stream`'s leader to step down: the other replicas elect one of themselves. Stored
+    /// messages are unaffected; publishes wait for the election (usually well under a second).
+    public func stepDownLeader(of stream: String) async throws(NATSClientError) {
+        _ = try await call("STREAM.LEADER.STEPDOWN." + stream)
+    }
+
     /// Deletes a stream and everything in it.
     public func deleteStream(_ name: String) async throws(NATSClientError) {
         _ = try await call("STREAM.DELETE." + name)

@@ -15,7 +15,8 @@ public struct KeyValueBucket: Sendable {
     public let name: String
     public let jetStream: JetStream
 
-    var streamName: String { "KV_" + name }
+    public var streamName: String { Self.streamName(ofBucket: name) }
+    public static func streamName(ofBucket name: String) -> String { "KV_" + name }
     var subjectPrefix: String { "$KV." + name + "." }
 
     /// What a bucket is made with.
