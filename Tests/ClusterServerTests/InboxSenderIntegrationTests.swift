@@ -123,4 +123,67 @@ import TestSupport
             }
         }
     }
+
+    /// A measuring tool, not a test: `INBOX_BENCHMARK=50000 swift test -c release --build-path
+    /// .build-rel -Xswiftc -enable-testing --filter InboxSenderIntegrationTests`. One source sends
+    /// that many records' personal events (an order view of about 500 bytes for one or two users,
+    /// in four account partitions) through an InboxSender to a 3-server cluster, R3; then the four
+    /// inboxes are read in order by InboxReader. Prints the rates and this process's CPU per
+    /// message sent; asserts only that every message was applied once.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["INBOX_BENCHMARK"] != nil))
+    func measureSendingAndReading() async throws {
+        let count = UInt64(ProcessInfo.processInfo.environment["INBOX_BENCHMARK"] ?? "") ?? 20_000
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "benchmark")
+            let jetStream = JetStream(connection: connection)
+            let partitions = (0..<4).map { PartitionID(space: .accounts, index: $0) }
+            for partition in partitions { _ = try await PartitionInbox.create(partition, in: jetStream) }
+            let source = InboxSource(space: .boards, index: 0)
+            let view = Array(repeating: UInt8(ascii: "x"), count: 500)
+            let records = (1...count).map { sequence -> [(destination: UInt16, events: [InboxEvent])] in
+                let first = UInt16(sequence % 4)
+                let users = sequence % 3 == 0 ? [first] : [first, (first + 1) % 4]
+                return users.map { ($0, [InboxEvent(user: UInt64($0) + 4 * sequence, name: "order.changed", data: view)]) }
+            }
+            let messages = records.reduce(0) { $0 + $1.count }
+            let sender = InboxSender(jetStream: jetStream, outbox: InboxOutbox(source: source))
+            let cpuBefore = Self.processCPU()
+            var started = ContinuousClock.now
+            for (offset, record) in records.enumerated() {
+                sender.send(journalSequence: UInt64(offset + 1), eventsByDestination: record)
+                // A commit path hands events over as records become durable: bounded in flight.
+                while sender.undeliveredCount > 4_096 { try await Task.sleep(for: .microseconds(200)) }
+            }
+            try await eventually(timeoutSeconds: 120, "every message delivered") { sender.undeliveredCount == 0 }
+            let sending = ContinuousClock.now - started
+            let cpu = Self.processCPU() - cpuBefore
+            started = ContinuousClock.now
+            var applied = 0
+            for partition in partitions {
+                var reader = InboxReader()
+                let inbox = PartitionInbox(partition: partition, jetStream: jetStream)
+                while true {
+                    let batch = try await inbox.read(after: reader.state.position, maximum: 1_024)
+                    if batch.isEmpty { break }
+                    for stored in batch where reader.read(try stored.message.get(), at: stored.sequence) == .apply { applied += 1 }
+                }
+            }
+            let reading = ContinuousClock.now - started
+            #expect(applied == messages)
+            func rate(_ duration: Duration) -> Int {
+                Int(Double(messages) / (Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18))
+            }
+            print("InboxSenderIntegrationTests: \(count) records, \(messages) messages of about \(InboxCodec.size(of: InboxMessage(source: source, outboxSequence: 1, journalSequence: 1, events: records[0][0].events))) bytes, R3: "
+                  + "sent in \(sending) (\(rate(sending))/s, \(Int(cpu * 1e6) / messages) µs of this process's CPU per message), "
+                  + "read and applied in \(reading) (\(rate(reading))/s)")
+            await connection.close()
+        }
+    }
+
+    /// User plus system CPU time of this process, in seconds.
+    static func processCPU() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
 }

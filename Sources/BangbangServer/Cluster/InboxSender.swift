@@ -18,12 +18,14 @@ import Synchronization
 
 final class InboxSender: @unchecked Sendable {
     // Confinement: `outbox` and `pauses` are touched only on `loop` (the NATS connection's
-    // loop); `undelivered` is safe from any thread.
+    // loop); `undelivered` and `handedOver` are safe from any thread.
     private let jetStream: JetStream
     private let loop: EventLoop
     private var outbox: InboxOutbox
     private var pauses: [UInt16: Pause] = [:]
     private let undelivered = Atomic<Int>(0)
+    /// Records handed over and not yet added to the outbox.
+    private let handedOver = Atomic<Int>(0)
     private let onFailure: @Sendable (UInt16, NATSClientError) -> Void
 
     static let firstPauseMilliseconds = 50
@@ -44,19 +46,23 @@ final class InboxSender: @unchecked Sendable {
         loop = jetStream.connection.loop
         self.outbox = outbox
         self.onFailure = onFailure
+        undelivered.store(outbox.pendingCount, ordering: .relaxed)
         loop.execute { [self] in
             send(self.outbox.resendAll())
         }
     }
 
-    /// Messages handed over or sent and not yet delivered.
-    var undeliveredCount: Int { undelivered.load(ordering: .relaxed) }
+    /// Messages not yet delivered, plus records handed over and not yet turned into messages:
+    /// 0 once everything handed over so far is delivered.
+    var undeliveredCount: Int { handedOver.load(ordering: .acquiring) + undelivered.load(ordering: .acquiring) }
 
     /// The personal events of durable record `journalSequence`, by account partition. Call in
     /// journal order, from one queue.
     func send(journalSequence: UInt64, eventsByDestination: [(destination: UInt16, events: [InboxEvent])]) {
+        handedOver.add(1, ordering: .releasing)
         loop.execute { [self] in
             send(outbox.add(journalSequence: journalSequence, eventsByDestination: eventsByDestination))
+            handedOver.subtract(1, ordering: .releasing)
         }
     }
 
@@ -85,13 +91,13 @@ final class InboxSender: @unchecked Sendable {
                 failed(publish, error)
             }
         }
-        undelivered.store(outbox.pendingCount, ordering: .relaxed)
+        undelivered.store(outbox.pendingCount, ordering: .releasing)
     }
 
     private func acknowledged(_ publish: InboxOutbox.Publish) {
         outbox.acknowledged(publish)
         if pauses[publish.destination]?.isWaiting == false { pauses[publish.destination] = nil }
-        undelivered.store(outbox.pendingCount, ordering: .relaxed)
+        undelivered.store(outbox.pendingCount, ordering: .releasing)
     }
 
     private func failed(_ publish: InboxOutbox.Publish, _ error: NATSClientError) {
