@@ -163,10 +163,7 @@ import TestSupport
     // MARK: The message: refusals
 
     @Test func everyTruncationIsRefusedNeverACrash() {
-        let bytes = InboxCodec.encode(Self.message)
-        for length in 0..<bytes.count {
-            #expect(throws: InboxProtocolError.truncated, "a cut at \(length)") { try InboxCodec.decode(bytes[..<length]) }
-        }
+        Self.expectEveryTruncationRefused(InboxCodec.encode(Self.message)) { try InboxCodec.decode($0) }
     }
 
     @Test func refusesABadHeader() {
@@ -439,25 +436,14 @@ import TestSupport
 
     @Test func everyOutboxStateTruncationIsRefused() {
         for state in [Self.outboxState, InboxOutbox.State()] {
-            let bytes = InboxStateCodec.encode(state)
-            for length in 0..<bytes.count {
-                #expect(throws: InboxProtocolError.truncated, "a cut at \(length)") {
-                    try InboxStateCodec.decodeOutbox(bytes[..<length], of: Self.source)
-                }
-            }
+            Self.expectEveryTruncationRefused(InboxStateCodec.encode(state)) { try InboxStateCodec.decodeOutbox($0, of: Self.source) }
         }
     }
 
     @Test func randomlyDamagedOutboxStatesAreRefusedOrEncodeBackToTheirBytes() {
-        var generator = SeededGenerator(seed: 0x0B0B)
-        let valid = InboxStateCodec.encode(Self.outboxState)
-        var decodedCount = 0
-        for bytes in Self.damagedCopies(of: valid, using: &generator) {
-            guard let state = try? Self.decodeOutbox(bytes) else { continue }
-            decodedCount += 1
-            #expect(InboxStateCodec.encode(state) == bytes)
-        }
-        #expect(decodedCount > 0, "some damage (a journal sequence, a user, data) leaves a valid state")
+        let decoded = Self.damagedCopiesDecodingBack(InboxStateCodec.encode(Self.outboxState), seed: 0x0B0B,
+                                                      decode: { try Self.decodeOutbox($0) }, encode: InboxStateCodec.encode)
+        #expect(decoded > 0, "some damage (a journal sequence, a user, data) leaves a valid state")
     }
 
     // MARK: Reader state
@@ -533,25 +519,36 @@ import TestSupport
 
     @Test func everyReaderStateTruncationIsRefused() {
         for state in [Self.readerState, InboxReader.State()] {
-            let bytes = InboxStateCodec.encode(state)
-            for length in 0..<bytes.count {
-                #expect(throws: InboxProtocolError.truncated, "a cut at \(length)") {
-                    try InboxStateCodec.decodeReader(bytes[..<length])
-                }
-            }
+            Self.expectEveryTruncationRefused(InboxStateCodec.encode(state)) { try InboxStateCodec.decodeReader($0) }
         }
     }
 
     @Test func randomlyDamagedReaderStatesAreRefusedOrEncodeBackToTheirBytes() {
-        var generator = SeededGenerator(seed: 0x0B0E)
-        let valid = InboxStateCodec.encode(Self.readerState)
-        var decodedCount = 0
-        for bytes in Self.damagedCopies(of: valid, using: &generator) {
-            guard let state = try? Self.decodeReader(bytes) else { continue }
-            decodedCount += 1
-            #expect(InboxStateCodec.encode(state) == bytes)
+        let decoded = Self.damagedCopiesDecodingBack(InboxStateCodec.encode(Self.readerState), seed: 0x0B0E,
+                                                      decode: { try Self.decodeReader($0) }, encode: InboxStateCodec.encode)
+        #expect(decoded > 0, "some damage (the position, an applied number) leaves a valid state")
+    }
+
+    /// Every proper prefix of `bytes` is refused as truncated.
+    static func expectEveryTruncationRefused<Value>(_ bytes: [UInt8],
+                                                    _ decode: (ArraySlice<UInt8>) throws -> Value) {
+        for length in 0..<bytes.count {
+            #expect(throws: InboxProtocolError.truncated, "a cut at \(length)") { _ = try decode(bytes[..<length]) }
         }
-        #expect(decodedCount > 0, "some damage (the position, an applied number) leaves a valid state")
+    }
+
+    /// Damaged copies of `valid` are refused or decode to a value that encodes back to the same
+    /// bytes; returns how many decoded.
+    static func damagedCopiesDecodingBack<Value>(_ valid: [UInt8], seed: UInt64, decode: ([UInt8]) throws -> Value,
+                                                 encode: (Value) -> [UInt8]) -> Int {
+        var generator = SeededGenerator(seed: seed)
+        var decoded = 0
+        for bytes in damagedCopies(of: valid, using: &generator) {
+            guard let value = try? decode(bytes) else { continue }
+            decoded += 1
+            #expect(encode(value) == bytes)
+        }
+        return decoded
     }
 
     /// Copies of `valid` with one to four bytes each set to a random value.

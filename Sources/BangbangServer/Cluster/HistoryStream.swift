@@ -8,6 +8,7 @@
 // history; a node that starts with an empty archive fills it from the stream.
 import BangbangCore
 import BangbangStorage
+import Cluster
 import Dispatch
 import NATSClient
 import OrderArchive
@@ -24,12 +25,7 @@ struct HistoryStream: Sendable {
 
     /// Finds the stream, or makes it with `replicas` copies.
     static func open(in jetStream: JetStream, replicas: Int) async throws(NATSClientError) -> HistoryStream {
-        var configuration = StreamConfiguration(name: streamName, subjects: [subject])
-        configuration.replicas = replicas
-        configuration.storage = .file
-        configuration.discard = .new
-        configuration.deniesDelete = true
-        _ = try await jetStream.ensureStream(configuration)
+        _ = try await jetStream.ensureStream(.durableLog(name: streamName, subject: subject, replicas: replicas))
         return HistoryStream(jetStream: jetStream)
     }
 

@@ -23,13 +23,8 @@ public struct PartitionInbox: Sendable {
                               replicas: Int = 3) async throws(JournalError) -> PartitionInbox {
         precondition(partition.space == .accounts, "only an account partition has an inbox")
         let inbox = PartitionInbox(partition: partition, jetStream: jetStream)
-        var configuration = StreamConfiguration(name: inbox.streamName, subjects: [inbox.subject])
-        configuration.replicas = replicas
-        configuration.storage = .file
-        configuration.discard = .new
-        configuration.deniesDelete = true
         do {
-            _ = try await jetStream.ensureStream(configuration)
+            _ = try await jetStream.ensureStream(.durableLog(name: inbox.streamName, subject: inbox.subject, replicas: replicas))
         } catch {
             throw .unavailable(partition, error)
         }

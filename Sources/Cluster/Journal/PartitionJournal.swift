@@ -58,13 +58,8 @@ public struct PartitionJournal: Sendable {
     public static func create(_ partition: PartitionID, in jetStream: JetStream,
                               replicas: Int = 3) async throws(JournalError) -> PartitionJournal {
         let journal = PartitionJournal(partition: partition, jetStream: jetStream)
-        var configuration = StreamConfiguration(name: journal.streamName, subjects: [journal.subject])
-        configuration.replicas = replicas
-        configuration.storage = .file
-        configuration.discard = .new
-        configuration.deniesDelete = true
         do {
-            _ = try await jetStream.ensureStream(configuration)
+            _ = try await jetStream.ensureStream(.durableLog(name: journal.streamName, subject: journal.subject, replicas: replicas))
         } catch {
             throw .unavailable(partition, error)
         }
