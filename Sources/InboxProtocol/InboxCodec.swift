@@ -3,12 +3,13 @@
 // fields, no padding), so what decodes encodes back to the same bytes.
 //
 //   "BI" | version 1 | space u8 | index u16 | outbox sequence u64 | journal sequence u64 |
-//   event count u16 | event* ; event = user u64 | name length u8 | name | data length u32 | data
+//   at i64 (milliseconds since 1970, two's complement) | event count u16 | event* ;
+//   event = user u64 | name length u8 | name | data length u32 | data
 
 public enum InboxCodec {
     static let magic: [UInt8] = [0x42, 0x49]   // "BI"
     static let version: UInt8 = 1
-    static let headerSize = 2 + 1 + 1 + 2 + 8 + 8 + 2
+    static let headerSize = 2 + 1 + 1 + 2 + 8 + 8 + 8 + 2
     public static let maxNameBytes = 64
     /// NATS's default largest payload: a message is one publish.
     public static let maxMessageBytes = 1 << 20
@@ -39,6 +40,7 @@ public enum InboxCodec {
         append(message.source.index, to: &bytes)
         append(message.outboxSequence, to: &bytes)
         append(message.journalSequence, to: &bytes)
+        append(UInt64(bitPattern: message.at), to: &bytes)
         append(UInt16(message.events.count), to: &bytes)
         for event in message.events {
             append(event.user, to: &bytes)
@@ -66,6 +68,7 @@ public enum InboxCodec {
         let outboxSequence = try reader.integer(UInt64.self)
         guard outboxSequence > 0 else { throw .zeroOutboxSequence }
         let journalSequence = try reader.integer(UInt64.self)
+        let at = Int64(bitPattern: try reader.integer(UInt64.self))
         let count = Int(try reader.integer(UInt16.self))
         guard count > 0 else { throw .noEvents }
         // Each event takes at least 13 bytes: a count the bytes cannot hold is refused before
@@ -84,7 +87,7 @@ public enum InboxCodec {
         }
         guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
         return InboxMessage(source: InboxSource(space: space, index: index), outboxSequence: outboxSequence,
-                            journalSequence: journalSequence, events: events)
+                            journalSequence: journalSequence, at: at, events: events)
     }
 
     static func isValidName(_ name: some Collection<UInt8>) -> Bool {

@@ -59,15 +59,19 @@ public struct InboxMessage: Hashable, Sendable {
     public let outboxSequence: UInt64
     /// The source's journal record the events come from (for the logs and for tests).
     public let journalSequence: UInt64
+    /// When the record's change happened (milliseconds since 1970): the personal streams keep
+    /// events for a time, and a replay must trim them as the live numbering did.
+    public let at: Int64
     /// In the order the record lists them; never empty.
     public let events: [InboxEvent]
 
-    public init(source: InboxSource, outboxSequence: UInt64, journalSequence: UInt64, events: [InboxEvent]) {
+    public init(source: InboxSource, outboxSequence: UInt64, journalSequence: UInt64, at: Int64, events: [InboxEvent]) {
         precondition(outboxSequence > 0, "outbox sequences start at 1")
         precondition(!events.isEmpty, "an inbox message carries at least one event")
         self.source = source
         self.outboxSequence = outboxSequence
         self.journalSequence = journalSequence
+        self.at = at
         self.events = events
     }
 }

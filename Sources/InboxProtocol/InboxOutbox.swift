@@ -90,16 +90,16 @@ public struct InboxOutbox: Sendable {
     /// Messages sent and not yet delivered, over every partition.
     public var pendingCount: Int { destinations.values.reduce(0) { $0 + $1.pending.count } }
 
-    /// The personal events of durable record `journalSequence`, grouped by account partition, in
-    /// journal order. Returns the publishes to make now, in order.
-    public mutating func add(journalSequence: UInt64,
+    /// The personal events of durable record `journalSequence`, whose change happened `at`,
+    /// grouped by account partition, in journal order. Returns the publishes to make now, in order.
+    public mutating func add(journalSequence: UInt64, at: Int64,
                              eventsByDestination: [(destination: UInt16, events: [InboxEvent])]) -> [Publish] {
         var publishes: [Publish] = []
         for (index, events) in eventsByDestination where !events.isEmpty {
             var destination = destinations[index] ?? Destination()
             for chunk in Self.chunks(of: events) {
                 let message = InboxMessage(source: source, outboxSequence: destination.nextSequence,
-                                           journalSequence: journalSequence, events: chunk)
+                                           journalSequence: journalSequence, at: at, events: chunk)
                 destination.nextSequence += 1
                 destination.window.append((message, false))
                 publishes.append(Publish(destination: index, attempt: destination.attempt, message: message))

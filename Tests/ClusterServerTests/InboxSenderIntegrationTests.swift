@@ -71,7 +71,7 @@ import TestSupport
             let records: UInt64 = 1_500
             for sequence in 1...records {
                 for (sender, source) in zip(senders, sources) {
-                    sender.send(journalSequence: sequence, eventsByDestination: Self.record(source, sequence))
+                    sender.send(journalSequence: sequence, at: 1_796_099_188_971, eventsByDestination: Self.record(source, sequence))
                 }
                 if sequence == records / 3 { cluster.kill(leader) }
                 if sequence % 100 == 0 { try await Task.sleep(for: .milliseconds(20)) }
@@ -102,11 +102,11 @@ import TestSupport
             let source = InboxSource(space: .boards, index: 2)
             let first = try await connectClient(to: cluster, first: 1, name: "first-owner")
             let old = InboxSender(jetStream: JetStream(connection: first), outbox: InboxOutbox(source: source))
-            for sequence in UInt64(1)...300 { old.send(journalSequence: sequence, eventsByDestination: Self.record(source, sequence)) }
+            for sequence in UInt64(1)...300 { old.send(journalSequence: sequence, at: 1_796_099_188_971, eventsByDestination: Self.record(source, sequence)) }
             // The snapshot's cut at record 300, taken while publishes are still in flight.
             let state = Mutex<InboxOutbox.State?>(nil)
             old.state { cut in state.withLock { $0 = cut } }
-            for sequence in UInt64(301)...400 { old.send(journalSequence: sequence, eventsByDestination: Self.record(source, sequence)) }
+            for sequence in UInt64(301)...400 { old.send(journalSequence: sequence, at: 1_796_099_188_971, eventsByDestination: Self.record(source, sequence)) }
             try await eventually(timeoutSeconds: 10, "the snapshot's outbox state") { state.withLock { $0 } != nil }
             await first.close()
             let snapshot = try #require(state.withLock { $0 })
@@ -114,7 +114,7 @@ import TestSupport
 
             let second = try await connectClient(to: cluster, first: 2, name: "next-owner")
             let next = InboxSender(jetStream: JetStream(connection: second), outbox: InboxOutbox(source: source, state: restored))
-            for sequence in UInt64(301)...500 { next.send(journalSequence: sequence, eventsByDestination: Self.record(source, sequence)) }
+            for sequence in UInt64(301)...500 { next.send(journalSequence: sequence, at: 1_796_099_188_971, eventsByDestination: Self.record(source, sequence)) }
             try await eventually(timeoutSeconds: 30, "every message delivered") { next.undeliveredCount == 0 }
             for (destination, partition) in Self.partitions.enumerated() {
                 let (applied, copies, _) = try await Self.applied(PartitionInbox(partition: partition, jetStream: JetStream(connection: second)))
@@ -150,7 +150,7 @@ import TestSupport
             let cpuBefore = Self.processCPU()
             var started = ContinuousClock.now
             for (offset, record) in records.enumerated() {
-                sender.send(journalSequence: UInt64(offset + 1), eventsByDestination: record)
+                sender.send(journalSequence: UInt64(offset + 1), at: 1_796_099_188_971, eventsByDestination: record)
                 // A commit path hands events over as records become durable: bounded in flight.
                 while sender.undeliveredCount > 4_096 { try await Task.sleep(for: .microseconds(200)) }
             }
@@ -173,7 +173,7 @@ import TestSupport
             func rate(_ duration: Duration) -> Int {
                 Int(Double(messages) / (Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18))
             }
-            print("InboxSenderIntegrationTests: \(count) records, \(messages) messages of about \(InboxCodec.size(of: InboxMessage(source: source, outboxSequence: 1, journalSequence: 1, events: records[0][0].events))) bytes, R3: "
+            print("InboxSenderIntegrationTests: \(count) records, \(messages) messages of about \(InboxCodec.size(of: InboxMessage(source: source, outboxSequence: 1, journalSequence: 1, at: 1_796_099_188_971, events: records[0][0].events))) bytes, R3: "
                   + "sent in \(sending) (\(rate(sending))/s, \(Int(cpu * 1e6) / messages) µs of this process's CPU per message), "
                   + "read and applied in \(reading) (\(rate(reading))/s)")
             await connection.close()

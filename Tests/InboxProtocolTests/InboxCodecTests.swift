@@ -9,7 +9,7 @@ import TestSupport
 @Suite struct InboxCodecTests {
     static let source = InboxSource(space: .boards, index: 3)
 
-    static let message = InboxMessage(source: source, outboxSequence: 7, journalSequence: 0x0102_0304_0506_0708, events: [
+    static let message = InboxMessage(source: source, outboxSequence: 7, journalSequence: 0x0102_0304_0506_0708, at: 1_796_099_188_971, events: [
         InboxEvent(user: 42, name: "order.changed", data: Array(#"{"id":"o-1","status":"accepted"}"#.utf8)),
         InboxEvent(user: 0xFFFF_FFFF_FFFF_FFFF, name: "order.taken", data: []),
         InboxEvent(user: 0, name: "订单.变更", data: [0, 0xFF]),
@@ -17,7 +17,7 @@ import TestSupport
 
     /// A one-event message of `source` numbered `outboxSequence`, as an outbox keeps them.
     static func message(_ outboxSequence: UInt64, from source: InboxSource = source) -> InboxMessage {
-        InboxMessage(source: source, outboxSequence: outboxSequence, journalSequence: outboxSequence,
+        InboxMessage(source: source, outboxSequence: outboxSequence, journalSequence: outboxSequence, at: 1_796_099_188_971,
                      events: [InboxEvent(user: outboxSequence, name: "order.changed", data: Array("m\(outboxSequence)".utf8))])
     }
 
@@ -43,8 +43,9 @@ import TestSupport
     }
 
     static func header(space: UInt8 = 1, index: UInt16 = 3, outboxSequence: UInt64 = 1, journalSequence: UInt64 = 1,
-                       count: UInt16 = 1) -> [UInt8] {
-        [0x42, 0x49, 1, space] + bigEndian(index) + bigEndian(outboxSequence) + bigEndian(journalSequence) + bigEndian(count)
+                       at: Int64 = 0, count: UInt16 = 1) -> [UInt8] {
+        [0x42, 0x49, 1, space] + bigEndian(index) + bigEndian(outboxSequence) + bigEndian(journalSequence) + bigEndian(at)
+            + bigEndian(count)
     }
 
     static func event(user: UInt64 = 7, name: [UInt8] = Array("a.b".utf8), data: [UInt8] = []) -> [UInt8] {
@@ -80,10 +81,11 @@ import TestSupport
 
     @Test func encodesTheDocumentedLayout() {
         let message = InboxMessage(source: InboxSource(space: .accounts, index: 0x0102), outboxSequence: 5, journalSequence: 9,
-                                   events: [InboxEvent(user: 7, name: "a.b", data: [0x7B, 0x7D])])
+                                   at: -2, events: [InboxEvent(user: 7, name: "a.b", data: [0x7B, 0x7D])])
         let expected: [UInt8] = [0x42, 0x49, 1, 2, 0x01, 0x02,
                                  0, 0, 0, 0, 0, 0, 0, 5,
                                  0, 0, 0, 0, 0, 0, 0, 9,
+                                 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE,
                                  0, 1,
                                  0, 0, 0, 0, 0, 0, 0, 7, 3, 0x61, 0x2E, 0x62, 0, 0, 0, 2, 0x7B, 0x7D]
         #expect(InboxCodec.encode(message) == expected)
@@ -107,7 +109,7 @@ import TestSupport
         InboxEvent(user: 6, name: "\u{0}", data: Array(repeating: 0xAB, count: 70_000)),
     ])
     func boundaryEventsRoundTrip(event: InboxEvent) throws {
-        let message = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 0, events: [event])
+        let message = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 0, at: 1_796_099_188_971, events: [event])
         #expect(InboxCodec.fits(message))
         #expect(try InboxCodec.decode(InboxCodec.encode(message)) == message)
     }
@@ -117,7 +119,7 @@ import TestSupport
             for index in [0, 1, UInt16.max] {
                 for (outboxSequence, journalSequence) in [(1, 0), (UInt64.max, UInt64.max)] as [(UInt64, UInt64)] {
                     let message = InboxMessage(source: InboxSource(space: space, index: index), outboxSequence: outboxSequence,
-                                               journalSequence: journalSequence, events: Self.message.events)
+                                               journalSequence: journalSequence, at: 1_796_099_188_971, events: Self.message.events)
                     #expect(try InboxCodec.decode(InboxCodec.encode(message)) == message)
                 }
             }
@@ -126,28 +128,28 @@ import TestSupport
 
     @Test func keepsTheNamesBytesNotJustAnEquivalentString() throws {
         let decomposed = "cafe\u{301}"   // equal to "café" as a String, one byte longer in UTF-8
-        let message = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1,
+        let message = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1, at: 1_796_099_188_971,
                                    events: [InboxEvent(user: 1, name: decomposed, data: [])])
         let decoded = try InboxCodec.decode(InboxCodec.encode(message))
         #expect(Array(decoded.events[0].name.utf8) == Array(decomposed.utf8))
     }
 
     @Test func aMessageOfExactlyTheLimitRoundTripsAndOneByteMoreDoesNotFit() throws {
-        let overhead = InboxCodec.size(of: InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1,
+        let overhead = InboxCodec.size(of: InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1, at: 1_796_099_188_971,
                                                         events: [InboxEvent(user: 1, name: "x", data: [])]))
-        let largest = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1, events: [
+        let largest = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1, at: 1_796_099_188_971, events: [
             InboxEvent(user: 1, name: "x", data: Array(repeating: 0x5A, count: InboxCodec.maxMessageBytes - overhead))])
         let bytes = InboxCodec.encode(largest)
         #expect(bytes.count == InboxCodec.maxMessageBytes)
         #expect(try InboxCodec.decode(bytes) == largest)
-        let tooLarge = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1, events: [
+        let tooLarge = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1, at: 1_796_099_188_971, events: [
             InboxEvent(user: 1, name: "x", data: Array(repeating: 0x5A, count: InboxCodec.maxMessageBytes - overhead + 1))])
         #expect(!InboxCodec.fits(tooLarge))
     }
 
     @Test func namesThatCannotBeEncodedDoNotFit() {
         for name in ["", String(repeating: "n", count: InboxCodec.maxNameBytes + 1), String(repeating: "é", count: 32) + "a"] {
-            let message = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1,
+            let message = InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1, at: 1_796_099_188_971,
                                        events: [InboxEvent(user: 1, name: name, data: [])])
             #expect(!InboxCodec.fits(message), "\(name.utf8.count)-byte name")
         }
@@ -256,8 +258,8 @@ import TestSupport
     @Test func aRecordTooLargeForOneMessageBecomesConsecutiveMessagesThatEachFit() throws {
         let events = (0..<7).map { InboxEvent(user: $0, name: "order.changed", data: Array(repeating: UInt8($0), count: 300_000)) }
         var outbox = InboxOutbox(source: Self.source)
-        let first = outbox.add(journalSequence: 1, eventsByDestination: [(4, [InboxEvent(user: 9, name: "a", data: [])])])
-        let publishes = outbox.add(journalSequence: 2, eventsByDestination: [(4, events), (6, Array(events.prefix(1)))])
+        let first = outbox.add(journalSequence: 1, at: 1_796_099_188_971, eventsByDestination: [(4, [InboxEvent(user: 9, name: "a", data: [])])])
+        let publishes = outbox.add(journalSequence: 2, at: 1_796_099_188_971, eventsByDestination: [(4, events), (6, Array(events.prefix(1)))])
         let toFour = publishes.filter { $0.destination == 4 }
         #expect(first.map(\.message.outboxSequence) == [1])
         #expect(toFour.map(\.message.outboxSequence) == [2, 3, 4])
@@ -273,18 +275,18 @@ import TestSupport
 
     @Test func eventsFillingExactlyOneMessageStayTogetherAndOneByteMoreSplits() {
         let eventOverhead = 8 + 1 + 1 + 4   // user, name length, "x", data length
-        let header = InboxCodec.size(of: InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1,
+        let header = InboxCodec.size(of: InboxMessage(source: Self.source, outboxSequence: 1, journalSequence: 1, at: 1_796_099_188_971,
                                                       events: [InboxEvent(user: 1, name: "x", data: [])])) - eventOverhead
         let half = (InboxCodec.maxMessageBytes - header) / 2 - eventOverhead
         let filling = [InboxEvent(user: 1, name: "x", data: Array(repeating: 1, count: half)),
                        InboxEvent(user: 2, name: "x", data: Array(repeating: 2, count: InboxCodec.maxMessageBytes - header
                                                                     - 2 * eventOverhead - half))]
         var outbox = InboxOutbox(source: Self.source)
-        let whole = outbox.add(journalSequence: 1, eventsByDestination: [(0, filling)])
+        let whole = outbox.add(journalSequence: 1, at: 1_796_099_188_971, eventsByDestination: [(0, filling)])
         #expect(whole.count == 1)
         #expect(whole.map { InboxCodec.encode($0.message).count } == [InboxCodec.maxMessageBytes])
         let overflowing = [filling[0], InboxEvent(user: 2, name: "xy", data: filling[1].data)]
-        let split = outbox.add(journalSequence: 2, eventsByDestination: [(0, overflowing)])
+        let split = outbox.add(journalSequence: 2, at: 1_796_099_188_971, eventsByDestination: [(0, overflowing)])
         #expect(split.map(\.message.outboxSequence) == [2, 3])
         #expect(split.map(\.message.events) == [[overflowing[0]], [overflowing[1]]])
     }
@@ -292,7 +294,7 @@ import TestSupport
     @Test func aRecordWithMoreEventsThanOneMessageCountsIsSplitAtTheCount() {
         let events = (0..<(InboxCodec.maxEvents + 10)).map { InboxEvent(user: UInt64($0), name: "e", data: []) }
         var outbox = InboxOutbox(source: Self.source)
-        let publishes = outbox.add(journalSequence: 1, eventsByDestination: [(0, events)])
+        let publishes = outbox.add(journalSequence: 1, at: 1_796_099_188_971, eventsByDestination: [(0, events)])
         #expect(publishes.map(\.message.events.count) == [InboxCodec.maxEvents, 10])
         #expect(publishes.map(\.message.outboxSequence) == [1, 2])
         #expect(publishes.allSatisfy { InboxCodec.fits($0.message) })
@@ -324,7 +326,7 @@ import TestSupport
     @Test func aLiveOutboxsStateRoundTripsAndRestoresTheSamePublishes() throws {
         var outbox = InboxOutbox(source: Self.source)
         let sent = (1...5).flatMap { record in
-            outbox.add(journalSequence: record, eventsByDestination: [
+            outbox.add(journalSequence: record, at: 1_796_099_188_971, eventsByDestination: [
                 (0, [InboxEvent(user: record, name: "order.changed", data: [])]),
                 (UInt16(record % 2 + 1), [InboxEvent(user: 1, name: "x", data: [])]),
             ])

@@ -16,10 +16,10 @@ import TestSupport
 
     @Test func numbersMessagesPerPartitionInJournalOrder() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let first = outbox.add(journalSequence: 10, eventsByDestination: [(0, Self.events(ofRecord: 10)),
+        let first = outbox.add(journalSequence: 10, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: 10)),
                                                                           (5, Self.events(ofRecord: 10, users: [5, 69]))])
-        let second = outbox.add(journalSequence: 11, eventsByDestination: [(5, Self.events(ofRecord: 11))])
-        let nothing = outbox.add(journalSequence: 12, eventsByDestination: [(0, [])])
+        let second = outbox.add(journalSequence: 11, at: 1_796_099_188_971, eventsByDestination: [(5, Self.events(ofRecord: 11))])
+        let nothing = outbox.add(journalSequence: 12, at: 1_796_099_188_971, eventsByDestination: [(0, [])])
         #expect(first.map(\.destination) == [0, 5])
         #expect(first.map(\.message.outboxSequence) == [1, 1])
         #expect(first[1].message.events.map(\.user) == [5, 69])
@@ -31,7 +31,7 @@ import TestSupport
 
     @Test func aFailureSendsAgainEveryUndeliveredMessageIncludingAcknowledgedLaterOnes() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...4).flatMap { outbox.add(journalSequence: $0, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
+        let sent = (1...4).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
         outbox.acknowledged(sent[0])
         outbox.acknowledged(sent[2])   // stored, but the reader dropped it if the second was lost
         let again = outbox.failed(sent[1])
@@ -42,7 +42,7 @@ import TestSupport
 
     @Test func answersToAnEarlierAttemptChangeNothing() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...2).flatMap { outbox.add(journalSequence: $0, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
+        let sent = (1...2).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
         let again = outbox.failed(sent[0])
         outbox.acknowledged(sent[0])
         outbox.acknowledged(sent[1])
@@ -54,7 +54,7 @@ import TestSupport
 
     @Test func aMessageIsDeliveredOnlyOnceEveryEarlierOneIs() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
+        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
         outbox.acknowledged(sent[2])
         outbox.acknowledged(sent[1])
         #expect(outbox.state.destinations[0]?.pending.map(\.outboxSequence) == [1, 2, 3])
@@ -65,11 +65,11 @@ import TestSupport
 
     @Test func aRestoredOutboxSendsWhatWasPendingThenNumbersOn() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, eventsByDestination: [(2, Self.events(ofRecord: $0))]) }
+        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(2, Self.events(ofRecord: $0))]) }
         outbox.acknowledged(sent[0])
         var restored = InboxOutbox(source: Self.boardSource, state: outbox.state)
         #expect(restored.resendAll().map(\.message) == [sent[1].message, sent[2].message])
-        let next = restored.add(journalSequence: 4, eventsByDestination: [(2, Self.events(ofRecord: 4))])
+        let next = restored.add(journalSequence: 4, at: 1_796_099_188_971, eventsByDestination: [(2, Self.events(ofRecord: 4))])
         #expect(next.map(\.message.outboxSequence) == [4])
     }
 
@@ -77,7 +77,7 @@ import TestSupport
 
     @Test func theReaderAppliesEachSourcesNextMessageOnly() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
+        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
         var reader = InboxReader()
         #expect(reader.read(sent[1].message, at: 1) == .outOfOrder(expected: 1))
         #expect(reader.read(sent[0].message, at: 2) == .apply)
@@ -215,7 +215,7 @@ struct InboxSimulation {
             }
         }
         sources[which].records.append(record)
-        send(which, sources[which].outbox.add(journalSequence: journalSequence, eventsByDestination: Self.grouped(record)))
+        send(which, sources[which].outbox.add(journalSequence: journalSequence, at: 1_796_099_188_971, eventsByDestination: Self.grouped(record)))
     }
 
     private mutating func reachTheStream(_ which: Int, mayLose: Bool) {
@@ -262,7 +262,7 @@ struct InboxSimulation {
         sources[which].outbox = InboxOutbox(source: source.id, state: state)
         send(which, sources[which].outbox.resendAll())
         for (offset, record) in source.records.enumerated().dropFirst(source.snapshot.records) {
-            send(which, sources[which].outbox.add(journalSequence: UInt64(offset + 1), eventsByDestination: Self.grouped(record)))
+            send(which, sources[which].outbox.add(journalSequence: UInt64(offset + 1), at: 1_796_099_188_971, eventsByDestination: Self.grouped(record)))
         }
     }
 

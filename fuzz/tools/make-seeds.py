@@ -207,8 +207,8 @@ def inbox_event(user, name, data):
     return struct.pack(">QB", user, len(name)) + name + struct.pack(">I", len(data)) + data
 
 
-def inbox_message(space, index, outbox_sequence, journal_sequence, events):
-    return (b"BI\x01" + struct.pack(">BHQQH", space, index, outbox_sequence, journal_sequence, len(events))
+def inbox_message(space, index, outbox_sequence, journal_sequence, events, at=1796099188971):
+    return (b"BI\x01" + struct.pack(">BHQQqH", space, index, outbox_sequence, journal_sequence, at, len(events))
             + b"".join(events))
 
 

@@ -56,12 +56,12 @@ final class InboxSender: @unchecked Sendable {
     /// 0 once everything handed over so far is delivered.
     var undeliveredCount: Int { handedOver.load(ordering: .acquiring) + undelivered.load(ordering: .acquiring) }
 
-    /// The personal events of durable record `journalSequence`, by account partition. Call in
-    /// journal order, from one queue.
-    func send(journalSequence: UInt64, eventsByDestination: [(destination: UInt16, events: [InboxEvent])]) {
+    /// The personal events of durable record `journalSequence` (its change made `at`), by account
+    /// partition. Call in journal order, from one queue.
+    func send(journalSequence: UInt64, at: Int64, eventsByDestination: [(destination: UInt16, events: [InboxEvent])]) {
         handedOver.add(1, ordering: .releasing)
         loop.execute { [self] in
-            send(outbox.add(journalSequence: journalSequence, eventsByDestination: eventsByDestination))
+            send(outbox.add(journalSequence: journalSequence, at: at, eventsByDestination: eventsByDestination))
             handedOver.subtract(1, ordering: .releasing)
         }
     }
