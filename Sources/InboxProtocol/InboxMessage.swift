@@ -52,9 +52,10 @@ public struct InboxEvent: Hashable, Sendable {
     }
 }
 
-/// What one journal record of `source` tells the users of one account partition.
-public struct InboxMessage: Hashable, Sendable {
-    public let source: InboxSource
+/// What one journal record of a source tells the users of one account partition: the unit the
+/// outbox numbers and the reader applies or drops. (A record whose events for one partition
+/// would not fit one publish is several entries, each numbered.)
+public struct InboxEntry: Hashable, Sendable {
     /// 1, 2, 3 … per (source, account partition), in the source's journal order.
     public let outboxSequence: UInt64
     /// The source's journal record the events come from (for the logs and for tests).
@@ -65,14 +66,30 @@ public struct InboxMessage: Hashable, Sendable {
     /// In the order the record lists them; never empty.
     public let events: [InboxEvent]
 
-    public init(source: InboxSource, outboxSequence: UInt64, journalSequence: UInt64, at: Int64, events: [InboxEvent]) {
+    public init(outboxSequence: UInt64, journalSequence: UInt64, at: Int64, events: [InboxEvent]) {
         precondition(outboxSequence > 0, "outbox sequences start at 1")
-        precondition(!events.isEmpty, "an inbox message carries at least one event")
-        self.source = source
+        precondition(!events.isEmpty, "an inbox entry carries at least one event")
         self.outboxSequence = outboxSequence
         self.journalSequence = journalSequence
         self.at = at
         self.events = events
+    }
+}
+
+/// One publish: consecutive entries of one source for one account partition. How entries are
+/// grouped into messages is the sender's business (whatever was ready in one turn of its loop);
+/// numbering and dropping are per entry, so a copy sent grouped differently is still a copy.
+public struct InboxMessage: Hashable, Sendable {
+    public let source: InboxSource
+    /// Never empty; outbox sequences consecutive.
+    public let entries: [InboxEntry]
+
+    public init(source: InboxSource, entries: [InboxEntry]) {
+        precondition(!entries.isEmpty, "an inbox message carries at least one entry")
+        precondition(zip(entries, entries.dropFirst()).allSatisfy { $0.outboxSequence &+ 1 == $1.outboxSequence },
+                     "an inbox message's entries are numbered consecutively")
+        self.source = source
+        self.entries = entries
     }
 }
 
@@ -84,6 +101,9 @@ public enum InboxProtocolError: Error, Equatable, Sendable, CustomStringConverti
     case truncated
     case trailingBytes(Int)
     case zeroOutboxSequence
+    /// Entries of one message whose outbox sequences do not follow one another.
+    case entriesNotConsecutive
+    case noEntries
     case noEvents
     case invalidName
     case tooLarge(Int)
@@ -99,7 +119,9 @@ public enum InboxProtocolError: Error, Equatable, Sendable, CustomStringConverti
         case .truncated: "inbox message truncated"
         case .trailingBytes(let count): "\(count) bytes after the inbox message"
         case .zeroOutboxSequence: "outbox sequence 0"
-        case .noEvents: "inbox message without events"
+        case .entriesNotConsecutive: "inbox entries not numbered consecutively"
+        case .noEntries: "inbox message without entries"
+        case .noEvents: "inbox entry without events"
         case .invalidName: "event name empty, too long or not UTF-8"
         case .tooLarge(let size): "inbox message of \(size) bytes exceeds the limit"
         case .inconsistentState: "stored inbox state is inconsistent"

@@ -1,19 +1,21 @@
-// A source's side of the inbox: it turns each durable record's personal events into messages,
-// one per account partition (more when they would not fit one publish), numbers them per
-// partition, and says what to publish, and what to publish again.
+// A source's side of the inbox: it turns each durable record's personal events into entries, one
+// per account partition (more when they would not fit one publish), numbers them per partition,
+// and says what to publish, and what to publish again.
 //
+// Entries wait in a window per partition until delivered. `publishes` groups every entry not yet
+// sent into as few messages as fit (a burst of records costs a few publishes, not one each).
 // Publishes are pipelined, and the stream may store a later message while an earlier one is lost
-// (a stream leader that dies with the earlier one in flight); the reader then drops the later one
-// as arriving after a gap. So one failed publish to a partition sends again *every* message to it
-// not yet acknowledged, and every one after it even if acknowledged, in order, as a new attempt;
-// answers to an earlier attempt are ignored from then on. A message counts as delivered once it
-// and every message to the same partition before it were acknowledged within one attempt: one
-// connection's publishes reach a stream in the order sent, so such a run is stored in order.
+// (a stream leader that dies with the earlier one in flight); the reader then drops the later
+// entries as arriving after a gap. So one failed publish to a partition makes *every* entry to it
+// not yet delivered unsent again, acknowledged or not, as a new attempt; answers to an earlier
+// attempt are ignored from then on. An entry counts as delivered once it and every entry to the
+// same partition before it were acknowledged within one attempt: one connection's publishes
+// reach a stream in the order sent, so such a run is stored in order.
 //
 // What is not yet delivered is part of the source's snapshot (`State`): a node that takes the
-// source over publishes it again, then the messages of the records it replays after the
-// snapshot, which get the same numbers they got before (the numbering is a function of the
-// journal). The reader drops the copies.
+// source over publishes it again, then the entries of the records it replays after the snapshot,
+// which get the same numbers they got before (the numbering is a function of the journal). The
+// reader drops the copies, however they are grouped into messages.
 
 public struct InboxOutbox: Sendable {
     /// One publish to make: `message` to the inbox of account partition `destination`.
@@ -25,13 +27,13 @@ public struct InboxOutbox: Sendable {
     }
 
     /// What a snapshot keeps of an outbox: per account partition, the next number and the
-    /// messages not yet delivered, in order.
+    /// entries not yet delivered, in order.
     public struct State: Hashable, Sendable {
         public struct Destination: Hashable, Sendable {
             public var nextSequence: UInt64
-            public var pending: [InboxMessage]
+            public var pending: [InboxEntry]
 
-            public init(nextSequence: UInt64, pending: [InboxMessage]) {
+            public init(nextSequence: UInt64, pending: [InboxEntry]) {
                 self.nextSequence = nextSequence
                 self.pending = pending
             }
@@ -42,23 +44,31 @@ public struct InboxOutbox: Sendable {
         public init(destinations: [UInt16: Destination] = [:]) { self.destinations = destinations }
     }
 
+    private struct Slot {
+        var entry: InboxEntry
+        var isSent = false
+        var isAcknowledged = false
+    }
+
     private struct Destination {
         var nextSequence: UInt64 = 1
-        /// Sent and not yet delivered, oldest first, from `start` on (a head index, so that
-        /// delivering one message does not move every other).
-        var window: [(message: InboxMessage, acknowledged: Bool)] = []
+        /// Not yet delivered, oldest first, from `start` on (a head index, so that delivering one
+        /// entry does not move every other). The unsent ones are always the last.
+        var window: [Slot] = []
         var start = 0
+        var firstUnsent = 0
         var attempt: UInt64 = 0
 
-        var pending: ArraySlice<(message: InboxMessage, acknowledged: Bool)> { window[start...] }
+        var pendingCount: Int { window.count - start }
 
         mutating func dropDelivered() {
-            while start < window.count, window[start].acknowledged { start += 1 }
+            while start < window.count, window[start].isAcknowledged { start += 1 }
             if start == window.count {
                 window.removeAll(keepingCapacity: true)
-                start = 0
+                (start, firstUnsent) = (0, 0)
             } else if start > 64, start * 2 > window.count {
                 window.removeFirst(start)
+                firstUnsent -= start
                 start = 0
             }
         }
@@ -71,39 +81,61 @@ public struct InboxOutbox: Sendable {
         self.source = source
     }
 
-    /// An outbox restored from a snapshot; `resendAll()` then gives what to publish first.
+    /// An outbox restored from a snapshot: everything it holds is unsent, so `publishes` gives it first.
     public init(source: InboxSource, state: State) {
         self.source = source
         for (index, kept) in state.destinations {
-            precondition(kept.pending.allSatisfy { $0.source == source }, "a snapshot's outbox holds another source's messages")
-            destinations[index] = Destination(nextSequence: kept.nextSequence,
-                                              window: kept.pending.map { ($0, false) })
+            destinations[index] = Destination(nextSequence: kept.nextSequence, window: kept.pending.map { Slot(entry: $0) })
         }
     }
 
     public var state: State {
         State(destinations: destinations.mapValues {
-            State.Destination(nextSequence: $0.nextSequence, pending: $0.pending.map(\.message))
+            State.Destination(nextSequence: $0.nextSequence, pending: $0.window[$0.start...].map(\.entry))
         })
     }
 
-    /// Messages sent and not yet delivered, over every partition.
-    public var pendingCount: Int { destinations.values.reduce(0) { $0 + $1.pending.count } }
+    /// Entries not yet delivered, over every partition.
+    public var pendingCount: Int { destinations.values.reduce(0) { $0 + $1.pendingCount } }
 
     /// The personal events of durable record `journalSequence`, whose change happened `at`,
-    /// grouped by account partition, in journal order. Returns the publishes to make now, in order.
+    /// grouped by account partition. Call in journal order; `publishes` then sends them.
     public mutating func add(journalSequence: UInt64, at: Int64,
-                             eventsByDestination: [(destination: UInt16, events: [InboxEvent])]) -> [Publish] {
-        var publishes: [Publish] = []
+                             eventsByDestination: [(destination: UInt16, events: [InboxEvent])]) {
         for (index, events) in eventsByDestination where !events.isEmpty {
             var destination = destinations[index] ?? Destination()
             for chunk in Self.chunks(of: events) {
-                let message = InboxMessage(source: source, outboxSequence: destination.nextSequence,
-                                           journalSequence: journalSequence, at: at, events: chunk)
+                destination.window.append(Slot(entry: InboxEntry(outboxSequence: destination.nextSequence,
+                                                                 journalSequence: journalSequence, at: at, events: chunk)))
                 destination.nextSequence += 1
-                destination.window.append((message, false))
-                publishes.append(Publish(destination: index, attempt: destination.attempt, message: message))
             }
+            destinations[index] = destination
+        }
+    }
+
+    /// Every entry not yet sent, in as few messages as fit, partitions in `paused` left for
+    /// later; the entries count as sent from now.
+    public mutating func publishes(excluding paused: Set<UInt16> = []) -> [Publish] {
+        var publishes: [Publish] = []
+        for index in destinations.keys.sorted() where !paused.contains(index) {
+            guard var destination = destinations[index], destination.firstUnsent < destination.window.count else { continue }
+            var run: [InboxEntry] = []
+            var size = InboxCodec.headerSize
+            for position in destination.firstUnsent..<destination.window.count {
+                let entry = destination.window[position].entry
+                let entrySize = InboxCodec.size(of: entry)
+                if !run.isEmpty, size + entrySize > InboxCodec.maxMessageBytes || run.count == InboxCodec.maxEntries {
+                    publishes.append(Publish(destination: index, attempt: destination.attempt,
+                                             message: InboxMessage(source: source, entries: run)))
+                    run = []
+                    size = InboxCodec.headerSize
+                }
+                run.append(entry)
+                size += entrySize
+                destination.window[position].isSent = true
+            }
+            publishes.append(Publish(destination: index, attempt: destination.attempt, message: InboxMessage(source: source, entries: run)))
+            destination.firstUnsent = destination.window.count
             destinations[index] = destination
         }
         return publishes
@@ -112,50 +144,46 @@ public struct InboxOutbox: Sendable {
     /// The stream stored `publish`.
     public mutating func acknowledged(_ publish: Publish) {
         guard var destination = destinations[publish.destination], destination.attempt == publish.attempt,
-              let position = destination.pending.firstIndex(where: {
-                  $0.message.outboxSequence == publish.message.outboxSequence
-              }) else { return }
-        destination.window[position].acknowledged = true
+              destination.start < destination.window.count else { return }
+        let first = destination.window[destination.start].entry.outboxSequence
+        for entry in publish.message.entries where entry.outboxSequence >= first {
+            let position = destination.start + Int(entry.outboxSequence - first)
+            guard position < destination.firstUnsent else { break }
+            destination.window[position].isAcknowledged = true
+        }
         destination.dropDelivered()
         destinations[publish.destination] = destination
     }
 
-    /// `publish` failed or its answer never came: every message to its partition not yet
-    /// delivered goes again, as a new attempt. Answers to the failed attempt change nothing.
-    public mutating func failed(_ publish: Publish) -> [Publish] {
-        guard let destination = destinations[publish.destination], destination.attempt == publish.attempt else { return [] }
-        return resend(publish.destination)
-    }
-
-    /// Everything not yet delivered, as new attempts: what a node that restored the outbox from
-    /// a snapshot (or reconnected) publishes before anything new.
-    public mutating func resendAll() -> [Publish] {
-        destinations.keys.sorted().flatMap { resend($0) }
-    }
-
-    private mutating func resend(_ index: UInt16) -> [Publish] {
-        guard var destination = destinations[index], !destination.pending.isEmpty else { return [] }
+    /// `publish` failed or its answer never came: every entry to its partition not yet delivered
+    /// is unsent again, as a new attempt (answers to the failed one change nothing from now).
+    /// Returns whether anything is to be sent again; `publishes` sends it.
+    public mutating func failed(_ publish: Publish) -> Bool {
+        guard var destination = destinations[publish.destination], destination.attempt == publish.attempt,
+              destination.pendingCount > 0 else { return false }
         destination.attempt += 1
-        for position in destination.window.indices[destination.start...] {
-            destination.window[position].acknowledged = false
+        for position in destination.start..<destination.window.count {
+            destination.window[position].isSent = false
+            destination.window[position].isAcknowledged = false
         }
-        destinations[index] = destination
-        return destination.pending.map { Publish(destination: index, attempt: destination.attempt, message: $0.message) }
+        destination.firstUnsent = destination.start
+        destinations[publish.destination] = destination
+        return true
     }
 
-    /// `events` in runs that each fit one message.
+    /// `events` in runs that each fit one message as its only entry.
     static func chunks(of events: [InboxEvent]) -> [[InboxEvent]] {
+        let room = InboxCodec.maxMessageBytes - InboxCodec.headerSize - InboxCodec.entryHeaderSize
         var chunks: [[InboxEvent]] = []
         var current: [InboxEvent] = []
-        var size = InboxCodec.headerSize
+        var size = 0
         for event in events {
             let eventSize = InboxCodec.size(of: event)
-            precondition(InboxCodec.headerSize + eventSize <= InboxCodec.maxMessageBytes,
-                         "a personal event larger than one inbox message")
-            if !current.isEmpty, size + eventSize > InboxCodec.maxMessageBytes || current.count == InboxCodec.maxEvents {
+            precondition(eventSize <= room, "a personal event larger than one inbox message")
+            if !current.isEmpty, size + eventSize > room || current.count == InboxCodec.maxEvents {
                 chunks.append(current)
                 current = []
-                size = InboxCodec.headerSize
+                size = 0
             }
             current.append(event)
             size += eventSize

@@ -2,8 +2,8 @@
 // snapshot embeds. Big-endian, sorted keys, so one state has one encoding; every count and length
 // is checked against what remains, and anything inconsistent is refused rather than restored.
 //
-//   outbox: "BO" | version 1 | partitions u16 | (index u16 | next u64 | pending u32 |
-//           (length u32 | message)*)*
+//   outbox: "BO" | version 1 | partitions u16 | (index u16 | next u64 | pending u32 | entry*)*
+//           (an entry as in a message, InboxCodec.swift)
 //   reader: "BN" | version 1 | position u64 | sources u32 | (space u8 | index u16 | applied u64)*
 
 public enum InboxStateCodec {
@@ -18,18 +18,14 @@ public enum InboxStateCodec {
             InboxCodec.append(index, to: &bytes)
             InboxCodec.append(destination.nextSequence, to: &bytes)
             InboxCodec.append(UInt32(destination.pending.count), to: &bytes)
-            for message in destination.pending {
-                let encoded = InboxCodec.encode(message)
-                InboxCodec.append(UInt32(encoded.count), to: &bytes)
-                bytes += encoded
-            }
+            for entry in destination.pending { InboxCodec.append(entry, to: &bytes) }
         }
         return bytes
     }
 
-    /// The outbox state of `source`: every pending message must be its, numbered consecutively
-    /// below its partition's next number.
-    public static func decodeOutbox(_ bytes: ArraySlice<UInt8>, of source: InboxSource) throws(InboxProtocolError) -> InboxOutbox.State {
+    /// An outbox's state: every partition's pending entries numbered consecutively below its next
+    /// number.
+    public static func decodeOutbox(_ bytes: ArraySlice<UInt8>) throws(InboxProtocolError) -> InboxOutbox.State {
         var reader = Reader(bytes: bytes)
         try readHeader(outboxMagic, from: &reader)
         let count = Int(try reader.integer(UInt16.self))
@@ -41,15 +37,14 @@ public enum InboxStateCodec {
             previousIndex = index
             let next = try reader.integer(UInt64.self)
             let pendingCount = Int(try reader.integer(UInt32.self))
-            guard pendingCount <= reader.remaining / 4 else { throw .truncated }
-            var pending: [InboxMessage] = []
-            for _ in 0..<pendingCount {
-                let length = Int(try reader.integer(UInt32.self))
-                pending.append(try InboxCodec.decode(try reader.bytes(length)))
+            guard pendingCount <= reader.remaining / (InboxCodec.entryHeaderSize + InboxCodec.smallestEventSize) else {
+                throw .truncated
             }
+            var pending: [InboxEntry] = []
+            for _ in 0..<pendingCount { pending.append(try InboxCodec.readEntry(from: &reader)) }
             // Wrapping additions: a sequence of UInt64.max is refused, not trapped on (decoding
             // refuses 0, and `next` must leave room to number one more).
-            guard next > 0, next < .max, pending.allSatisfy({ $0.source == source }),
+            guard next > 0, next < .max,
                   pending.last.map({ $0.outboxSequence &+ 1 == next }) ?? true,
                   zip(pending, pending.dropFirst()).allSatisfy({ $0.outboxSequence &+ 1 == $1.outboxSequence }) else {
                 throw .inconsistentState

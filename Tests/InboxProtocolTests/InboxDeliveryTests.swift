@@ -12,49 +12,82 @@ import TestSupport
         users.map { InboxEvent(user: $0, name: "order.changed", data: Array("r\(record)u\($0)".utf8)) }
     }
 
+    static let at: Int64 = 1_796_099_188_971
+
+    static func add(_ records: ClosedRange<UInt64>, to destination: UInt16, in outbox: inout InboxOutbox) {
+        for record in records {
+            outbox.add(journalSequence: record, at: at, eventsByDestination: [(destination, events(ofRecord: record))])
+        }
+    }
+
     // MARK: The outbox
 
-    @Test func numbersMessagesPerPartitionInJournalOrder() {
+    @Test func numbersEntriesPerPartitionInJournalOrderAndSendsThemTogether() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let first = outbox.add(journalSequence: 10, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: 10)),
-                                                                          (5, Self.events(ofRecord: 10, users: [5, 69]))])
-        let second = outbox.add(journalSequence: 11, at: 1_796_099_188_971, eventsByDestination: [(5, Self.events(ofRecord: 11))])
-        let nothing = outbox.add(journalSequence: 12, at: 1_796_099_188_971, eventsByDestination: [(0, [])])
-        #expect(first.map(\.destination) == [0, 5])
-        #expect(first.map(\.message.outboxSequence) == [1, 1])
-        #expect(first[1].message.events.map(\.user) == [5, 69])
-        #expect(second.map(\.message.outboxSequence) == [2])
-        #expect(second[0].message.journalSequence == 11)
-        #expect(nothing.isEmpty)
+        outbox.add(journalSequence: 10, at: Self.at, eventsByDestination: [(0, Self.events(ofRecord: 10)),
+                                                                           (5, Self.events(ofRecord: 10, users: [5, 69]))])
+        outbox.add(journalSequence: 11, at: Self.at + 1, eventsByDestination: [(5, Self.events(ofRecord: 11))])
+        outbox.add(journalSequence: 12, at: Self.at + 2, eventsByDestination: [(0, [])])
+        let publishes = outbox.publishes()
+        #expect(publishes.map(\.destination) == [0, 5])
+        #expect(publishes.map { $0.message.entries.map(\.outboxSequence) } == [[1], [1, 2]])
+        #expect(publishes[1].message.entries.map(\.journalSequence) == [10, 11])
+        #expect(publishes[1].message.entries[0].events.map(\.user) == [5, 69])
+        #expect(publishes[1].message.entries[1].at == Self.at + 1)
+        #expect(outbox.publishes().isEmpty, "what was sent is not sent again unasked")
         #expect(outbox.pendingCount == 3)
     }
 
-    @Test func aFailureSendsAgainEveryUndeliveredMessageIncludingAcknowledgedLaterOnes() {
+    @Test func aPausedPartitionWaitsAndTheOthersGoOn() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...4).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
+        outbox.add(journalSequence: 1, at: Self.at, eventsByDestination: [(0, Self.events(ofRecord: 1)), (1, Self.events(ofRecord: 1))])
+        #expect(outbox.publishes(excluding: [0]).map(\.destination) == [1])
+        #expect(outbox.publishes().map(\.destination) == [0])
+    }
+
+    @Test func aFailureSendsAgainEveryUndeliveredEntryIncludingAcknowledgedLaterOnes() {
+        var outbox = InboxOutbox(source: Self.boardSource)
+        var sent: [InboxOutbox.Publish] = []
+        for record in UInt64(1)...4 {
+            Self.add(record...record, to: 0, in: &outbox)
+            sent += outbox.publishes()
+        }
         outbox.acknowledged(sent[0])
         outbox.acknowledged(sent[2])   // stored, but the reader dropped it if the second was lost
-        let again = outbox.failed(sent[1])
-        #expect(again.map(\.message.outboxSequence) == [2, 3, 4])
-        #expect(Set(again.map(\.attempt)).count == 1 && again[0].attempt > sent[1].attempt)
+        let resent = outbox.failed(sent[1])
+        #expect(resent)
+        let again = outbox.publishes()
+        #expect(again.count == 1, "sent again together")
+        #expect(again[0].message.entries.map(\.outboxSequence) == [2, 3, 4])
+        #expect(again[0].attempt > sent[1].attempt)
         #expect(outbox.pendingCount == 3)
     }
 
     @Test func answersToAnEarlierAttemptChangeNothing() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...2).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
-        let again = outbox.failed(sent[0])
-        outbox.acknowledged(sent[0])
-        outbox.acknowledged(sent[1])
-        #expect(outbox.failed(sent[1]).isEmpty)
+        Self.add(1...1, to: 0, in: &outbox)
+        let first = outbox.publishes()
+        Self.add(2...2, to: 0, in: &outbox)
+        let second = outbox.publishes()
+        let firstResent = outbox.failed(first[0])
+        #expect(firstResent)
+        outbox.acknowledged(first[0])
+        outbox.acknowledged(second[0])
+        let secondResent = outbox.failed(second[0])
+        #expect(!secondResent)
         #expect(outbox.pendingCount == 2)
+        let again = outbox.publishes()
         again.forEach { outbox.acknowledged($0) }
         #expect(outbox.pendingCount == 0)
     }
 
-    @Test func aMessageIsDeliveredOnlyOnceEveryEarlierOneIs() {
+    @Test func anEntryIsDeliveredOnlyOnceEveryEarlierOneIs() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
+        var sent: [InboxOutbox.Publish] = []
+        for record in UInt64(1)...3 {
+            Self.add(record...record, to: 0, in: &outbox)
+            sent += outbox.publishes()
+        }
         outbox.acknowledged(sent[2])
         outbox.acknowledged(sent[1])
         #expect(outbox.state.destinations[0]?.pending.map(\.outboxSequence) == [1, 2, 3])
@@ -65,28 +98,40 @@ import TestSupport
 
     @Test func aRestoredOutboxSendsWhatWasPendingThenNumbersOn() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(2, Self.events(ofRecord: $0))]) }
-        outbox.acknowledged(sent[0])
+        Self.add(1...1, to: 2, in: &outbox)
+        let first = outbox.publishes()
+        Self.add(2...3, to: 2, in: &outbox)
+        let rest = outbox.publishes()
+        outbox.acknowledged(first[0])
         var restored = InboxOutbox(source: Self.boardSource, state: outbox.state)
-        #expect(restored.resendAll().map(\.message) == [sent[1].message, sent[2].message])
-        let next = restored.add(journalSequence: 4, at: 1_796_099_188_971, eventsByDestination: [(2, Self.events(ofRecord: 4))])
-        #expect(next.map(\.message.outboxSequence) == [4])
+        Self.add(4...4, to: 2, in: &restored)
+        let publishes = restored.publishes()
+        #expect(publishes.map { $0.message.entries.map(\.outboxSequence) } == [[2, 3, 4]])
+        #expect(Array(publishes[0].message.entries.prefix(2)) == rest[0].message.entries)
     }
 
     // MARK: The reader
 
-    @Test func theReaderAppliesEachSourcesNextMessageOnly() {
+    @Test func theReaderAppliesEachSourcesNextEntriesOnly() {
         var outbox = InboxOutbox(source: Self.boardSource)
-        let sent = (1...3).flatMap { outbox.add(journalSequence: $0, at: 1_796_099_188_971, eventsByDestination: [(0, Self.events(ofRecord: $0))]) }
+        var sent: [InboxMessage] = []
+        for record in UInt64(1)...4 {
+            Self.add(record...record, to: 0, in: &outbox)
+            sent += outbox.publishes().map(\.message)
+        }
+        let twoAndThree = InboxMessage(source: Self.boardSource, entries: sent[1].entries + sent[2].entries)
+        let oneToThree = InboxMessage(source: Self.boardSource, entries: sent[0].entries + twoAndThree.entries)
         var reader = InboxReader()
-        #expect(reader.read(sent[1].message, at: 1) == .outOfOrder(expected: 1))
-        #expect(reader.read(sent[0].message, at: 2) == .apply)
-        #expect(reader.read(sent[0].message, at: 3) == .duplicate)
-        #expect(reader.read(sent[1].message, at: 4) == .apply)
-        #expect(reader.read(sent[2].message, at: 4) == .alreadyRead)
-        reader.skipUnreadable(at: 5)
-        #expect(reader.read(sent[2].message, at: 6) == .apply)
-        #expect(reader.state == InboxReader.State(position: 6, applied: [Self.boardSource: 3]))
+        let outcomes = [reader.read(twoAndThree, at: 1), reader.read(sent[0], at: 2), reader.read(oneToThree, at: 3),
+                        reader.read(oneToThree, at: 3), reader.read(oneToThree, at: 5)]
+        #expect(outcomes == [InboxReader.Outcome(duplicates: 0, applied: 0..<0, outOfOrder: 2),
+                             InboxReader.Outcome(duplicates: 0, applied: 0..<1, outOfOrder: 0),
+                             InboxReader.Outcome(duplicates: 1, applied: 1..<3, outOfOrder: 0),
+                             nil,
+                             InboxReader.Outcome(duplicates: 3, applied: 3..<3, outOfOrder: 0)])
+        reader.skipUnreadable(at: 6)
+        #expect(reader.read(sent[3], at: 7) == InboxReader.Outcome(duplicates: 0, applied: 0..<1, outOfOrder: 0))
+        #expect(reader.state == InboxReader.State(position: 7, applied: [Self.boardSource: 4]))
     }
 
     // MARK: Both, over a stream that loses, doubles and reorders
@@ -97,7 +142,7 @@ import TestSupport
         simulation.run(steps: 1_500)
         simulation.settle()
         for source in simulation.sources {
-            #expect(source.outbox.pendingCount == 0, "\(source.id) still has messages pending")
+            #expect(source.outbox.pendingCount == 0, "\(source.id) still has entries pending")
         }
         for destination in InboxSimulation.destinations {
             let stream = simulation.streams[destination, default: []]
@@ -134,8 +179,9 @@ import TestSupport
         var applied: [InboxSource: [(UInt64, InboxEvent)]] = [:]
         for (offset, message) in stream.enumerated() {
             let decoded = try InboxCodec.decode(InboxCodec.encode(message))
-            if reader.read(decoded, at: UInt64(offset + 1)) == .apply {
-                applied[message.source, default: []] += decoded.events.map { (decoded.journalSequence, $0) }
+            guard let outcome = reader.read(decoded, at: UInt64(offset + 1)) else { continue }
+            for entry in decoded.entries[outcome.applied] {
+                applied[message.source, default: []] += entry.events.map { (entry.journalSequence, $0) }
             }
         }
         return applied
@@ -181,8 +227,9 @@ struct InboxSimulation {
         for _ in 0..<steps {
             let which = Int.random(in: 0..<sources.count, using: &random)
             switch Int.random(in: 0..<100, using: &random) {
-            case 0..<30: commitRecord(which)
-            case 30..<60: reachTheStream(which, mayLose: true)
+            case 0..<25: commitRecord(which)
+            case 25..<32: send(which, sources[which].outbox.publishes())
+            case 32..<60: reachTheStream(which, mayLose: true)
             case 60..<85: answer(which)
             case 85..<89: arriveFromTheDead(which)
             case 89..<99: sources[which].snapshot = (sources[which].records.count,
@@ -198,6 +245,8 @@ struct InboxSimulation {
             var busy = false
             for which in sources.indices {
                 while !sources[which].ghosts.isEmpty { arriveFromTheDead(which) }
+                let publishes = sources[which].outbox.publishes()
+                if !publishes.isEmpty { send(which, publishes); busy = true }
                 while !sources[which].connection.isEmpty { reachTheStream(which, mayLose: false); busy = true }
                 while !sources[which].answers.isEmpty { answer(which); busy = true }
             }
@@ -215,7 +264,7 @@ struct InboxSimulation {
             }
         }
         sources[which].records.append(record)
-        send(which, sources[which].outbox.add(journalSequence: journalSequence, at: 1_796_099_188_971, eventsByDestination: Self.grouped(record)))
+        sources[which].outbox.add(journalSequence: journalSequence, at: 1_796_099_188_971, eventsByDestination: Self.grouped(record))
     }
 
     private mutating func reachTheStream(_ which: Int, mayLose: Bool) {
@@ -225,12 +274,9 @@ struct InboxSimulation {
         let stored = !mayLose || roll >= 15
         if stored {
             var stream = streams[publish.destination, default: []]
-            if let last = stream.last(where: { $0.source == publish.message.source }) {
-                if publish.message.outboxSequence <= last.outboxSequence { copiesDropped += 1 }
-                else if publish.message.outboxSequence > last.outboxSequence + 1 { outOfOrderStores += 1 }
-            } else if publish.message.outboxSequence > 1 {
-                outOfOrderStores += 1
-            }
+            let first = publish.message.entries[0].outboxSequence
+            let last = stream.last(where: { $0.source == publish.message.source })?.entries.last?.outboxSequence ?? 0
+            if first <= last { copiesDropped += 1 } else if first > last + 1 { outOfOrderStores += 1 }
             stream.append(publish.message)
             streams[publish.destination] = stream
         }
@@ -246,23 +292,22 @@ struct InboxSimulation {
         if stored {
             sources[which].outbox.acknowledged(publish)
         } else {
-            send(which, sources[which].outbox.failed(publish))
+            _ = sources[which].outbox.failed(publish)
         }
     }
 
     /// The source's node dies: what it had sent may still arrive later or never; its answers
-    /// are lost. The next owner restores the last snapshot, sends what it held, then replays the
-    /// journal after it.
+    /// are lost. The next owner restores the last snapshot and replays the journal after it; its
+    /// next `publishes` sends what the snapshot held and what the replay added.
     private mutating func crash(_ which: Int) {
         let source = sources[which]
-        let state = try! InboxStateCodec.decodeOutbox(source.snapshot.state[...], of: source.id)
+        let state = try! InboxStateCodec.decodeOutbox(source.snapshot.state[...])
         sources[which].ghosts += source.connection
         sources[which].connection = []
         sources[which].answers = []
         sources[which].outbox = InboxOutbox(source: source.id, state: state)
-        send(which, sources[which].outbox.resendAll())
         for (offset, record) in source.records.enumerated().dropFirst(source.snapshot.records) {
-            send(which, sources[which].outbox.add(journalSequence: UInt64(offset + 1), at: 1_796_099_188_971, eventsByDestination: Self.grouped(record)))
+            sources[which].outbox.add(journalSequence: UInt64(offset + 1), at: 1_796_099_188_971, eventsByDestination: Self.grouped(record))
         }
     }
 

@@ -1,13 +1,12 @@
 // Fuzz target: the inbox's decoders (InboxProtocol): the message, and what a snapshot keeps of
 // an outbox and of a reader.
 //
-// The first byte picks the decoder (modulo 3: 0 a message, 1 the outbox state of source p1,
-// 2 the reader state); the rest is its input. Invariants, beyond "no crash and no sanitizer
-// report":
+// The first byte picks the decoder (modulo 3: 0 a message, 1 an outbox state, 2 a reader
+// state); the rest is its input. Invariants, beyond "no crash and no sanitizer report":
 //   - what decodes encodes back to exactly the bytes it came from (one wire form per value:
 //     nothing is accepted that the encoder would not write);
-//   - a decoded message fits one publish; a decoded outbox state restores an outbox of p1 that
-//     keeps the same state;
+//   - a decoded message fits one publish; a decoded outbox state restores an outbox that keeps
+//     the same state and sends every pending entry first, in order, in messages that fit;
 //   - the decoder gives the same answer for the input copied into a slice that does not start
 //     at index 0.
 import InboxProtocol
@@ -17,6 +16,7 @@ private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError(message()) }
 }
 
+/// The source a decoded outbox state is restored as (the state does not name one).
 private let outboxSource = InboxSource(space: .boards, index: 1)
 
 /// Decodes `payload` as it is and shifted by one, requires both answers to agree, and returns
@@ -50,10 +50,17 @@ public func fuzzInboxProtocol(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
                                        encode: InboxCodec.encode) else { return 0 }
         require(InboxCodec.fits(message) && InboxCodec.size(of: message) == payload.count, "a decoded message does not fit")
     case 1:
-        guard let state = decodeBoth(payload, { (bytes) throws(InboxProtocolError) in
-            try InboxStateCodec.decodeOutbox(bytes, of: outboxSource)
-        }, encode: InboxStateCodec.encode) else { return 0 }
-        require(InboxOutbox(source: outboxSource, state: state).state == state, "a restored outbox changed its state")
+        guard let state = decodeBoth(payload, { (bytes) throws(InboxProtocolError) in try InboxStateCodec.decodeOutbox(bytes) },
+                                     encode: InboxStateCodec.encode) else { return 0 }
+        var outbox = InboxOutbox(source: outboxSource, state: state)
+        require(outbox.state == state, "a restored outbox changed its state")
+        let publishes = outbox.publishes()
+        require(outbox.state == state, "publishing changed a restored outbox's state")
+        for (index, destination) in state.destinations {
+            let sent = publishes.filter { $0.destination == index }.flatMap(\.message.entries)
+            require(sent == destination.pending, "a restored outbox did not send its pending entries first, in order")
+        }
+        require(publishes.allSatisfy { InboxCodec.fits($0.message) }, "a restored outbox made a message that does not fit")
     default:
         _ = decodeBoth(payload, { (bytes) throws(InboxProtocolError) in try InboxStateCodec.decodeReader(bytes) },
                        encode: InboxStateCodec.encode)

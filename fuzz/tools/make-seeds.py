@@ -201,20 +201,22 @@ for name, (setup, data) in relay_seeds.items():
     write("relay-protocol", name, bytes([setup]) + data)
 
 
-# inbox-protocol: decoder byte (modulo 3: 0 a message, 1 the outbox state of source p1, 2 the
-# reader state), then its bytes.
+# inbox-protocol: decoder byte (modulo 3: 0 a message, 1 an outbox state, 2 a reader state),
+# then its bytes.
 def inbox_event(user, name, data):
     return struct.pack(">QB", user, len(name)) + name + struct.pack(">I", len(data)) + data
 
 
-def inbox_message(space, index, outbox_sequence, journal_sequence, events, at=1796099188971):
-    return (b"BI\x01" + struct.pack(">BHQQqH", space, index, outbox_sequence, journal_sequence, at, len(events))
-            + b"".join(events))
+def inbox_entry(outbox_sequence, journal_sequence, events, at=1796099188971):
+    return struct.pack(">QQqH", outbox_sequence, journal_sequence, at, len(events)) + b"".join(events)
+
+
+def inbox_message(space, index, entries):
+    return b"BI\x01" + struct.pack(">BHH", space, index, len(entries)) + b"".join(entries)
 
 
 def inbox_outbox(destinations):
-    body = b"".join(struct.pack(">HQI", index, next_sequence, len(pending))
-                    + b"".join(struct.pack(">I", len(m)) + m for m in pending)
+    body = b"".join(struct.pack(">HQI", index, next_sequence, len(pending)) + b"".join(pending)
                     for index, next_sequence, pending in destinations)
     return b"BO\x01" + struct.pack(">H", len(destinations)) + body
 
@@ -224,19 +226,24 @@ def inbox_reader(position, sources):
             + b"".join(struct.pack(">BHQ", space, index, applied) for space, index, applied in sources))
 
 
-def p1_message(outbox_sequence):
-    return inbox_message(1, 1, outbox_sequence, 100 + outbox_sequence,
-                         [inbox_event(outbox_sequence, b"order.changed", b'{"id":"o-%d"}' % outbox_sequence)])
+def p1_entry(outbox_sequence, at=1796099188971):
+    return inbox_entry(outbox_sequence, (100 + outbox_sequence) % 2 ** 64,
+                       [inbox_event(outbox_sequence, b"order.changed", b'{"id":"o-%d"}' % outbox_sequence)], at)
 
 
 inbox_seeds = {
-    "message": (0x00, inbox_message(1, 3, 7, 0x0102030405060708, [
+    "message": (0x00, inbox_message(1, 3, [inbox_entry(7, 0x0102030405060708, [
         inbox_event(42, b"order.changed", b'{"id":"o-1","status":"accepted"}'),
         inbox_event(2 ** 64 - 1, b"order.taken", b""),
-        inbox_event(0, "订单.变更".encode(), b"\x00\xff")])),
-    "message-accounts": (0x03, inbox_message(2, 0xFFFF, 2 ** 64 - 1, 0, [inbox_event(9, b"account.login", b"{}")])),
-    "message-long-name": (0x06, inbox_message(1, 0, 1, 1, [inbox_event(1, "é".encode() * 32, b"x")])),
-    "outbox": (0x01, inbox_outbox([(0, 4, [p1_message(2), p1_message(3)]), (5, 1, []), (0xFFFF, 8, [p1_message(7)])])),
+        inbox_event(0, "订单.变更".encode(), b"\x00\xff")])])),
+    "message-entries": (0x03, inbox_message(1, 3, [p1_entry(7), p1_entry(8, at=-2), inbox_entry(9, 109, [
+        inbox_event(43, b"account.login", b"{}"), inbox_event(42, b"order.taken", b"")], at=2 ** 63 - 1)])),
+    "message-accounts": (0x06, inbox_message(2, 0xFFFF, [inbox_entry(2 ** 64 - 1, 0, [inbox_event(9, b"account.login", b"{}")])])),
+    "message-entries-to-max": (0x09, inbox_message(2, 0, [p1_entry(2 ** 64 - 2), p1_entry(2 ** 64 - 1, at=-2 ** 63)])),
+    "message-long-name": (0x0C, inbox_message(1, 0, [inbox_entry(1, 1, [inbox_event(1, "é".encode() * 32, b"x")])])),
+    "outbox": (0x01, inbox_outbox([(0, 4, [p1_entry(2), p1_entry(3)]), (5, 1, []), (0xFFFF, 8, [p1_entry(7)])])),
+    "outbox-many-pending": (0x07, inbox_outbox([(2, 9, [p1_entry(n) for n in range(1, 9)]),
+                                                (3, 2 ** 64 - 2, [p1_entry(2 ** 64 - 3, at=-1)])])),
     "outbox-empty": (0x04, inbox_outbox([])),
     "reader": (0x02, inbox_reader(0x0102030405060708, [(1, 0, 12), (1, 3, 1), (1, 0xFFFF, 2 ** 64 - 1), (2, 0, 5)])),
     "reader-empty": (0x05, inbox_reader(0, [])),

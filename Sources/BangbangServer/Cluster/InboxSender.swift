@@ -1,14 +1,15 @@
 // A source partition's publishes to the account partitions' inboxes (docs/scale-out.md, section
 // 7b): the I/O around InboxProtocol's `InboxOutbox`. Durable records' personal events are handed
-// over in journal order; the outbox numbers them, and they are published pipelined, each inbox
-// `bb.inbox.a<n>` in the order the outbox gave. The stream's answers come back on the NATS
-// connection's loop, where the outbox lives, so an answer costs no lock and no thread hop.
+// over in journal order under a short lock; the first of a burst schedules one turn of the NATS
+// connection's loop, which adds the whole burst to the outbox and publishes what it made, a few
+// messages per account partition however many records the burst held. The stream's answers
+// come back on the same loop, where the outbox lives, so an answer costs no lock and no thread hop.
 //
 // A failed publish (refused, timed out, connection lost) makes the outbox send again everything
-// of that partition not yet delivered. Those publishes are held for a pause first (50 ms,
-// doubling to 2 s while failures go on, back to 50 ms after an acknowledgement), together with
-// whatever is added for the partition meanwhile, and then sent in the outbox's order: a NATS
-// server that is down is not asked again in a tight loop, and the order the reader needs is kept.
+// of that partition not yet delivered. The partition is paused first (50 ms, doubling to 2 s
+// while failures go on, back to 50 ms after an acknowledgement), and what is added for it
+// meanwhile waits too: a NATS server that is down is not asked again in a tight loop, and the
+// order the reader needs is kept.
 import Cluster
 import Dispatch
 import InboxProtocol
@@ -17,26 +18,30 @@ import SocketServer
 import Synchronization
 
 final class InboxSender: @unchecked Sendable {
-    // Confinement: `outbox` and `pauses` are touched only on `loop` (the NATS connection's
-    // loop); `undelivered` and `handedOver` are safe from any thread.
+    // Confinement: `outbox`, `pauses` and `paused` are touched only on `loop` (the NATS
+    // connection's loop); `handoff` and `undelivered` are safe from any thread.
+    typealias Record = (journalSequence: UInt64, at: Int64, eventsByDestination: [(destination: UInt16, events: [InboxEvent])])
+
+    /// What is handed over to the loop, in order: a snapshot's request for the outbox's state
+    /// waits behind the records handed over before it, and records handed over after it wait
+    /// behind it.
+    private enum Handed {
+        case record(Record)
+        case stateRequest(@Sendable (InboxOutbox.State) -> Void)
+    }
+
     private let jetStream: JetStream
     private let loop: EventLoop
     private var outbox: InboxOutbox
-    private var pauses: [UInt16: Pause] = [:]
+    private var pauses: [UInt16: Int] = [:]
+    private var paused: Set<UInt16> = []
+    /// Records (and state requests) handed over and not yet added to the outbox, in journal order.
+    private let handoff = Mutex<[Handed]>([])
     private let undelivered = Atomic<Int>(0)
-    /// Records handed over and not yet added to the outbox.
-    private let handedOver = Atomic<Int>(0)
     private let onFailure: @Sendable (UInt16, NATSClientError) -> Void
 
     static let firstPauseMilliseconds = 50
     static let longestPauseMilliseconds = 2_000
-
-    private struct Pause {
-        var milliseconds = InboxSender.firstPauseMilliseconds
-        /// Publishes waiting for the pause to end, in the outbox's order.
-        var held: [InboxOutbox.Publish] = []
-        var isWaiting = false
-    }
 
     /// `outbox`: new, or restored from a snapshot; what it holds undelivered is sent first.
     /// `onFailure` hears of each failed publish (for the log), on the loop.
@@ -47,38 +52,58 @@ final class InboxSender: @unchecked Sendable {
         self.outbox = outbox
         self.onFailure = onFailure
         undelivered.store(outbox.pendingCount, ordering: .relaxed)
-        loop.execute { [self] in
-            send(self.outbox.resendAll())
-        }
+        loop.execute { [self] in publishReady() }
     }
 
-    /// Messages not yet delivered, plus records handed over and not yet turned into messages:
-    /// 0 once everything handed over so far is delivered.
-    var undeliveredCount: Int { handedOver.load(ordering: .acquiring) + undelivered.load(ordering: .acquiring) }
+    /// Entries not yet delivered, plus records handed over and not yet made entries: 0 once
+    /// everything handed over so far is delivered.
+    var undeliveredCount: Int {
+        handoff.withLock { items in items.count { if case .record = $0 { true } else { false } } }
+            + undelivered.load(ordering: .acquiring)
+    }
 
     /// The personal events of durable record `journalSequence` (its change made `at`), by account
     /// partition. Call in journal order, from one queue.
     func send(journalSequence: UInt64, at: Int64, eventsByDestination: [(destination: UInt16, events: [InboxEvent])]) {
-        handedOver.add(1, ordering: .releasing)
-        loop.execute { [self] in
-            send(outbox.add(journalSequence: journalSequence, at: at, eventsByDestination: eventsByDestination))
-            handedOver.subtract(1, ordering: .releasing)
-        }
+        handOver(.record((journalSequence, at, eventsByDestination)))
     }
 
-    /// The outbox as it is once everything handed over before this call was added (for a snapshot).
+    /// The outbox as it is once everything handed over before this call was added, and nothing
+    /// handed over after it (for a snapshot's cut); `body` runs on the loop.
     func state(_ body: @escaping @Sendable (InboxOutbox.State) -> Void) {
-        loop.execute { [self] in body(outbox.state) }
+        handOver(.stateRequest(body))
+    }
+
+    private func handOver(_ item: Handed) {
+        let isFirstOfBurst = handoff.withLock { items in
+            items.append(item)
+            return items.count == 1
+        }
+        if isFirstOfBurst { loop.execute { [self] in addHandedOver() } }
     }
 
     // MARK: On the loop
 
-    private func send(_ publishes: [InboxOutbox.Publish]) {
-        for publish in publishes {
-            if pauses[publish.destination]?.isWaiting == true {
-                pauses[publish.destination]?.held.append(publish)
-                continue
+    private func addHandedOver() {
+        let items = handoff.withLock { items in
+            defer { items.removeAll(keepingCapacity: true) }
+            return items
+        }
+        guard !items.isEmpty else { return }
+        for item in items {
+            switch item {
+            case .record(let record):
+                outbox.add(journalSequence: record.journalSequence, at: record.at, eventsByDestination: record.eventsByDestination)
+            case .stateRequest(let body):
+                body(outbox.state)
             }
+        }
+        publishReady()
+    }
+
+    /// Publishes every entry not yet sent to a partition that is not paused.
+    private func publishReady() {
+        for publish in outbox.publishes(excluding: paused) {
             do {
                 try jetStream.startPublish(PartitionInbox.subject(of: PartitionID(space: .accounts, index: Int(publish.destination))),
                                            payload: InboxCodec.encode(publish.message)) { [self] result in
@@ -96,31 +121,20 @@ final class InboxSender: @unchecked Sendable {
 
     private func acknowledged(_ publish: InboxOutbox.Publish) {
         outbox.acknowledged(publish)
-        if pauses[publish.destination]?.isWaiting == false { pauses[publish.destination] = nil }
+        if !paused.contains(publish.destination) { pauses[publish.destination] = nil }
         undelivered.store(outbox.pendingCount, ordering: .releasing)
     }
 
     private func failed(_ publish: InboxOutbox.Publish, _ error: NATSClientError) {
-        let again = outbox.failed(publish)
-        guard !again.isEmpty else { return }
+        guard outbox.failed(publish) else { return }
         onFailure(publish.destination, error)
-        var pause = pauses[publish.destination] ?? Pause()
-        pause.held = again
-        if !pause.isWaiting {
-            pause.isWaiting = true
-            let destination = publish.destination
-            loop.schedule(afterMilliseconds: pause.milliseconds) { [self] in endPause(destination) }
+        let destination = publish.destination
+        let pause = pauses[destination] ?? Self.firstPauseMilliseconds
+        pauses[destination] = min(pause * 2, Self.longestPauseMilliseconds)
+        paused.insert(destination)
+        loop.schedule(afterMilliseconds: pause) { [self] in
+            paused.remove(destination)
+            publishReady()
         }
-        pauses[publish.destination] = pause
-    }
-
-    private func endPause(_ destination: UInt16) {
-        guard var pause = pauses[destination] else { return }
-        let held = pause.held
-        pause.held = []
-        pause.isWaiting = false
-        pause.milliseconds = min(pause.milliseconds * 2, Self.longestPauseMilliseconds)
-        pauses[destination] = pause
-        send(held)
     }
 }
