@@ -79,18 +79,21 @@ final class ClusterNode: OwnerDirectory {
 
     /// Starts following the lease key and taking part in the leases; returns what the node
     /// gains and loses.
+    /// A failed start may be tried again: the lease key's watch is made once.
     func start() async throws -> AsyncStream<LeaseEvent> {
-        let bucket = try await PartitionLease.makeBucket(in: jetStream, replicas: replicas)
-        let watch = try bucket.watch(Self.partition.description)
-        let task = Task { [weak self] in
-            for await entry in watch.updates {
-                let owner = entry.operation == .put ? LeaseRecord(decoding: entry.value)?.node : nil
-                self?.noteOwner(owner, revision: entry.revision)
+        if state.withLock({ $0.watch == nil }) {
+            let bucket = try await PartitionLease.makeBucket(in: jetStream, replicas: replicas)
+            let watch = try bucket.watch(Self.partition.description)
+            let task = Task { [weak self] in
+                for await entry in watch.updates {
+                    let owner = entry.operation == .put ? LeaseRecord(decoding: entry.value)?.node : nil
+                    self?.noteOwner(owner, revision: entry.revision)
+                }
             }
-        }
-        state.withLock {
-            $0.watch = watch
-            $0.watchTask = task
+            state.withLock {
+                $0.watch = watch
+                $0.watchTask = task
+            }
         }
         let leases = try await LeaseManager.start(node: localNodeID, map: Self.map, partitions: [Self.partition],
                                                   jetStream: jetStream, configuration: leaseConfiguration, replicas: replicas)

@@ -73,7 +73,9 @@ public final class ClusterRunner: Sendable {
             follower.start()
             history.follower = follower
         }
-        return try await node.start()
+        // The first heartbeat finds no stream leader while the owner has one step down
+        // (keepLeaseAndHeartbeatLeadersApart), which in a new cluster is as others join.
+        return try await retrying(until: deadline) { try await node.start() }
     }
 
     /// How long a node keeps trying to make or find the cluster's buckets. A NATS cluster that

@@ -48,7 +48,13 @@ public actor LeaseManager {
         let (leases, nodes) = try await makeBuckets(in: jetStream, replicas: replicas)
         let manager = LeaseManager(node: node, map: map, partitions: partitions ?? map.allPartitions,
                                    configuration: configuration, leases: leases, nodes: nodes)
-        try await manager.run()
+        do {
+            try await manager.run()
+        } catch {
+            // Nothing of a failed start keeps running, so the caller may start again.
+            await manager.halt()
+            throw error
+        }
         return manager
     }
 
