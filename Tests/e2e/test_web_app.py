@@ -543,7 +543,7 @@ def test_the_operator_secret_logs_the_console_in_from_loopback(people, site):
     secret = pathlib.Path(site.folder, "data", "admin-secret").read_text().strip()
     admin.type(fid("admin-login-secret", "secret"), "0" * 64)
     admin.click("#admin-secret-submit")
-    admin.element("#admin-login-secret--error")
+    admin.text_of(fid("admin-login-secret", "secret") + "-error", "运维密钥不对")
     admin.type(fid("admin-login-secret", "secret"), secret)
     admin.click("#admin-secret-submit")
     admin.text_of("#admin-who", "运维")

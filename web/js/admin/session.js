@@ -7,6 +7,7 @@
 import {ProtocolClient, ProtocolError} from '../core/client.js';
 import {message, t} from '../core/i18n.js';
 import {deviceName} from '../core/format.js';
+import {fieldError} from '../ui/forms.js';
 
 const TOKEN_KEY = 'bb.admin.auth';
 const SECRET_KEY = 'bb.admin.secret';
@@ -76,6 +77,7 @@ export function createAdminSession(store) {
             store.update((s) => { s.auth = {status: 'in', user: null, method: 'secret', notice: null}; });
         } catch (error) {
             sessionStorage.removeItem(SECRET_KEY);
+            if (isNew && error.code === 'unauthenticated') throw fieldError('secret', 'admin.wrongSecret');
             if (isNew) throw error;
             store.update((s) => { s.auth = {status: 'out', user: null, method: null, notice: message('admin.secretChanged')}; });
         }
@@ -90,13 +92,17 @@ export function createAdminSession(store) {
         return true;
     }
 
+    /** Waits (up to 10 s) for a connection that has finished logging in, or is logged out. */
+    async function whenReady() {
+        if (ready) return;
+        await new Promise((resolve, reject) => {
+            const timer = setTimeout(() => reject(new ProtocolError({code: 'offline', message: 'not connected'})), 10000);
+            waiters.push(() => { clearTimeout(timer); resolve(); });
+        });
+    }
+
     async function call(op, data) {
-        if (!ready) {
-            await new Promise((resolve, reject) => {
-                const timer = setTimeout(() => reject(new ProtocolError({code: 'offline', message: 'not connected'})), 10000);
-                waiters.push(() => { clearTimeout(timer); resolve(); });
-            });
-        }
+        await whenReady();
         return client.request(op, data);
     }
 
@@ -117,6 +123,8 @@ export function createAdminSession(store) {
             readyHooks.forEach((hook) => hook());
         },
         async loginWithSecret(secret) {
+            // Right after a logout the console is still reconnecting (logout drops the connection).
+            await whenReady();
             await withSecret(secret, true);
             readyHooks.forEach((hook) => hook());
         },

@@ -399,6 +399,7 @@ export default {
     'admin.secret': 'Operator secret',
     'admin.secretHint': 'The server writes it to admin-secret in its data directory at every start; it works only from this machine (127.0.0.1). On the server, run:',
     'admin.needSecret': 'Paste the secret',
+    'admin.wrongSecret': 'That is not the secret; copy it from admin-secret in the server\'s data directory.',
     'admin.secretChanged': 'The server restarted and its secret changed; enter the new one.',
     'admin.loginAgain': 'Your login expired; log in again.',
     'admin.notAdministrator': 'This account is not an administrator.',

@@ -399,6 +399,7 @@ export default {
     'admin.secret': '运维密钥',
     'admin.secretHint': '服务器每次启动时写入数据目录的 admin-secret 文件；只接受来自本机（127.0.0.1）的连接。在服务器上运行：',
     'admin.needSecret': '请粘贴密钥',
+    'admin.wrongSecret': '运维密钥不对，请从服务器数据目录的 admin-secret 文件复制。',
     'admin.secretChanged': '服务器已重启，运维密钥已更换，请重新输入。',
     'admin.loginAgain': '登录已失效，请重新登录。',
     'admin.notAdministrator': '这个账号不是管理员。',
