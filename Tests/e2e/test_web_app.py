@@ -544,6 +544,7 @@ def test_the_operator_secret_logs_the_console_in_from_loopback(people, site):
     admin.type(fid("admin-login-secret", "secret"), "0" * 64)
     admin.click("#admin-secret-submit")
     admin.text_of(fid("admin-login-secret", "secret") + "-error", "运维密钥不对")
+    shot(admin, "console-wrong-secret")
     admin.type(fid("admin-login-secret", "secret"), secret)
     admin.click("#admin-secret-submit")
     admin.text_of("#admin-who", "运维")
