@@ -9,6 +9,7 @@ import struct
 import subprocess
 import tempfile
 import time
+import warnings
 
 import pytest
 from websockets.exceptions import ConnectionClosed, ConnectionClosedError
@@ -99,8 +100,8 @@ def test_ping_is_answered_with_its_payload(server, compression):
 
 @pytest.mark.parametrize("compression", COMPRESSION)
 def test_client_close_code_is_echoed(server, compression):
-    ws = open_echo(server, compression)
-    ws.close(code=4000, reason="done for today")
+    with open_echo(server, compression) as ws:
+        ws.close(code=4000, reason="done for today")
     assert ws.protocol.close_rcvd is not None and ws.protocol.close_rcvd.code == 4000
     assert ws.protocol.close_sent.code == 4000
 
@@ -213,8 +214,10 @@ def test_wss_refuses_tls_below_1_2(tls_server):
     context.verify_mode = ssl.CERT_NONE
     try:
         context.set_ciphers("DEFAULT:@SECLEVEL=0")
-        context.minimum_version = ssl.TLSVersion.TLSv1
-        context.maximum_version = ssl.TLSVersion.TLSv1_1
+        with warnings.catch_warnings():             # offering the old versions is the point
+            warnings.simplefilter("ignore", DeprecationWarning)
+            context.minimum_version = ssl.TLSVersion.TLSv1
+            context.maximum_version = ssl.TLSVersion.TLSv1_1
     except (ValueError, ssl.SSLError):
         pytest.skip("this OpenSSL cannot even offer TLS 1.1")
     with pytest.raises((ssl.SSLError, OSError, ConnectionClosedError)):
