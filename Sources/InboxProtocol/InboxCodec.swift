@@ -14,8 +14,10 @@ public enum InboxCodec {
     static let entryHeaderSize = 8 + 8 + 8 + 2
     static let smallestEventSize = 8 + 1 + 1 + 4
     public static let maxNameBytes = 64
-    /// NATS's default largest payload: a message is one publish.
-    public static let maxMessageBytes = 1 << 20
+    /// A message is one publish, and is read back by `STREAM.MSG.GET`, whose reply carries it
+    /// in base64 inside JSON: a third larger, and that reply must fit NATS's default largest
+    /// payload (1 MiB) too. 256 KiB, as the history stream's batches.
+    public static let maxMessageBytes = 256 * 1024
     /// The most entries one message carries, and the most events one entry carries.
     public static let maxEntries = Int(UInt16.max)
     public static let maxEvents = Int(UInt16.max)

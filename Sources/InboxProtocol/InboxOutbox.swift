@@ -75,6 +75,8 @@ public struct InboxOutbox: Sendable {
     }
 
     public let source: InboxSource
+    /// A partition's state is taken out to be changed and put back, never changed as a copy
+    /// while the dictionary still holds it: that would copy its whole window on every change.
     private var destinations: [UInt16: Destination] = [:]
 
     public init(source: InboxSource) {
@@ -103,7 +105,7 @@ public struct InboxOutbox: Sendable {
     public mutating func add(journalSequence: UInt64, at: Int64,
                              eventsByDestination: [(destination: UInt16, events: [InboxEvent])]) {
         for (index, events) in eventsByDestination where !events.isEmpty {
-            var destination = destinations[index] ?? Destination()
+            var destination = destinations.removeValue(forKey: index) ?? Destination()
             for chunk in Self.chunks(of: events) {
                 destination.window.append(Slot(entry: InboxEntry(outboxSequence: destination.nextSequence,
                                                                  journalSequence: journalSequence, at: at, events: chunk)))
@@ -118,7 +120,9 @@ public struct InboxOutbox: Sendable {
     public mutating func publishes(excluding paused: Set<UInt16> = []) -> [Publish] {
         var publishes: [Publish] = []
         for index in destinations.keys.sorted() where !paused.contains(index) {
-            guard var destination = destinations[index], destination.firstUnsent < destination.window.count else { continue }
+            guard var destination = destinations.removeValue(forKey: index) else { continue }
+            defer { destinations[index] = destination }
+            guard destination.firstUnsent < destination.window.count else { continue }
             var run: [InboxEntry] = []
             var size = InboxCodec.headerSize
             for position in destination.firstUnsent..<destination.window.count {
@@ -136,15 +140,15 @@ public struct InboxOutbox: Sendable {
             }
             publishes.append(Publish(destination: index, attempt: destination.attempt, message: InboxMessage(source: source, entries: run)))
             destination.firstUnsent = destination.window.count
-            destinations[index] = destination
         }
         return publishes
     }
 
     /// The stream stored `publish`.
     public mutating func acknowledged(_ publish: Publish) {
-        guard var destination = destinations[publish.destination], destination.attempt == publish.attempt,
-              destination.start < destination.window.count else { return }
+        guard var destination = destinations.removeValue(forKey: publish.destination) else { return }
+        defer { destinations[publish.destination] = destination }
+        guard destination.attempt == publish.attempt, destination.start < destination.window.count else { return }
         let first = destination.window[destination.start].entry.outboxSequence
         for entry in publish.message.entries where entry.outboxSequence >= first {
             let position = destination.start + Int(entry.outboxSequence - first)
@@ -152,22 +156,21 @@ public struct InboxOutbox: Sendable {
             destination.window[position].isAcknowledged = true
         }
         destination.dropDelivered()
-        destinations[publish.destination] = destination
     }
 
     /// `publish` failed or its answer never came: every entry to its partition not yet delivered
     /// is unsent again, as a new attempt (answers to the failed one change nothing from now).
     /// Returns whether anything is to be sent again; `publishes` sends it.
     public mutating func failed(_ publish: Publish) -> Bool {
-        guard var destination = destinations[publish.destination], destination.attempt == publish.attempt,
-              destination.pendingCount > 0 else { return false }
+        guard var destination = destinations.removeValue(forKey: publish.destination) else { return false }
+        defer { destinations[publish.destination] = destination }
+        guard destination.attempt == publish.attempt, destination.pendingCount > 0 else { return false }
         destination.attempt += 1
         for position in destination.start..<destination.window.count {
             destination.window[position].isSent = false
             destination.window[position].isAcknowledged = false
         }
         destination.firstUnsent = destination.start
-        destinations[publish.destination] = destination
         return true
     }
 

@@ -125,6 +125,32 @@ import TestSupport
         }
     }
 
+    /// Messages as large as the codec allows are stored and read back: `STREAM.MSG.GET` answers
+    /// with the message in base64 inside JSON, and that answer must fit one NATS message too.
+    /// (With 1 MiB messages every read of a full one timed out.)
+    @Test func fullMessagesAreReadBack() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "full")
+            let jetStream = JetStream(connection: connection)
+            let inbox = try await PartitionInbox.create(Self.partitions[0], in: jetStream)
+            let event = InboxEvent(user: 7, name: "order.changed", data: Array(repeating: UInt8(ascii: "x"), count: 2_000))
+            let pending = (1...UInt64(400)).map { InboxEntry(outboxSequence: $0, journalSequence: $0, at: 0, events: [event]) }
+            var outbox = InboxOutbox(source: InboxSource(space: .boards, index: 2),
+                                     state: .init(destinations: [0: .init(nextSequence: 401, pending: pending)]))
+            let publishes = outbox.publishes()
+            #expect(publishes.count == 4)
+            for publish in publishes {
+                _ = try await jetStream.publish(inbox.subject, payload: InboxCodec.encode(publish.message))
+            }
+            let full = try #require(publishes.first).message
+            #expect(InboxCodec.size(of: full) + InboxCodec.size(of: pending[0]) > InboxCodec.maxMessageBytes, "full")
+            let (applied, copies, outOfOrder) = try await Self.applied(inbox)
+            #expect(applied[InboxSource(space: .boards, index: 2)] == Array(1...400))
+            #expect(copies == 0 && outOfOrder == 0)
+            await connection.close()
+        }
+    }
+
     /// A measuring tool, not a test: `INBOX_BENCHMARK=50000 swift test -c release --build-path
     /// .build-rel -Xswiftc -enable-testing --filter InboxSenderIntegrationTests`. One source sends
     /// that many records' personal events (an order view of about 500 bytes for one or two users,
@@ -165,7 +191,7 @@ import TestSupport
                 var reader = InboxReader()
                 let inbox = PartitionInbox(partition: partition, jetStream: jetStream)
                 while true {
-                    let batch = try await inbox.read(after: reader.state.position, maximum: 1_024)
+                    let batch = try await inbox.read(after: reader.state.position)
                     if batch.isEmpty { break }
                     messages += batch.count
                     for stored in batch { applied += reader.read(try stored.message.get(), at: stored.sequence)?.applied.count ?? 0 }

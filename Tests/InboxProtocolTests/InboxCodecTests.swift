@@ -218,14 +218,20 @@ import TestSupport
         }
     }
 
-    @Test func anEntryWithMoreEventsThanItsCountHoldsDoesNotFit() {
-        let events = (0...InboxCodec.maxEvents).map { InboxEvent(user: UInt64($0), name: "e", data: []) }
-        let tooMany = InboxMessage(source: Self.source, entries: [InboxEntry(outboxSequence: 1, journalSequence: 1, at: 0, events: events)])
-        #expect(InboxCodec.size(of: tooMany) <= InboxCodec.maxMessageBytes, "only the count is over")
-        #expect(!InboxCodec.fits(tooMany))
-        let most = InboxMessage(source: Self.source, entries: [
-            InboxEntry(outboxSequence: 1, journalSequence: 1, at: 0, events: Array(events.dropLast()))])
-        #expect(InboxCodec.fits(most))
+    /// The smallest event takes 14 bytes, so the byte limit ends an entry at 18,722 events, long
+    /// before its count (65,535) would overflow: the count never decides.
+    @Test func anEntryReachesTheByteLimitLongBeforeItsEventCount() {
+        let event = InboxEvent(user: 1, name: "e", data: [])
+        func entry(_ count: Int) -> InboxMessage {
+            InboxMessage(source: Self.source, entries: [
+                InboxEntry(outboxSequence: 1, journalSequence: 1, at: 0, events: Array(repeating: event, count: count))])
+        }
+        let eventSize = InboxCodec.size(of: entry(2)) - InboxCodec.size(of: entry(1))
+        let most = (InboxCodec.maxMessageBytes - (InboxCodec.size(of: entry(1)) - eventSize)) / eventSize
+        #expect(eventSize == 14 && most == 18_722)
+        #expect(most < InboxCodec.maxEvents)
+        #expect(InboxCodec.fits(entry(most)))
+        #expect(!InboxCodec.fits(entry(most + 1)))
     }
 
     @Test func decodesFromASliceThatDoesNotStartAtZero() throws {
@@ -435,12 +441,12 @@ import TestSupport
         }
     }
 
-    /// The smallest entry takes 40 bytes, so the byte limit ends a message after 26_214 entries,
+    /// The smallest entry takes 40 bytes, so the byte limit ends a message after 6,553 entries,
     /// long before `maxEntries` (65_535) would: the entry count never decides a split.
     @Test func manySmallestEntriesSplitAtTheByteLimitBeforeTheEntryCount() throws {
         let smallest = InboxEntry(outboxSequence: 1, journalSequence: 1, at: 0, events: [InboxEvent(user: 1, name: "x", data: [])])
         let perMessage = (InboxCodec.maxMessageBytes - Self.messageOverhead) / InboxCodec.size(of: smallest)
-        #expect(perMessage == 26_214)
+        #expect(perMessage == 6_553)
         #expect(perMessage < InboxCodec.maxEntries)
         let count = 2 * perMessage + 5
         // Restored rather than added one by one: the same unsent entries, built in linear time.
@@ -461,13 +467,13 @@ import TestSupport
     }
 
     @Test func aRecordTooLargeForOneMessageBecomesConsecutiveEntriesInSeparateMessages() throws {
-        let events = (0..<7).map { InboxEvent(user: $0, name: "order.changed", data: Array(repeating: UInt8($0), count: 300_000)) }
+        let events = (0..<7).map { InboxEvent(user: $0, name: "order.changed", data: Array(repeating: UInt8($0), count: 75_000)) }
         var outbox = InboxOutbox(source: Self.source)
         outbox.add(journalSequence: 1, at: Self.at, eventsByDestination: [(4, [InboxEvent(user: 9, name: "a", data: [])])])
         outbox.add(journalSequence: 2, at: Self.at + 1, eventsByDestination: [(4, events), (6, Array(events.prefix(1)))])
         let publishes = outbox.publishes()
         let toFour = publishes.filter { $0.destination == 4 }
-        // Three events of 300_000 bytes fill an entry; the small record before shares the first message.
+        // Three events of 75,000 bytes fill an entry; the small record before shares the first message.
         #expect(toFour.map { $0.message.entries.map(\.outboxSequence) } == [[1, 2], [3], [4]])
         let split = toFour.flatMap(\.message.entries).dropFirst()
         #expect(split.map(\.events.count) == [3, 3, 1])
@@ -501,13 +507,15 @@ import TestSupport
         #expect((whole + split).allSatisfy { InboxCodec.fits($0.message) })
     }
 
-    @Test func aRecordWithMoreEventsThanOneEntryCountsIsSplitAtTheCount() throws {
+    /// More events than an entry's count can hold are more bytes than a message holds: the
+    /// record is split at the byte limit, one entry per message (18,722 of the smallest events).
+    @Test func aRecordWithMoreEventsThanOneEntryCountsIsSplitAtTheByteLimit() throws {
         let events = (0..<(InboxCodec.maxEvents + 10)).map { InboxEvent(user: UInt64($0), name: "e", data: []) }
         var outbox = InboxOutbox(source: Self.source)
         outbox.add(journalSequence: 1, at: Self.at, eventsByDestination: [(0, events)])
         let publishes = outbox.publishes()
-        #expect(publishes.map { $0.message.entries.map(\.events.count) } == [[InboxCodec.maxEvents, 10]])
-        #expect(publishes.map { $0.message.entries.map(\.outboxSequence) } == [[1, 2]])
+        #expect(publishes.map { $0.message.entries.map(\.events.count) } == [[18_722], [18_722], [18_722], [9_379]])
+        #expect(publishes.map { $0.message.entries.map(\.outboxSequence) } == [[1], [2], [3], [4]])
         #expect(publishes.flatMap(\.message.entries).flatMap(\.events) == events)
         #expect(publishes.allSatisfy { InboxCodec.fits($0.message) })
         #expect(try publishes.allSatisfy { try Self.roundTrips($0.message) })
