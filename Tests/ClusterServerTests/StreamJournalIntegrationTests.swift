@@ -2,6 +2,8 @@
 // owner's StreamJournal acknowledged is what the next owner recovers, a stale owner's appends
 // are refused once the next owner has appended (and it is told once), and a snapshot in the
 // object store plus the stream after it is the partition.
+@testable import BangbangCore
+import BangbangStorage
 import Cluster
 import Dispatch
 import Foundation
@@ -88,6 +90,28 @@ final class Failures: Sendable {
             #expect(secondFailures.all.isEmpty)
             await first.close()
             await second.close()
+        }
+    }
+
+    /// The largest record the server writes, a purge of as many sessions as one purge forgets,
+    /// is appended and recovered: a record is read back by `STREAM.MSG.GET`, whose answer
+    /// carries it in base64 inside JSON and must fit one NATS message (1 MiB).
+    @Test func theLargestRecordTheServerWritesIsRecovered() async throws {
+        var random = SeededGenerator(seed: 11)
+        let sessions = (0..<AccountStore.sessionsPurgedAtOnce).map { _ in BangbangCore.SessionID(high: random.next(), low: random.next()) }
+        let purge = JournalEntry.account(.sessionsPurged(.init(sessions: sessions.sorted(), at: Timestamp(milliseconds: 1_796_099_188_971))))
+        let record = purge.encoded()
+        #expect(record.count * 4 / 3 + 4_096 < 1 << 20, "\(record.count) bytes")
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "largest")
+            let (journal, _) = try await owner(connection, node: "a", failures: Failures())
+            let outcome = await withCheckedContinuation { (done: CheckedContinuation<Result<UInt64, Journal.JournalError>, Never>) in
+                journal.appendRecord(record) { done.resume(returning: $0) }
+            }
+            #expect(outcome == .success(1))
+            let (_, recovered) = try await owner(connection, node: "b", failures: Failures())
+            #expect(recovered.records.map(\.payload) == [record])
+            await connection.close()
         }
     }
 

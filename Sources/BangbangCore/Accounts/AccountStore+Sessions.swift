@@ -49,10 +49,14 @@ extension AccountStore {
         }
     }
 
+    /// The most sessions one purge forgets: its journal record stays well under a NATS message
+    /// (about 310 KiB, 420 KiB in base64), so a cluster's stream can store it and read it back.
+    public static let sessionsPurgedAtOnce = 10_000
+
     /// Housekeeping the server runs now and then (say hourly): forgets up to `limit` sessions
     /// that expired at or before `now`, revoked or not. Nil when there is nothing to forget.
     /// Their tokens then answer `session_expired` from the issue time they carry.
-    public func decideSessionPurge(now: Timestamp, limit: Int = 10_000) -> AccountEvent? {
+    public func decideSessionPurge(now: Timestamp, limit: Int = AccountStore.sessionsPurgedAtOnce) -> AccountEvent? {
         precondition(limit > 0, "purge limit must be positive")
         var expired: [SessionID] = []
         for (_, account) in state.accounts.records {
