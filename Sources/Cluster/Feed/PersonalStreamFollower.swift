@@ -19,7 +19,7 @@
 public struct PersonalStreamFollower<Event: Sendable>: Sendable {
     public struct Outcome: Sendable {
         /// Pass these to the user's devices on this node, in this order: their numbers run on
-        /// from the previous `head`.
+        /// from the previous `head` (each event carries its own, as the protocol's `seq`).
         public var events: [Event] = []
         /// Ask the account owner for the user's events after this number.
         public var ask: UInt64?
