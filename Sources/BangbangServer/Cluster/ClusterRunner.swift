@@ -74,7 +74,7 @@ public final class ClusterRunner: Sendable {
             history.follower = follower
         }
         // The first heartbeat finds no stream leader while the owner has one step down
-        // (keepLeaseAndHeartbeatLeadersApart), which in a new cluster is as others join.
+        // (`ClusterNode.separateLeaseAndHeartbeatLeaders`), which in a new cluster is as others join.
         return try await retrying(until: deadline) { try await node.start() }
     }
 

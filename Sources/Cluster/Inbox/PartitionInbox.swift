@@ -43,9 +43,9 @@ public struct PartitionInbox: Sendable {
     }
 
     /// The messages after `position`, in order, at most `maximum` of them, up to the stream's end
-    /// as it was when called (none when nothing is newer). A message may be up to 1 MiB (a burst
-    /// of entries), and all of them are asked for at once: 16 is up to 16 MiB in memory and in
-    /// flight, read within the request timeout here; hundreds of full messages are not.
+    /// as it was when called (none when nothing is newer). A message may be up to 256 KiB (a
+    /// burst of entries), and all of them are asked for at once: 16 is up to 4 MiB in memory and
+    /// in flight, well within one request's timeout.
     public func read(after position: UInt64, maximum: Int = 16) async throws(JournalError) -> [Stored] {
         let stored: [StoredMessage]
         do {
