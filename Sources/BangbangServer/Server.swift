@@ -64,7 +64,7 @@ public final class Server: @unchecked Sendable {
                                                capacity: configuration.userRequestsPerSecond * 2)
         let (metrics, publisher) = (metrics, application.publisher)
         registries = group.loops.map { loop in
-            LoopRegistry(loop: loop, metrics: metrics, watcherTotal: publisher.feedWatchers, presence: publisher.presence)
+            LoopRegistry(loop: loop, metrics: metrics, watcherTotal: publisher.boards.feedWatchers, presence: publisher.accounts.presence)
         }
         application.attach(to: registries)
         let site = try Self.loadStaticSite(configuration, logger: logger)

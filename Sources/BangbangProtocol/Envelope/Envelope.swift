@@ -155,15 +155,6 @@ public enum EventMessage {
         }
     }
 
-    /// An order change's personal event, its data `{"change": change, "order": <view>}` written
-    /// around a view already encoded, without a copy of the view in between.
-    public static func personal(name: String, sequence: UInt64, change: String, encodedView: [UInt8]) -> [UInt8] {
-        event(name: name, sequence: sequence, type: nil,
-              capacity: encodedView.count + name.utf8.count + change.utf8.count + Reply.envelopeRoom) {
-            OrderWire.writeChangedData(change: change, encodedView: encodedView, to: &$0)
-        }
-    }
-
     /// A board-feed event: `seq` is the board's own position (one counter per order type), the
     /// same for every watcher, so the message is encoded once and shared.
     public static func board(name: String, type: String, sequence: UInt64, data: JSONValue) -> [UInt8] {

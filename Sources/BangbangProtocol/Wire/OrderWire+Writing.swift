@@ -32,9 +32,28 @@ extension OrderWire {
         writer.endObject()
     }
 
-    /// `{"change": <change>, "order": <view>}`, an `order.changed` event's data, written into
-    /// the event being built.
-    public static func writeChangedData(change: String, encodedView: [UInt8], to writer: inout JSONWriter) {
+    /// `{"change": <change>, "order": <view>}`, an `order.changed` event's data, with the view
+    /// written straight in.
+    public static func changedData(change: String, view: OrderView) -> [UInt8] {
+        var writer = JSONWriter(capacity: 800)
+        writer.beginObject()
+        writer.key("change")
+        writer.write(string: change)
+        writer.key("order")
+        write(view, to: &writer)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `changedData(change:view:)` around a view already encoded by `encoded(_:)`.
+    public static func changedData(change: String, encodedView: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: encodedView.count + change.utf8.count + 24)
+        writeChangedData(change: change, encodedView: encodedView, to: &writer)
+        return writer.bytes
+    }
+
+    /// `{"change": <change>, "order": <view>}` written into a message being built.
+    static func writeChangedData(change: String, encodedView: [UInt8], to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("change")
         writer.write(string: change)

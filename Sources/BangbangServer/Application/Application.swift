@@ -134,7 +134,7 @@ final class Application: @unchecked Sendable {
             throw error
         }
         let streams = PersonalStreams(capacity: configuration.streamEvents, byteLimit: configuration.streamBytes)
-        let publisher = Publisher(queue: publishingQueue, metrics: metrics, streams: streams)
+        let publisher = Publisher(queue: publishingQueue, streams: streams)
         self.publisher = publisher
         var beforeStoring: (@Sendable ([ArchivedOrder]) throws -> Void)?
         if let history = cluster?.history { beforeStoring = { records in try history.publishBlocking(records) } }
@@ -159,8 +159,8 @@ final class Application: @unchecked Sendable {
                        target: ownersTarget)
         }
         if let snapshot {
-            publisher.streams.restore(snapshot.streams, now: clock())
-            publisher.boardSequences.withLock { $0 = snapshot.boardSequences }
+            publisher.accounts.streams.restore(snapshot.streams, now: clock())
+            publisher.boards.sequences.withLock { $0 = snapshot.boardSequences }
         }
         for warning in recovery.warnings { logger.warning("journal_recovery", ["detail": warning]) }
         var state = OwnedState(snapshot, policy: policy, layout: layout)
@@ -228,14 +228,16 @@ final class Application: @unchecked Sendable {
             switch entry {
             case .account(let event):
                 state.accounts.apply(event)
-                if publishing { publisher.publish(Announcement(event, at: clock())) }
+                if publishing { publisher.publish(Announcement(event, at: clock()), journalSequence: record.sequence) }
             case .order(let shard, let event):
                 guard state.shards.indices.contains(shard) else {
                     throw JournalEntryError(message: "journal record \(record.sequence) names board shard \(shard), "
                                             + "but this server has \(state.shards.count); start with the --shards-per-type it was written with")
                 }
                 let applied = state.shards[shard].apply(event)
-                if publishing { publisher.publish(Announcement(applied, actorView: nil, includingFeed: false)) }
+                if publishing {
+                    publisher.publish(Announcement(applied, actorView: nil, includingFeed: false), journalSequence: record.sequence)
+                }
             }
         }
     }
@@ -247,7 +249,7 @@ final class Application: @unchecked Sendable {
         for (owner, shard) in zip(shards, state.shards) { owner.shard = shard }
     }
 
-    func boardSequence(of type: OrderType) -> UInt64 { publisher.boardSequence(of: type) }
+    func boardSequence(of type: OrderType) -> UInt64 { publisher.boards.sequence(of: type) }
 
     // MARK: Archive
 
@@ -268,8 +270,8 @@ final class Application: @unchecked Sendable {
     func refreshApprovedRunners() {
         let store = accounts.store
         let approved = Set(store.state.accounts.keys.filter { store.canRunErrands($0) })
-        publisher.approvedRunners.withLock { $0 = approved }
+        publisher.accounts.approvedRunners.withLock { $0 = approved }
     }
 
-    func isApprovedRunner(_ user: UserID) -> Bool { publisher.approvedRunners.withLock { $0.contains(user) } }
+    func isApprovedRunner(_ user: UserID) -> Bool { publisher.accounts.isApprovedRunner(user) }
 }

@@ -318,7 +318,7 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
         login = Login(user: user, session: session)
         var missed: [[UInt8]] = []
         var resync = false
-        let replay = app.publisher.streams.replay(for: user, after: lastSeenSequence ?? .max, now: app.clock()) { current in
+        let replay = app.publisher.accounts.streams.replay(for: user, after: lastSeenSequence ?? .max, now: app.clock()) { current in
             // Under the stream lock: from here on, live deliveries for this user reach us in order.
             registry.register(self, as: user)
             lastPersonalSequence = current

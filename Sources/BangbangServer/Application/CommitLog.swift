@@ -42,7 +42,7 @@ final class CommitLog: Sendable {
             case .success(let sequence):
                 archiver.noteDurable(sequence: sequence, closing: closing)
                 onDurable(.success(()))
-                publisher.publish(announcement)
+                publisher.publish(announcement, journalSequence: sequence)
                 afterPublish?()
             case .failure(let error):
                 // The rebuild is scheduled before anyone hears of the failure.

@@ -146,8 +146,8 @@ extension Application {
         guard !log.tracker.withLock({ $0.isRebuildPending }) else { return nil }
         let sequence = journal.nextSequence - 1
         let contents = SnapshotContents(accounts: accounts.store.state, shards: shards.map(\.shard),
-                                        streams: publisher.streams.snapshot(),
-                                        boardSequences: publisher.boardSequences.withLock { $0 })
+                                        streams: publisher.accounts.streams.snapshot(),
+                                        boardSequences: publisher.boards.sequences.withLock { $0 })
         return SnapshotCut(sequence: sequence, contents: contents)
     }
 

@@ -121,7 +121,7 @@ final class ShardOwner: @unchecked Sendable {
         let applied = shard.apply(event)
         armTimer()
         let actorView = actor.map { EncodedOrderView(viewer: $0, json: OrderWire.encoded(OrderView(applied.after, viewer: $0))) }
-        let announcement = Announcement(applied, actorView: actorView, includingFeed: !log.publisher.feedWatchers.isZero)
+        let announcement = Announcement(applied, actorView: actorView, includingFeed: !log.publisher.boards.feedWatchers.isZero)
         var closing: Order?
         if applied.after.status.isTerminal, event.change != .movedToArchive { closing = applied.after }
         log.append(.order(shard: shard.index, event), closing: closing, announcing: announcement, onDurable: { result in

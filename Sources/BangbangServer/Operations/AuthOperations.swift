@@ -339,7 +339,7 @@ enum AuthOperations {
                     // The `account.logged_out` push is already in the outbox of every loop that
                     // holds a connection of the user, so each connection using the session is
                     // sent it before it is logged out.
-                    for registry in app.publisher.registries(holding: user) {
+                    for registry in app.publisher.accounts.registries(holding: user) {
                         registry.post {
                             for connection in registry.sessions(of: user) where connection.sessionID == session {
                                 connection.logOut()

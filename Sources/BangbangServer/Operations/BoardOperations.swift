@@ -67,7 +67,7 @@ enum BoardOperations {
     /// finished last.
     static func gatherStats(_ app: Application, completion: @escaping @Sendable (Stats) -> Void) {
         let stats = Mutex(Stats())
-        let registries = app.publisher.registries
+        let registries = app.publisher.loops.registries
         let remaining = Atomic<Int>(1 + registries.count)
         @Sendable func finishOne() {
             guard remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }

@@ -120,11 +120,11 @@ import TestSupport
 
         let expected = await harness.shardStates()
         let sequences = OrderType.allCases.map { harness.app.boardSequence(of: $0) }
-        let streams = harness.app.publisher.streams.snapshot().mapValues(\.lastSequence)
+        let streams = harness.app.publisher.accounts.streams.snapshot().mapValues(\.lastSequence)
         try harness.restart()
         #expect(await harness.shardStates() == expected)
         #expect(OrderType.allCases.map { harness.app.boardSequence(of: $0) } == sequences)
-        #expect(harness.app.publisher.streams.snapshot().mapValues(\.lastSequence) == streams)
+        #expect(harness.app.publisher.accounts.streams.snapshot().mapValues(\.lastSequence) == streams)
         #expect(await harness.order(open)?.status == .open)
         #expect(await harness.order(coded)?.status == .completed)
     }

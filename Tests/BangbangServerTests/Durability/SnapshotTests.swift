@@ -80,16 +80,16 @@ import Synchronization
 
         let accounts = await harness.accountState()
         let shards = await harness.shardStates()
-        let streams = harness.app.publisher.streams.snapshot().mapValues(\.lastSequence)
-        let messages = harness.app.publisher.streams.snapshot().mapValues { $0.live.map(\.message) }
+        let streams = harness.app.publisher.accounts.streams.snapshot().mapValues(\.lastSequence)
+        let messages = harness.app.publisher.accounts.streams.snapshot().mapValues { $0.live.map(\.message) }
         try harness.restart()
         let recovered = try #require(harness.logged("recovered").first)
         #expect(recovered.contains("snapshot_sequence=\(cut.sequence) "))
-        #expect(harness.app.publisher.streams.snapshot().mapValues { $0.live.map(\.message) } == messages)
+        #expect(harness.app.publisher.accounts.streams.snapshot().mapValues { $0.live.map(\.message) } == messages)
         #expect(recovered.contains("records=3 "))
         #expect(await harness.accountState() == accounts)
         #expect(await harness.shardStates() == shards)
-        #expect(harness.app.publisher.streams.snapshot().mapValues(\.lastSequence) == streams)
+        #expect(harness.app.publisher.accounts.streams.snapshot().mapValues(\.lastSequence) == streams)
         #expect(await harness.order(first)?.runner == runner)
         #expect(await harness.order(second)?.status == .open)
         // New ids continue after the recovered ones.

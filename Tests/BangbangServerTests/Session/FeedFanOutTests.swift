@@ -67,7 +67,7 @@ import TestSupport
         for harness in sessions {
             #expect(await harness.call("board.subscribe", #"{"types":["bounty"]}"#)?.isSuccess == true)
         }
-        let watchers = application.app.publisher.feedWatchers
+        let watchers = application.app.publisher.boards.feedWatchers
         #expect(watchers.count.load(ordering: .relaxed) == 3)
         let closing = sessions[1]
         closing.loop.queue.sync { closing.session.webSocketDidClose(closing.channel) }

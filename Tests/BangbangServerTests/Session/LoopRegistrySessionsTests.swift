@@ -11,7 +11,7 @@ import Testing
         let others = try (0..<2).map { _ in try SessionHarness(sharing: first.application, on: first.registry) }
         let sessions = [first.session] + others.map(\.session)
         let registry = first.registry
-        let presence = first.application.app.publisher.presence
+        let presence = first.application.app.publisher.accounts.presence
         let user = UserID(7)
         let bit = UInt64(1) << UInt64(registry.loop.index)
         func registered() -> [ObjectIdentifier] { registry.loop.queue.sync { registry.sessions(of: user).map(ObjectIdentifier.init) } }

@@ -55,8 +55,8 @@ final class SessionHarness: @unchecked Sendable {
     init(sharing application: ApplicationHarness? = nil, on registry: LoopRegistry? = nil) throws {
         self.application = try application ?? ApplicationHarness()
         let app = self.application.app!
-        let registry = registry ?? LoopRegistry(loop: EventLoop(), metrics: app.metrics, watcherTotal: app.publisher.feedWatchers,
-                                                presence: app.publisher.presence)
+        let registry = registry ?? LoopRegistry(loop: EventLoop(), metrics: app.metrics, watcherTotal: app.publisher.boards.feedWatchers,
+                                                presence: app.publisher.accounts.presence)
         self.registry = registry
         loop = registry.loop
         session = ClientSession(app: app, registry: registry)

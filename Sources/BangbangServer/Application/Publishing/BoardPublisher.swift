@@ -1,0 +1,35 @@
+// The board half of the publisher: what a board partition's owner tells once its record is
+// durable. It numbers each change of a board (one sequence per order type, the feed's `seq`)
+// and frames the feed's messages once for every watcher on every loop. It knows nothing of
+// accounts: the change's personal events leave through the inbox (Publisher.swift).
+import BangbangCore
+import Synchronization
+
+/// `publish` runs on the publishing queue (live) or during replay; the sequences are locked
+/// because the snapshot's cut and `board.subscribe` read them from other queues.
+final class BoardPublisher: Sendable {
+    let sequences = Mutex<[OrderType: UInt64]>([:])
+    let feedWatchers = WatcherTotal()
+    private let loops: LoopDirectory
+
+    init(loops: LoopDirectory) {
+        self.loops = loops
+    }
+
+    func sequence(of type: OrderType) -> UInt64 { sequences.withLock { $0[type] ?? 0 } }
+
+    func publish(_ board: Announcement.BoardChange) {
+        let type = board.change.after.details.type
+        let sequence = sequences.withLock { table -> UInt64 in
+            table[type, default: 0] += 1
+            return table[type]!
+        }
+        guard let loops = loops.live, !feedWatchers.isZero else { return }
+        let broadcast = FeedBroadcast(change: board.change, boardSequence: sequence,
+                                      data: board.feedData ?? FeedBroadcast.Data(board.change.after))
+        for weak in loops {
+            guard let registry = weak.registry, registry.hasWatchers else { continue }
+            registry.post(.feed(broadcast))
+        }
+    }
+}

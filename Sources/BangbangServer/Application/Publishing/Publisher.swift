@@ -1,0 +1,51 @@
+// The publisher: what runs once a change is durable, in journal order, on the journal's
+// completion queue (serial, in sequence order). It is two halves joined the way partitions are
+// (docs/scale-out.md, section 7b): the board half numbers the board's change and frames the feed
+// (BoardPublisher.swift); the change's personal events go through the route to the account
+// half, which numbers each user's stream and delivers it (PersonalEventRoute.swift,
+// AccountPublisher.swift). The bytes are encoded already by the owner (Announcement.swift); each
+// loop drains what it is posted once per turn (LoopRegistry.swift). Recovery replays the journal
+// through `publish` too, so the numbering after a restart is the numbering that was given live.
+// On one node there is one partition of each kind: `p0` holds every board, `a0` every account.
+import BangbangCore
+import Dispatch
+import InboxProtocol
+
+/// Confined to `queue` (`publish`), except for the halves' locked tables, which the loops and the
+/// snapshot's cut read. `attach` runs once, before anything is published live.
+final class Publisher: Sendable {
+    static let boardsSource = InboxSource(space: .boards, index: 0)
+    static let accountsSource = InboxSource(space: .accounts, index: 0)
+
+    /// The journal's completion queue.
+    let queue: DispatchQueue
+    let loops = LoopDirectory()
+    let boards: BoardPublisher
+    let accounts: AccountPublisher
+    let route: any PersonalEventRoute
+
+    /// `route`: where personal events go; nil hands them to `accounts` in this process.
+    init(queue: DispatchQueue, streams: PersonalStreams = PersonalStreams(), route: (any PersonalEventRoute)? = nil) {
+        self.queue = queue
+        boards = BoardPublisher(loops: loops)
+        accounts = AccountPublisher(streams: streams, loops: loops)
+        self.route = route ?? LocalInbox(accounts: accounts)
+    }
+
+    /// Starts live delivery to `registries`, indexed by loop. Call once, before serving.
+    func attach(to registries: [LoopRegistry]) { loops.attach(registries) }
+
+    /// Tells what the durable record `journalSequence` changed. Runs on `queue` (live) or during
+    /// replay (no one is connected).
+    func publish(_ announcement: Announcement, journalSequence: UInt64) {
+        if let decision = announcement.runnerDecision {
+            accounts.noteRunnerDecision(decision.user, isApproved: decision.isApproved)
+        }
+        if !announcement.personal.isEmpty {
+            let source = announcement.space == .boards ? Self.boardsSource : Self.accountsSource
+            route.send(announcement.personal, from: source, journalSequence: journalSequence,
+                       at: announcement.at.rawValue)
+        }
+        if let board = announcement.board { boards.publish(board) }
+    }
+}

@@ -1,0 +1,123 @@
+// The publisher's two halves and the route between them: a record's personal events leave only
+// through the route, marked with their source partition and journal record, and the account half
+// numbers exactly what it receives, in the order it receives it. Between nodes the route is the
+// inbox; these tests hold the shape it must fit.
+@testable import BangbangCore
+import BangbangProtocol
+import Dispatch
+import InboxProtocol
+import Synchronization
+import Testing
+@testable import BangbangServer
+
+@Suite struct PublisherTests {
+    private static let now = Timestamp(milliseconds: 1_767_225_600_000)
+    private static let publisherID = UserID(1)
+    private static let runnerID = UserID(2)
+
+    private final class RecordingRoute: PersonalEventRoute {
+        struct Sent: Equatable {
+            let source: InboxSource
+            let journalSequence: UInt64
+            let at: Int64
+            let events: [InboxEvent]
+        }
+
+        let sent = Mutex<[Sent]>([])
+
+        func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64) {
+            sent.withLock { $0.append(Sent(source: source, journalSequence: journalSequence, at: at, events: events)) }
+        }
+    }
+
+    /// An express order published by user 1, then accepted by user 2.
+    private static func publishedAndAccepted() throws -> [AppliedOrderChange] {
+        var shard = BoardShard(index: 0)
+        var random = SystemRandomNumberGenerator()
+        let draft = OrderDraft(campus: "North", deadline: Timestamp(milliseconds: now.milliseconds + 3_600_000), tip: 300,
+                               wantsDeliveryCode: false,
+                               details: .express(ExpressDetails(pickupStation: "S", pickupCode: nil, parcelSize: .small,
+                                                                dropOffPlace: "D", dropOffRoom: nil, contactPhone: nil)))
+        let published = shard.apply(try shard.decidePublish(draft, by: publisherID, now: now, rules: OrderRules(), using: &random))
+        let accept = try shard.decide(.accept(isVerifiedRunner: true), on: published.after.id, by: runnerID,
+                                      now: Timestamp(milliseconds: now.milliseconds + 1_000), rules: OrderRules())
+        return [published, shard.apply(accept)]
+    }
+
+    private static var approval: AccountEvent {
+        .verificationDecided(.init(user: runnerID, administrator: UserID(9), isApproved: true, reason: nil,
+                                   at: Timestamp(milliseconds: now.milliseconds + 2_000)))
+    }
+
+    @Test func personalEventsLeaveOnlyThroughTheRouteMarkedWithTheirRecord() throws {
+        let route = RecordingRoute()
+        let publisher = Publisher(queue: DispatchQueue(label: "test.publishing"), route: route)
+        let changes = try Self.publishedAndAccepted()
+        publisher.publish(Announcement(changes[0], actorView: nil, includingFeed: false), journalSequence: 11)
+        publisher.publish(Announcement(changes[1], actorView: nil, includingFeed: false), journalSequence: 12)
+        publisher.publish(Announcement(Self.approval, at: Timestamp(milliseconds: Self.now.milliseconds + 2_000)),
+                          journalSequence: 13)
+
+        let sent = route.sent.withLock { $0 }
+        try #require(sent.count == 3)
+        #expect(sent.map(\.source) == [Publisher.boardsSource, Publisher.boardsSource, Publisher.accountsSource])
+        #expect(sent.map(\.journalSequence) == [11, 12, 13])
+        #expect(sent.map(\.at) == [0, 1_000, 2_000].map { Self.now.milliseconds + $0 })
+        #expect(sent[0].events.map(\.user) == [1])
+        #expect(Set(sent[1].events.map(\.user)) == [1, 2])
+        for (change, record) in zip(changes, sent) {
+            for event in record.events {
+                #expect(event.name == "order.changed")
+                let view = OrderView(change.after, viewer: UserID(event.user))
+                #expect(event.data == OrderWire.changedData(change: OrderNotifications.changeName(change.event.change),
+                                                            view: view))
+            }
+        }
+        #expect(sent[2].events == [InboxEvent(user: 2, name: "runner.verification_decided",
+                                              data: JSONWriter.encode(["status": "approved"]))])
+        // The board half numbered both changes; the account half heard nothing but the runner's
+        // approval, which is its own fact.
+        #expect(publisher.boards.sequence(of: .express) == 2)
+        #expect(publisher.accounts.streams.snapshot().isEmpty)
+        #expect(publisher.accounts.isApprovedRunner(Self.runnerID))
+    }
+
+    @Test func theAccountHalfNumbersWhatItReceivesInOrder() throws {
+        let publisher = Publisher(queue: DispatchQueue(label: "test.publishing"))
+        let changes = try Self.publishedAndAccepted()
+        let announcements = [Announcement(changes[0], actorView: nil, includingFeed: false),
+                             Announcement(changes[1], actorView: nil, includingFeed: false),
+                             Announcement(Self.approval, at: Timestamp(milliseconds: Self.now.milliseconds + 2_000))]
+        for (offset, announcement) in announcements.enumerated() {
+            publisher.publish(announcement, journalSequence: UInt64(offset + 1))
+        }
+        let streams = publisher.accounts.streams.snapshot()
+        // User 1: published, accepted. User 2: accepted, then approved as a runner.
+        var expected: [UInt64: [[UInt8]]] = [:]
+        for announcement in announcements {
+            for event in announcement.personal {
+                let sequence = UInt64(expected[event.user, default: []].count + 1)
+                expected[event.user, default: []].append(
+                    EventMessage.personal(name: event.name, sequence: sequence, encodedData: event.data))
+            }
+        }
+        #expect(expected.mapValues(\.count) == [1: 2, 2: 2])
+        #expect(streams.count == 2)
+        for (user, messages) in expected {
+            let stream = try #require(streams[UserID(user)])
+            #expect(stream.lastSequence == UInt64(messages.count))
+            #expect(stream.live.map(\.message) == messages)
+        }
+    }
+
+    @Test func anActorsOwnViewIsReusedAndReadsAsAnyOther() throws {
+        let changes = try Self.publishedAndAccepted()
+        let accepted = changes[1]
+        let actorView = EncodedOrderView(viewer: Self.runnerID,
+                                         json: OrderWire.encoded(OrderView(accepted.after, viewer: Self.runnerID)))
+        let reused = Announcement(accepted, actorView: actorView, includingFeed: true)
+        let fresh = Announcement(accepted, actorView: nil, includingFeed: false)
+        #expect(reused.personal == fresh.personal)
+        #expect(reused.board?.feedData != nil && fresh.board?.feedData == nil)
+    }
+}
