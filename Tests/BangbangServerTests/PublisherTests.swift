@@ -5,10 +5,13 @@
 @testable import BangbangCore
 import BangbangProtocol
 import Dispatch
+import Foundation
 import InboxProtocol
 import Synchronization
 import Testing
+import TestSupport
 @testable import BangbangServer
+@testable import BangbangStorage
 
 @Suite struct PublisherTests {
     private static let now = Timestamp(milliseconds: 1_767_225_600_000)
@@ -53,10 +56,12 @@ import Testing
         let route = RecordingRoute()
         let publisher = Publisher(queue: DispatchQueue(label: "test.publishing"), route: route)
         let changes = try Self.publishedAndAccepted()
-        publisher.publish(Announcement(changes[0], actorView: nil, includingFeed: false), journalSequence: 11)
-        publisher.publish(Announcement(changes[1], actorView: nil, includingFeed: false), journalSequence: 12)
+        publisher.publish(Announcement(changes[0], actorView: nil, includingFeed: false), from: Publisher.boardsSource,
+                          journalSequence: 11)
+        publisher.publish(Announcement(changes[1], actorView: nil, includingFeed: false), from: Publisher.boardsSource,
+                          journalSequence: 12)
         publisher.publish(Announcement(Self.approval, at: Timestamp(milliseconds: Self.now.milliseconds + 2_000)),
-                          journalSequence: 13)
+                          from: Publisher.accountsSource, journalSequence: 13)
 
         let sent = route.sent.withLock { $0 }
         try #require(sent.count == 3)
@@ -89,7 +94,8 @@ import Testing
                              Announcement(changes[1], actorView: nil, includingFeed: false),
                              Announcement(Self.approval, at: Timestamp(milliseconds: Self.now.milliseconds + 2_000))]
         for (offset, announcement) in announcements.enumerated() {
-            publisher.publish(announcement, journalSequence: UInt64(offset + 1))
+            publisher.publish(announcement, from: offset < 2 ? Publisher.boardsSource : Publisher.accountsSource,
+                              journalSequence: UInt64(offset + 1))
         }
         let streams = publisher.accounts.streams.snapshot()
         // User 1: published, accepted. User 2: accepted, then approved as a runner.
@@ -119,5 +125,39 @@ import Testing
         let fresh = Announcement(accepted, actorView: nil, includingFeed: false)
         #expect(reused.personal == fresh.personal)
         #expect(reused.board?.feedData != nil && fresh.board?.feedData == nil)
+    }
+
+    /// The board partition's log and the account partition's, over one journal: each record's
+    /// personal events leave marked with the partition whose log appended it, in journal order,
+    /// and both logs count their commits in flight in the one tracking they share.
+    @Test func eachLogAnnouncesItsRecordsAsItsPartitions() async throws {
+        let queue = DispatchQueue(label: "test.publishing")
+        let route = RecordingRoute()
+        let publisher = Publisher(queue: queue, route: route)
+        let directory = try makeTemporaryDirectory("bangbang-logs")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let archiver = Archiver(archive: try Application.openArchive(in: directory), logger: Logger(level: .error, sink: { _ in }),
+                                metrics: ServerMetrics())
+        let journal = MemoryJournal(stream: MemoryStream(), after: 0, queue: queue)
+        let tracking = CommitTracking()
+        let boards = CommitLog(source: Publisher.boardsSource, journal: journal, tracking: tracking, publisher: publisher,
+                               archiver: archiver)
+        let accounts = CommitLog(source: Publisher.accountsSource, journal: journal, tracking: tracking, publisher: publisher,
+                                 archiver: archiver)
+        let changes = try Self.publishedAndAccepted()
+        let durable = Mutex(0)
+        let count: @Sendable (Result<Void, DomainError>) -> Void = { result in
+            if case .success = result { durable.withLock { $0 += 1 } }
+        }
+        boards.append(.order(shard: 0, changes[0].event), announcing: Announcement(changes[0], actorView: nil, includingFeed: false),
+                      onDurable: count)
+        accounts.append(.account(Self.approval), announcing: Announcement(Self.approval, at: Self.now), onDurable: count)
+        boards.append(.order(shard: 0, changes[1].event), announcing: Announcement(changes[1], actorView: nil, includingFeed: false),
+                      onDurable: count)
+        #expect(await eventually { durable.withLock { $0 } == 3 && tracking.withLock { $0.inFlight } == 0 })
+        let sent = route.sent.withLock { $0 }
+        #expect(sent.map(\.source) == [Publisher.boardsSource, Publisher.accountsSource, Publisher.boardsSource])
+        #expect(sent.map(\.journalSequence) == [1, 2, 3])
+        #expect(publisher.boards.sequence(of: .express) == 2)
     }
 }

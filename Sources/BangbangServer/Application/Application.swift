@@ -34,7 +34,11 @@ final class Application: @unchecked Sendable {
     let archive: OrderArchive
     /// Writes closed orders into `archive` and tells the shards what it holds (Archiver.swift).
     let archiver: Archiver
-    let log: CommitLog
+    /// The commit logs of the board partition (every shard) and of the account partition, over
+    /// `journal`, and what they share (CommitLog.swift).
+    let boardsLog: CommitLog
+    let accountsLog: CommitLog
+    let tracking = CommitTracking()
     let publisher: Publisher
     let accounts: AccountsOwner
     let layout: BoardLayout
@@ -140,8 +144,12 @@ final class Application: @unchecked Sendable {
         if let history = cluster?.history { beforeStoring = { records in try history.publishBlocking(records) } }
         let archiver = Archiver(archive: archive, logger: logger, metrics: metrics, beforeStoring: beforeStoring)
         self.archiver = archiver
-        let log = CommitLog(journal: journal, publisher: publisher, archiver: archiver)
-        self.log = log
+        let boardsLog = CommitLog(source: Publisher.boardsSource, journal: journal, tracking: tracking,
+                                  publisher: publisher, archiver: archiver)
+        let accountsLog = CommitLog(source: Publisher.accountsSource, journal: journal, tracking: tracking,
+                                    publisher: publisher, archiver: archiver)
+        self.boardsLog = boardsLog
+        self.accountsLog = accountsLog
         self.tokenSecret = try cluster?.sessionSecret ?? SecretFile.loadOrCreate(in: configuration.dataDirectory)
         let layout = BoardLayout(shardsPerType: configuration.shardsPerType)
         self.layout = layout
@@ -153,9 +161,9 @@ final class Application: @unchecked Sendable {
         }
         // The owners start empty and receive the recovered state once it is built, so the
         // recovered collections are never shared with a copy (the first change would copy them).
-        accounts = AccountsOwner(store: AccountStore(policy: policy), log: log, clock: clock, target: ownersTarget)
+        accounts = AccountsOwner(store: AccountStore(policy: policy), log: accountsLog, clock: clock, target: ownersTarget)
         shards = (0..<layout.shardCount).map { index in
-            ShardOwner(shard: BoardShard(index: index), type: layout.type(ofShard: index), log: log, clock: clock,
+            ShardOwner(shard: BoardShard(index: index), type: layout.type(ofShard: index), log: boardsLog, clock: clock,
                        target: ownersTarget)
         }
         if let snapshot {
@@ -168,7 +176,7 @@ final class Application: @unchecked Sendable {
         install(state)
         refreshApprovedRunners()
         snapshotSchedule.withLock { $0.lastSequence = recovery.snapshotSequence }
-        log.onStorageFailure { [weak self] error in self?.noteStorageFailure(error) }
+        tracking.onStorageFailure { [weak self] error in self?.noteStorageFailure(error) }
         archiver.onArchived { [weak self] stored in self?.tellShards(archived: stored) }
         // Whatever closed but was not archived before the last stop (or was archived by a server
         // from before the archive, which kept all history in its snapshots) is archived now.
@@ -228,7 +236,8 @@ final class Application: @unchecked Sendable {
             switch entry {
             case .account(let event):
                 state.accounts.apply(event)
-                if publishing { publisher.publish(Announcement(event, at: clock()), journalSequence: record.sequence) }
+                if publishing { publisher.publish(Announcement(event, at: clock()), from: Publisher.accountsSource,
+                                                  journalSequence: record.sequence) }
             case .order(let shard, let event):
                 guard state.shards.indices.contains(shard) else {
                     throw JournalEntryError(message: "journal record \(record.sequence) names board shard \(shard), "
@@ -236,7 +245,8 @@ final class Application: @unchecked Sendable {
                 }
                 let applied = state.shards[shard].apply(event)
                 if publishing {
-                    publisher.publish(Announcement(applied, actorView: nil, includingFeed: false), journalSequence: record.sequence)
+                    publisher.publish(Announcement(applied, actorView: nil, includingFeed: false), from: Publisher.boardsSource,
+                                      journalSequence: record.sequence)
                 }
             }
         }

@@ -3,29 +3,55 @@
 // order, so the reply goes out first, then the change is announced, then whatever must follow
 // the announcement. Nobody hears of a change before its record is durable. Every durable record
 // is noted to the archiver, with the order it closed if any (Archiver.swift), in the same order.
+//
+// There is a log per partition (docs/scale-out.md, section 7b): the board partition's owners
+// commit through one, the accounts owner through another, and each announces its records as
+// that partition's, so a record's personal events leave marked with their source. On one node
+// both logs write to the one local journal (a record's entry says which partition it belongs
+// to, and a replay routes it back) and share one `CommitTracking`, since a failed append holds
+// the whole journal; in a cluster each partition will have its own stream.
 import BangbangCore
 import BangbangStorage
+import InboxProtocol
 import Journal
 import Synchronization
 
-final class CommitLog: Sendable {
-    let journal: any CommitJournal
-    let publisher: Publisher
-    let archiver: Archiver
-    /// Commits between append and completion, and whether memory is ahead of the disk.
-    let tracker = Mutex(CommitTracker())
+/// What every log over one journal shares: commits between append and completion, whether memory
+/// is ahead of the disk, and who is told when an append fails.
+final class CommitTracking: Sendable {
+    private let tracker = Mutex(CommitTracker())
     /// Told of every failed append, before the request that made it hears of it (schedules the
     /// rebuild from disk; see Durability.swift). Set once, before the first commit.
     private let storageFailureHandler = Mutex<(@Sendable (JournalError) -> Void)?>(nil)
 
-    init(journal: any CommitJournal, publisher: Publisher, archiver: Archiver) {
-        self.journal = journal
-        self.publisher = publisher
-        self.archiver = archiver
+    func withLock<Result: Sendable>(_ body: (inout CommitTracker) -> Result) -> Result {
+        tracker.withLock { body(&$0) }
     }
 
     func onStorageFailure(_ handler: @escaping @Sendable (JournalError) -> Void) {
         storageFailureHandler.withLock { $0 = handler }
+    }
+
+    fileprivate func noteFailure(_ error: JournalError) {
+        storageFailureHandler.withLock { $0 }?(error)
+    }
+}
+
+final class CommitLog: Sendable {
+    /// The partition whose records this log appends.
+    let source: InboxSource
+    let journal: any CommitJournal
+    let tracking: CommitTracking
+    let publisher: Publisher
+    let archiver: Archiver
+
+    init(source: InboxSource, journal: any CommitJournal, tracking: CommitTracking, publisher: Publisher,
+         archiver: Archiver) {
+        self.source = source
+        self.journal = journal
+        self.tracking = tracking
+        self.publisher = publisher
+        self.archiver = archiver
     }
 
     /// Journals `entry` (already applied by its owner). Call on the owner's queue. If the record
@@ -36,23 +62,23 @@ final class CommitLog: Sendable {
                 onDurable: @escaping @Sendable (Result<Void, DomainError>) -> Void,
                 afterPublish: (@Sendable () -> Void)? = nil) {
         let bytes = entry.encoded()
-        tracker.withLock { $0.inFlight += 1 }
+        tracking.withLock { $0.inFlight += 1 }
         journal.appendRecord(bytes) { [self] result in
             switch result {
             case .success(let sequence):
                 archiver.noteDurable(sequence: sequence, closing: closing)
                 onDurable(.success(()))
-                publisher.publish(announcement, journalSequence: sequence)
+                publisher.publish(announcement, from: source, journalSequence: sequence)
                 afterPublish?()
             case .failure(let error):
                 // The rebuild is scheduled before anyone hears of the failure.
-                storageFailureHandler.withLock { $0 }?(error)
+                tracking.noteFailure(error)
                 onDurable(.failure(DomainError(.storageUnavailable,
                     "the server could not store this change (\(error.shortDescription)); nothing was changed, try again later")))
             }
             // Last, so a snapshot's cut that waits for no commit in flight also sees this
             // change's pushes in the personal streams and board numbering.
-            tracker.withLock { $0.inFlight -= 1 }
+            tracking.withLock { $0.inFlight -= 1 }
         }
     }
 }

@@ -129,7 +129,7 @@ extension Application {
     /// Waits for every appended record's completion. With the owners suspended nothing new can
     /// be appended, so this ends after at most one journal batch.
     private func waitForCommitsInFlight() {
-        while log.tracker.withLock({ $0.inFlight }) > 0 {
+        while tracking.withLock({ $0.inFlight }) > 0 {
             usleep(100)
         }
     }
@@ -143,7 +143,7 @@ extension Application {
         suspendOwners()
         defer { resumeOwners() }
         waitForCommitsInFlight()
-        guard !log.tracker.withLock({ $0.isRebuildPending }) else { return nil }
+        guard !tracking.withLock({ $0.isRebuildPending }) else { return nil }
         let sequence = journal.nextSequence - 1
         let contents = SnapshotContents(accounts: accounts.store.state, shards: shards.map(\.shard),
                                         streams: publisher.accounts.streams.snapshot(),
@@ -212,7 +212,7 @@ extension Application {
     /// Checks every second whether a snapshot is due by time or by journal growth.
     func scheduleSnapshots() {
         maintenanceQueue.asyncAfter(deadline: .now() + .seconds(1)) { [self] in
-            guard !log.tracker.withLock({ $0.isShuttingDown }) else { return }
+            guard !tracking.withLock({ $0.isShuttingDown }) else { return }
             let (bytesAtLast, lastAt) = snapshotSchedule.withLock { ($0.bytesAtLastSnapshot, $0.lastSnapshotAt) }
             let grown = journal.bytesAppended - bytesAtLast
             if grown >= configuration.snapshotJournalBytes {
@@ -244,7 +244,7 @@ extension Application {
     /// changed since the last one, or when it failed, which is logged).
     @discardableResult
     func writeFinalSnapshot() -> Bool {
-        log.tracker.withLock { $0.isShuttingDown = true }
+        tracking.withLock { $0.isShuttingDown = true }
         // Whatever periodic snapshot was started finishes first, so ours is the newest.
         snapshotQueue.sync {}
         guard let cut = maintenanceQueue.sync(execute: { takeSnapshotCut() }) else {
@@ -263,7 +263,7 @@ extension Application {
 
     /// A record could not be stored. Runs on the publishing queue, from the failed completion.
     func noteStorageFailure(_ error: JournalError) {
-        let schedulesRebuild = log.tracker.withLock { tracker -> Bool in
+        let schedulesRebuild = tracking.withLock { tracker -> Bool in
             tracker.failures += 1
             let isFirst = !tracker.isRebuildPending
             tracker.isRebuildPending = true
@@ -284,7 +284,7 @@ extension Application {
         let started = clock.now
         suspendOwners()
         waitForCommitsInFlight()
-        let failures = log.tracker.withLock { $0.failures }
+        let failures = tracking.withLock { $0.failures }
         do {
             let recovery = try journal.readBackAll()
             let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
@@ -292,7 +292,7 @@ extension Application {
             try replay(recovery.records, into: &state, publishing: false)
             install(state)
             refreshApprovedRunners()
-            log.tracker.withLock { $0.isRebuildPending = false }
+            tracking.withLock { $0.isRebuildPending = false }
             journal.resumeAfterFailure()
             logger.warning("state_rebuilt", ["detail": "memory rebuilt from disk after a failed journal write; accepting changes again",
                                              "records": recovery.records.count, "failures": failures,

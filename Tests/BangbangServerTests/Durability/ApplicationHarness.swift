@@ -91,7 +91,7 @@ final class ApplicationHarness: @unchecked Sendable {
     }
 
     deinit {
-        app?.log.tracker.withLock { $0.isShuttingDown = true }
+        app?.tracking.withLock { $0.isShuttingDown = true }
         try? app?.journal.close()
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -116,7 +116,7 @@ final class ApplicationHarness: @unchecked Sendable {
         if gracefully {
             app.writeFinalSnapshot()
         } else {
-            app.log.tracker.withLock { $0.isShuttingDown = true }
+            app.tracking.withLock { $0.isShuttingDown = true }
         }
         try app.journal.close()
         state.logLines.withLock { $0.removeAll() }
@@ -285,14 +285,14 @@ final class ApplicationHarness: @unchecked Sendable {
             }
         }
         // Each move was appended (counted in flight) inside the block that decided it.
-        try await eventually("the moves are durable") { app.log.tracker.withLock { $0.inFlight } == 0 }
+        try await eventually("the moves are durable") { app.tracking.withLock { $0.inFlight } == 0 }
         return moved
     }
 
     /// Waits (bounded) until memory has been rebuilt after a storage failure.
     func waitForRebuild() async throws {
         let app = app!
-        if await TestSupport.eventually({ !app.log.tracker.withLock { $0.isRebuildPending } }) { return }
+        if await TestSupport.eventually({ !app.tracking.withLock { $0.isRebuildPending } }) { return }
         Issue.record("memory was not rebuilt after the storage failure")
     }
 

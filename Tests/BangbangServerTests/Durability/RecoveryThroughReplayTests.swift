@@ -115,8 +115,8 @@ import TestSupport
         }
         #expect(await eventually { await harness.order(expiring)?.status == .expired })
         // The shard shows the expiry once applied; the board numbers it only once it is durable.
-        let log = harness.app.log
-        #expect(await eventually { log.tracker.withLock { $0.inFlight } == 0 })
+        let tracking = harness.app.tracking
+        #expect(await eventually { tracking.withLock { $0.inFlight } == 0 })
 
         let expected = await harness.shardStates()
         let sequences = OrderType.allCases.map { harness.app.boardSequence(of: $0) }

@@ -42,7 +42,7 @@ import Synchronization
         #expect(await harness.accountState() == accountsBefore)
         #expect(await harness.shardStates() == shardsBefore)
         #expect(!harness.logged("state_rebuilt").isEmpty)
-        #expect(harness.app.log.tracker.withLock { $0.failures } >= 3)
+        #expect(harness.app.tracking.withLock { $0.failures } >= 3)
 
         // Space returns: changes go through, and only they are on disk.
         harness.state.isDiskFull.withLock { $0 = false }
@@ -66,7 +66,7 @@ import Synchronization
         harness.app.maintenanceQueue.async { release.wait() }
         harness.state.isDiskFull.withLock { $0 = true }
         await expectStorageUnavailable { _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: publisher) }
-        #expect(harness.app.log.tracker.withLock { $0.isRebuildPending })
+        #expect(harness.app.tracking.withLock { $0.isRebuildPending })
         release.signal()
         // The cut is queued behind the rebuild, which runs first: so it must succeed and be clean.
         harness.state.isDiskFull.withLock { $0 = false }

@@ -24,9 +24,6 @@ struct Announcement: Sendable {
         let feedData: FeedBroadcast.Data?
     }
 
-    /// The partition space whose record this is: a board partition's (an order changed) or an
-    /// account partition's (an account changed).
-    let space: InboxSource.Space
     let at: Timestamp
     var personal: [InboxEvent] = []
     var board: BoardChange?
@@ -34,7 +31,6 @@ struct Announcement: Sendable {
     var runnerDecision: (user: UserID, isApproved: Bool)?
 
     init(_ event: AccountEvent, at now: Timestamp) {
-        space = .accounts
         at = now
         if case .verificationDecided(let decision) = event {
             runnerDecision = (decision.user, decision.isApproved)
@@ -48,7 +44,6 @@ struct Announcement: Sendable {
     /// A move to the archive tells nobody and leaves the board's numbering as it was (it is
     /// replayed through here too, so live and recovered numbering agree).
     init(_ applied: AppliedOrderChange, actorView: EncodedOrderView?, includingFeed: Bool) {
-        space = .boards
         at = applied.event.at
         if case .movedToArchive = applied.event.change { return }
         let order = applied.after

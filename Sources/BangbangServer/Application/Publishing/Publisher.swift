@@ -35,14 +35,13 @@ final class Publisher: Sendable {
     /// Starts live delivery to `registries`, indexed by loop. Call once, before serving.
     func attach(to registries: [LoopRegistry]) { loops.attach(registries) }
 
-    /// Tells what the durable record `journalSequence` changed. Runs on `queue` (live) or during
-    /// replay (no one is connected).
-    func publish(_ announcement: Announcement, journalSequence: UInt64) {
+    /// Tells what the durable record `journalSequence` of partition `source` changed. Runs on
+    /// `queue` (live) or during replay (no one is connected).
+    func publish(_ announcement: Announcement, from source: InboxSource, journalSequence: UInt64) {
         if let decision = announcement.runnerDecision {
             accounts.noteRunnerDecision(decision.user, isApproved: decision.isApproved)
         }
         if !announcement.personal.isEmpty {
-            let source = announcement.space == .boards ? Self.boardsSource : Self.accountsSource
             route.send(announcement.personal, from: source, journalSequence: journalSequence,
                        at: announcement.at.rawValue)
         }
