@@ -1,0 +1,114 @@
+// An account partition's side of the inbox (docs/scale-out.md, section 7b): reads the inbox
+// stream in order from a snapshot's position, lets `InboxReader` decide which entries to apply,
+// and hands each applied entry to the account half, in the stream's order, which is what numbers
+// every user's personal stream. Reading is a task that asks the stream's leader for what lies past
+// the last position read whenever a message on the inbox's subject says one arrived (a core NATS
+// subscription, used only as a wake-up), and every second besides, since a wake-up may be lost.
+// Applying runs on `queue`, where the reader's state lives: a snapshot cut on that queue holds
+// the personal streams and the position they were built to together, and a follower started
+// from that state numbers the rest exactly as this one did.
+import Cluster
+import Dispatch
+import InboxProtocol
+import NATSClient
+import Synchronization
+
+final class InboxFollower: @unchecked Sendable {
+    // Confinement: `reader` is touched only on `queue`; `running` is locked.
+    static let pollInterval: Duration = .seconds(1)
+    /// Messages asked for at once (a message is at most 256 KiB).
+    static let window = 16
+
+    let inbox: PartitionInbox
+    let queue: DispatchQueue
+    private var reader: InboxReader
+    private let deliver: @Sendable (InboxSource, InboxEntry) -> Void
+    private let logger: Logger
+    private let running = Mutex<(tasks: [Task<Void, Never>], subscription: NATSSubscription?)>(([], nil))
+
+    /// `deliver` runs on `queue` for each applied entry, in the stream's order.
+    init(inbox: PartitionInbox, state: InboxReader.State, queue: DispatchQueue, logger: Logger,
+         deliver: @escaping @Sendable (InboxSource, InboxEntry) -> Void) {
+        self.inbox = inbox
+        self.queue = queue
+        reader = InboxReader(state: state)
+        self.deliver = deliver
+        self.logger = logger
+    }
+
+    /// How far the inbox is applied, and the last entry applied from each source. Call on `queue`.
+    var state: InboxReader.State {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return reader.state
+    }
+
+    /// Starts following from the state given at creation.
+    func start() throws(NATSClientError) {
+        let (wakeUps, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let subscription = try inbox.jetStream.connection.subscribe(to: inbox.subject) { _ in wake.yield() }
+        let from = queue.sync { reader.state.position }
+        let ticker = Task {
+            while !Task.isCancelled {
+                wake.yield()
+                try? await Task.sleep(for: Self.pollInterval)
+            }
+            wake.finish()
+        }
+        let follower = Task { [weak self] in
+            var position = from
+            var isFailing = false
+            for await _ in wakeUps {
+                guard let self else { return }
+                do {
+                    position = try await readAll(after: position)
+                    if isFailing { logger.info("inbox_follow_recovered", ["inbox": inbox.streamName]) }
+                    isFailing = false
+                } catch {
+                    if !isFailing {
+                        logger.warning("inbox_follow_failed", ["inbox": inbox.streamName, "detail": "\(error)",
+                                                               "retry_ms": Int(Self.pollInterval.components.seconds * 1000)])
+                    }
+                    isFailing = true
+                }
+            }
+        }
+        running.withLock { $0 = ([ticker, follower], subscription) }
+    }
+
+    func stop() {
+        let (tasks, subscription) = running.withLock { running in
+            defer { running = ([], nil) }
+            return running
+        }
+        subscription?.unsubscribe()
+        for task in tasks { task.cancel() }
+    }
+
+    /// Reads and hands over everything past `position` the stream holds now; returns the new
+    /// position.
+    private func readAll(after position: UInt64) async throws(Cluster.JournalError) -> UInt64 {
+        var position = position
+        while !Task.isCancelled {
+            let batch = try await inbox.read(after: position, maximum: Self.window)
+            guard let last = batch.last else { break }
+            position = last.sequence
+            queue.async { [self] in apply(batch) }
+        }
+        return position
+    }
+
+    /// Runs on `queue`.
+    private func apply(_ batch: [PartitionInbox.Stored]) {
+        for stored in batch {
+            switch stored.message {
+            case .failure(let error):
+                logger.error("inbox_message_unreadable", ["inbox": inbox.streamName, "sequence": stored.sequence,
+                                                          "detail": error.description])
+                reader.skipUnreadable(at: stored.sequence)
+            case .success(let message):
+                guard let outcome = reader.read(message, at: stored.sequence) else { continue }
+                for entry in message.entries[outcome.applied] { deliver(message.source, entry) }
+            }
+        }
+    }
+}
