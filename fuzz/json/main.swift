@@ -5,7 +5,9 @@
 //     and encoding is deterministic: encoding that value again gives the same bytes;
 //   - nesting deeper than the parser's limit never parses (the limit guards the stack);
 //   - `Request.decode` agrees with the parser: it succeeds only on a JSON object, and the id
-//     it reports on failure is null or an integer or a short string.
+//     it reports on failure is null or an integer or a short string;
+//   - a routed request's envelope (`allowing: ["actor"]`) reads what the plain one reads the same
+//     way, with nothing extra, and adds at most the member it allows.
 import BangbangProtocol
 
 /// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
@@ -52,6 +54,18 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // The reply to a bad request must itself be valid JSON.
         let reply = Reply.failure(id: failure.id, error: failure.error)
         require((try? JSONParser.parse(reply)) != nil, "the bad_request reply is not valid JSON")
+    }
+    let plain = Request.decode(input)
+    switch (plain, Request.decode(input, allowing: ["actor"])) {
+    case (.success(let request), .success(let routed)):
+        require(routed.request.id == request.id && routed.request.operation == request.operation
+                && routed.request.data == request.data && routed.extra.isEmpty, "a routed envelope read a request differently")
+    case (.success, .failure):
+        fatalError("a routed envelope refused a plain request")
+    case (.failure, .success(let routed)):
+        require(Set(routed.extra.keys) == ["actor"], "a routed envelope accepted \(routed.extra.keys.sorted())")
+    case (.failure, .failure):
+        break
     }
     return 0
 }

@@ -39,6 +39,13 @@ public struct Request: Sendable {
     /// Reads a request from a text message. On failure the error carries the id when one could be
     /// read, so the reply still reaches the right callback on the client.
     public static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Request, RequestDecodeFailure> {
+        decode(bytes, allowing: []).map(\.request)
+    }
+
+    /// A request whose envelope may also carry the members named in `extra` (a routed request's
+    /// actor), returned as they were read; any other member is refused as unknown.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, allowing extra: Set<String>)
+        -> Result<(request: Request, extra: [String: JSONValue]), RequestDecodeFailure> {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
@@ -61,18 +68,28 @@ public struct Request: Sendable {
                 "a request needs an \"op\": the operation name", field: "op")))
         }
         // "id" and "op" are present by now, so any further member but "data" is unknown.
-        if members.count > (members["data"] == nil ? 2 : 3),
-           let unknown = members.keys.sorted().first(where: { !["id", "op", "data"].contains($0) }) {
-            return .failure(RequestDecodeFailure(id: id, error: DomainError(.badRequest,
-                "unknown envelope field \"\(unknown)\"; operation fields go inside \"data\"", field: unknown)))
+        var extraMembers: [String: JSONValue] = [:]
+        if members.count > (members["data"] == nil ? 2 : 3) {
+            for key in members.keys.sorted() where !["id", "op", "data"].contains(key) {
+                guard extra.contains(key) else {
+                    return .failure(RequestDecodeFailure(id: id, error: DomainError(.badRequest,
+                        "unknown envelope field \"\(key)\"; operation fields go inside \"data\"", field: key)))
+                }
+                extraMembers[key] = members[key]
+            }
         }
-        return .success(Request(id: id, operation: operation, data: members["data"]))
+        return .success((Request(id: id, operation: operation, data: members["data"]), extraMembers))
     }
 }
 
 public struct RequestDecodeFailure: Error, Sendable {
     public var id: JSONValue
     public var error: DomainError
+
+    public init(id: JSONValue, error: DomainError) {
+        self.id = id
+        self.error = error
+    }
 }
 
 // Messages are written member by member in key order ("data" < "error" < "event" < "id" < "ok"

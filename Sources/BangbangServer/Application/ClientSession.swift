@@ -209,21 +209,8 @@ final class ClientSession: WebSocketEndpoint, @unchecked Sendable {
     /// Called on this session's loop, from its outbox, for `OperationContext.reply`.
     func finish(_ context: OperationContext, with result: Result<OperationContext.ReplyData, DomainError>) {
         requestsInFlight = max(0, requestsInFlight - 1)
-        let label: String
-        switch result {
-        case .success(.value(let data)):
-            label = "ok"
-            channel?.send(text: Reply.success(id: context.requestID, data: data))
-        case .success(.encoded(let data)):
-            label = "ok"
-            channel?.send(text: Reply.success(id: context.requestID, encodedData: data))
-        case .success(.orderView(let view)):
-            label = "ok"
-            channel?.send(text: Reply.success(id: context.requestID, encodedOrderView: view))
-        case .failure(let error):
-            label = error.code.rawValue
-            channel?.send(text: Reply.failure(id: context.requestID, error: error))
-        }
+        let (reply, label) = OperationContext.message(for: context.requestID, result)
+        channel?.send(text: reply)
         app.metrics.requests.increment(label: label == "ok" ? context.successLabel : "\(context.operation):\(label)")
         if app.logger.level <= .debug {
             app.logger.debug("reply", ["connection.id": connectionID, "request.id": Self.describe(context.requestID),

@@ -39,10 +39,17 @@ struct OperationTable: Sendable {
     }
 }
 
-/// One request in progress. Created and used on the session's loop; `reply` may be called
-/// from any queue and reaches the loop through its outbox, behind what was posted before.
+/// One request in progress: on one of this node's connections (created and used on the
+/// session's loop; `reply` may be called from any queue and reaches the loop through its outbox,
+/// behind what was posted before), or routed here from another node's connection to the owner
+/// of the partition it concerns (RoutedOperations.swift), whose reply goes back over NATS.
 struct OperationContext: Sendable {
-    let session: ClientSession
+    enum Caller: Sendable {
+        case session(ClientSession)
+        case routed(RoutedCall)
+    }
+
+    let caller: Caller
     /// The request's `id`, for the reply. Only the id: the request's data is read before the
     /// operation hops to an owner, and is not kept while its change waits to be durable.
     let requestID: JSONValue
@@ -50,12 +57,54 @@ struct OperationContext: Sendable {
     let successLabel: String
     let started: ContinuousClock.Instant
 
-    var app: Application { session.app }
+    init(session: ClientSession, requestID: JSONValue, operation: String, successLabel: String,
+         started: ContinuousClock.Instant) {
+        self.init(caller: .session(session), requestID: requestID, operation: operation, successLabel: successLabel,
+                  started: started)
+    }
+
+    init(caller: Caller, requestID: JSONValue, operation: String, successLabel: String, started: ContinuousClock.Instant) {
+        self.caller = caller
+        self.requestID = requestID
+        self.operation = operation
+        self.successLabel = successLabel
+        self.started = started
+    }
+
+    /// The connection the request came on. Only for operations that are never routed (logging
+    /// in, watching the boards, administration): a routed request has no connection here.
+    var session: ClientSession {
+        guard case .session(let session) = caller else {
+            fatalError("internal inconsistency in OperationContext: \(operation) needs a connection, and it was routed")
+        }
+        return session
+    }
+
+    var app: Application {
+        switch caller {
+        case .session(let session): session.app
+        case .routed(let call): call.app
+        }
+    }
 
     /// The logged-in user. Only for operations that require login (checked before they run).
     var user: UserID {
-        guard let user = session.user else { fatalError("internal inconsistency in OperationContext: no user for \(operation)") }
-        return user
+        switch caller {
+        case .session(let session):
+            guard let user = session.user else { fatalError("internal inconsistency in OperationContext: no user for \(operation)") }
+            return user
+        case .routed(let call):
+            return call.actor.user
+        }
+    }
+
+    /// Whether the user may run errands: read from the account half where the connection is,
+    /// carried in the request when it was routed (docs/scale-out.md, section 7b).
+    var isApprovedRunner: Bool {
+        switch caller {
+        case .session: app.isApprovedRunner(user)
+        case .routed(let call): call.actor.isApprovedRunner
+        }
     }
 
     /// A success reply's `data`: a value, JSON already written (an order, by `OrderWire`), or
@@ -71,7 +120,10 @@ struct OperationContext: Sendable {
     }
 
     private func deliver(_ result: Result<ReplyData, DomainError>) {
-        session.registry.post(.reply(self, result))
+        switch caller {
+        case .session(let session): session.registry.post(.reply(self, result))
+        case .routed(let call): call.finish(self, with: result)
+        }
     }
 
     func succeed(_ data: JSONValue = [:]) { reply(.success(data)) }
@@ -80,4 +132,14 @@ struct OperationContext: Sendable {
     /// Succeeds with `{"order": <view>}`, the view already encoded (`OrderWire.encoded`).
     func succeed(orderView view: [UInt8]) { deliver(.success(.orderView(view))) }
     func fail(_ error: DomainError) { reply(.failure(error)) }
+
+    /// The reply message for `result`, and the result's label for the request counter.
+    static func message(for requestID: JSONValue, _ result: Result<ReplyData, DomainError>) -> (bytes: [UInt8], label: String) {
+        switch result {
+        case .success(.value(let data)): (Reply.success(id: requestID, data: data), "ok")
+        case .success(.encoded(let data)): (Reply.success(id: requestID, encodedData: data), "ok")
+        case .success(.orderView(let view)): (Reply.success(id: requestID, encodedOrderView: view), "ok")
+        case .failure(let error): (Reply.failure(id: requestID, error: error), error.code.rawValue)
+        }
+    }
 }

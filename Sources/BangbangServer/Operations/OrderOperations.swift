@@ -54,9 +54,7 @@ enum OrderOperations {
     static let accept = Operation("order.accept") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
         let (owner, id) = try shard(for: arguments, in: context.app)
-        let runner = context.user
-        let isVerified = context.app.isApprovedRunner(runner)
-        run(.accept(isVerifiedRunner: isVerified), on: id, owner: owner, context: context) { error in
+        run(.accept(isVerifiedRunner: context.isApprovedRunner), on: id, owner: owner, context: context) { error in
             if error.code == .orderTaken || error.code == .orderClosed { context.app.metrics.racesLost.increment() }
         } succeeded: {
             context.app.metrics.accepts.increment()

@@ -1,0 +1,172 @@
+// Order operations routed to a partition's owner over a real nats-server: the owner runs them as
+// it runs a connection's, deciding on the actor's facts the request carries, and answers with the
+// very reply message a connection of its own would get; bad input gets a clear error and changes
+// nothing.
+import BangbangCore
+import BangbangProtocol
+import Cluster
+import Foundation
+import NATSClient
+import NATSTestSupport
+import Testing
+import TestSupport
+@testable import BangbangServer
+
+@Suite(.serialized, .timeLimit(.minutes(2))) struct RoutedOperationsTests {
+    static let publisher = RoutedActor(user: UserID(5), isApprovedRunner: false)
+    static let unverified = RoutedActor(user: UserID(6), isApprovedRunner: false)
+    static let runner = RoutedActor(user: UserID(6), isApprovedRunner: true)
+
+    static func draft(now: Timestamp) -> JSONValue {
+        ["type": "express", "campus": "north", "deadline": .integer(now.adding(milliseconds: Drafts.hour).milliseconds), "tip": 300,
+         "details": ["pickup_station": "Station 3", "parcel_size": "small", "drop_off_place": "Dorm 7"]]
+    }
+
+    static func reply(_ bytes: [UInt8]) throws -> [String: JSONValue] {
+        guard case .object(let members) = try JSONParser.parse(bytes) else { throw ClusterError("the reply is not an object") }
+        return members
+    }
+
+    static func errorCode(_ reply: [String: JSONValue]) -> String? {
+        guard case .object(let error)? = reply["error"], case .string(let code)? = error["code"] else { return nil }
+        return code
+    }
+
+    @Test func aRoutedRequestIsReadBackAsWritten() throws {
+        let request = RoutedRequest(id: "r-1", operation: "order.accept", data: ["order_id": 9], actor: Self.runner)
+        let decoded = try RoutedRequest.decode(request.encoded()).get()
+        #expect(decoded.id == "r-1" && decoded.operation == "order.accept" && decoded.data == ["order_id": 9])
+        #expect(decoded.actor == Self.runner)
+    }
+
+    @Test(arguments: [
+        (#"{"id": 3, "op": "order.get", "data": {}}"#, JSONValue.integer(3), String?("actor")),
+        (#"{"id": 3, "op": "order.get", "actor": {"user": 0, "runner": false}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": "yes"}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": false, "admin": true}}"#, .integer(3), "actor"),
+        (#"{"id": "x", "op": "order.get", "actor": {"user": 5, "runner": false}, "token": "t"}"#, .string("x"), "token"),
+        (#"{"op": "order.get", "actor": {"user": 5, "runner": false}}"#, .null, "id"),
+        (#"[1, 2]"#, .null, nil),
+        (#"{"id": 3, "op": "#, .null, nil),
+    ])
+    func aMalformedRoutedRequestIsRefusedWithItsID(text: String, id: JSONValue, field: String?) throws {
+        guard case .failure(let failure) = RoutedRequest.decode(Array(text.utf8)) else {
+            Issue.record("accepted: \(text)")
+            return
+        }
+        #expect(failure.id == id)
+        #expect(failure.error.code == .badRequest)
+        #expect(failure.error.field == field)
+    }
+
+    @Test func theOwnerRunsRoutedOrderOperationsAsItsOwnAndAnswersTheReplyItself() async throws {
+        let nats = try await NATSCluster.start(size: 1)
+        defer { nats.stop() }
+        let harness = try ApplicationHarness()
+        let ownerConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "owner"))
+        try await ownerConnection.connect()
+        let owner = OwnerRequests(requests: PartitionRequests(connection: ownerConnection), app: harness.app)
+        let partition = PartitionID(space: .boards, index: 0)
+        try owner.serve(partition)
+        let clientConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "session-node"))
+        try await clientConnection.connect()
+        let client = PartitionRequests(connection: clientConnection)
+        func route(_ request: RoutedRequest) async throws -> [UInt8] {
+            try await client.request(partition, payload: request.encoded()).get()
+        }
+
+        let published = try Self.reply(try await route(RoutedRequest(id: 1, operation: "order.publish",
+                                                                     data: Self.draft(now: harness.clock.now),
+                                                                     actor: Self.publisher)))
+        #expect(published["id"] == 1 && published["ok"] == .bool(true), "\(published)")
+        guard case .object(let data)? = published["data"], case .object(let order)? = data["order"],
+              case .integer(let rawID)? = order["id"] else {
+            Issue.record("no order in \(published)")
+            return
+        }
+        let id = OrderID(rawValue: UInt64(rawID))
+        #expect(order["publisher"] == .integer(5))
+
+        // The owner decides on the facts the request carries: not a verified runner, refused.
+        let refused = try Self.reply(try await route(RoutedRequest(id: "a", operation: "order.accept", data: ["order_id": .integer(rawID)],
+                                                                   actor: Self.unverified)))
+        #expect(Self.errorCode(refused) == "runner_not_verified" && refused["id"] == "a")
+        #expect(await harness.order(id)?.status == .open)
+        let accepted = try Self.reply(try await route(RoutedRequest(id: "b", operation: "order.accept", data: ["order_id": .integer(rawID)],
+                                                                    actor: Self.runner)))
+        #expect(accepted["ok"] == .bool(true), "\(accepted)")
+        #expect(await harness.order(id)?.status == .accepted)
+        #expect(await harness.order(id)?.runner == Self.runner.user)
+
+        // The reply is, byte for byte, the one a connection on the owner gets.
+        let got = try await route(RoutedRequest(id: 7, operation: "order.get", data: ["order_id": .integer(rawID)], actor: Self.publisher))
+        let current = try #require(await harness.order(id))
+        #expect(got == Reply.success(id: 7, encodedOrderView: OrderWire.encoded(OrderView(current, viewer: Self.publisher.user))))
+
+        // What is not routed, or not a request, gets a clear error and changes nothing.
+        let notRouted = try Self.reply(try await route(RoutedRequest(id: 8, operation: "auth.resume", data: ["token": "t"],
+                                                                     actor: Self.publisher)))
+        #expect(Self.errorCode(notRouted) == "unknown_operation" && notRouted["id"] == 8)
+        let garbage = try Self.reply(try await client.request(partition, payload: Array("{\"id\": 9, \"op\": ".utf8)).get())
+        #expect(Self.errorCode(garbage) == "bad_request")
+        let badField = try Self.reply(try await route(RoutedRequest(id: 10, operation: "order.cancel", data: ["order_id": "x"],
+                                                                    actor: Self.publisher)))
+        #expect(Self.errorCode(badField) == "invalid_field" && badField["id"] == 10)
+        #expect(await harness.order(id) == current)
+
+        owner.stopAll()
+        await clientConnection.close()
+        await ownerConnection.close()
+    }
+
+    /// A measuring tool, not a test: `ROUTE_BENCHMARK=1000 swift test -c release --build-path
+    /// .build-rel -Xswiftc -enable-testing --filter RoutedOperationsTests/measure`. Sends that many
+    /// `order.get` one after another to the owner through a nats-server, and as many run on the
+    /// owner directly (the same operation, answered in process), and prints the medians and p99:
+    /// their difference is what one hop to the owner costs a request.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["ROUTE_BENCHMARK"] != nil))
+    func measureOneHopToTheOwner() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["ROUTE_BENCHMARK"] ?? "") ?? 500
+        let nats = try await NATSCluster.start(size: 1)
+        defer { nats.stop() }
+        let harness = try ApplicationHarness()
+        let ownerConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "owner"))
+        try await ownerConnection.connect()
+        let owner = OwnerRequests(requests: PartitionRequests(connection: ownerConnection), app: harness.app)
+        let partition = PartitionID(space: .boards, index: 0)
+        try owner.serve(partition)
+        let clientConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "session-node"))
+        try await clientConnection.connect()
+        let client = PartitionRequests(connection: clientConnection)
+        let published = try Self.reply(try await client.request(partition, payload: RoutedRequest(
+            id: 1, operation: "order.publish", data: Self.draft(now: harness.clock.now), actor: Self.publisher).encoded()).get())
+        guard case .object(let data)? = published["data"], case .object(let order)? = data["order"],
+              case .integer(let rawID)? = order["id"] else { throw ClusterError("no order published") }
+        let payload = RoutedRequest(id: 2, operation: "order.get", data: ["order_id": .integer(rawID)], actor: Self.publisher).encoded()
+        let app: Application = harness.app
+        func microseconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+        }
+        var routed: [Double] = [], direct: [Double] = []
+        let clock = ContinuousClock()
+        for _ in 0..<count {
+            var started = clock.now
+            _ = try await client.request(partition, payload: payload).get()
+            routed.append(microseconds(clock.now - started))
+            started = clock.now
+            _ = await withCheckedContinuation { continuation in
+                RoutedOperations.run(payload, app: app) { continuation.resume(returning: $0) }
+            }
+            direct.append(microseconds(clock.now - started))
+        }
+        func summary(_ values: [Double]) -> String {
+            let sorted = values.sorted()
+            return String(format: "median %.0f µs, p99 %.0f µs", sorted[sorted.count / 2], sorted[sorted.count * 99 / 100])
+        }
+        print("order.get x\(count): routed through NATS \(summary(routed)); on the owner directly \(summary(direct))")
+        #expect(routed.count == count)
+        owner.stopAll()
+        await clientConnection.close()
+        await ownerConnection.close()
+    }
+}
