@@ -28,8 +28,10 @@ import TestSupport
 
         let sent = Mutex<[Sent]>([])
 
-        func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64) {
+        func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64,
+                  received: (@Sendable () -> Void)?) {
             sent.withLock { $0.append(Sent(source: source, journalSequence: journalSequence, at: at, events: events)) }
+            received?()
         }
     }
 
@@ -125,6 +127,23 @@ import TestSupport
         let fresh = Announcement(accepted, actorView: nil, includingFeed: false)
         #expect(reused.personal == fresh.personal)
         #expect(reused.board?.feedData != nil && fresh.board?.feedData == nil)
+    }
+
+    /// What follows an account partition's own record (a login's reply) runs once its events
+    /// are numbered, and at once for a record that tells nobody.
+    @Test func whatFollowsARecordRunsOnceItsEventsAreNumbered() {
+        let publisher = Publisher(queue: DispatchQueue(label: "test.publishing"))
+        let seen = Mutex<[UInt64?]>([])
+        let streams = publisher.accounts.streams
+        publisher.publish(Announcement(Self.approval, at: Self.now), from: Publisher.accountsSource, journalSequence: 1) {
+            seen.withLock { $0.append(streams.snapshot()[Self.runnerID]?.lastSequence) }
+        }
+        let silent = AccountEvent.verificationSubmitted(.init(user: Self.runnerID, realName: "Li Lei", studentID: "2026001",
+                                                              school: "North", at: Self.now))
+        publisher.publish(Announcement(silent, at: Self.now), from: Publisher.accountsSource, journalSequence: 2) {
+            seen.withLock { $0.append(nil) }
+        }
+        #expect(seen.withLock { $0 } == [1, nil])
     }
 
     /// The board partition's log and the account partition's, over one journal: each record's

@@ -103,7 +103,8 @@ import TestSupport
             var cut: (InboxReader.State, [UserID: PersonalStreams.Stream])?
             for sequence in 1...Self.records {
                 for source in Self.sources {
-                    route.send(Self.events(source, sequence), from: source, journalSequence: sequence, at: 1_796_099_188_971)
+                    route.send(Self.events(source, sequence), from: source, journalSequence: sequence, at: 1_796_099_188_971,
+                               received: nil)
                 }
                 if sequence == Self.records / 3 { cluster.kill(leader) }
                 if sequence == Self.records / 2 {
@@ -149,6 +150,35 @@ import TestSupport
             for side in sides + [restarted] { side.follower.stop() }
             await readers.close()
             await admin.close()
+        }
+    }
+
+    /// A login's reply waits for its own `account.login` to be numbered: the route hands the
+    /// account partition's own record to the inbox like any other, and what waits for it runs
+    /// once the partition's own follower has applied it, never before.
+    @Test func whatWaitsForAnAccountPartitionsOwnRecordRunsOnceItIsNumbered() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "account-owner")
+            let partition = PartitionID(space: .accounts, index: 0)
+            _ = try await PartitionInbox.create(partition, in: JetStream(connection: connection))
+            let source = InboxSource(space: .accounts, index: 0)
+            let side = AccountSide(partition, connection: connection)
+            try side.follower.start()
+            let sender = InboxSender(jetStream: JetStream(connection: connection), outbox: InboxOutbox(source: source))
+            let route = InboxRoute(map: Self.map, senders: [source: sender], followers: [0: side.follower])
+            let user = UserID(2)
+            let seen = Mutex<[UInt64]>([])
+            let streams = side.publisher.streams
+            for sequence in UInt64(1)...50 {
+                route.send([InboxEvent(user: user.rawValue, name: "account.login", data: JSONWriter.encode(["n": .integer(Int64(sequence))]))],
+                           from: source, journalSequence: sequence, at: 1_796_099_188_971) {
+                    seen.withLock { $0.append(streams.snapshot()[user]?.lastSequence ?? 0) }
+                }
+            }
+            try await eventually(timeoutSeconds: 30, "every login heard back") { seen.withLock { $0.count } == 50 }
+            #expect(seen.withLock { $0 } == Array(1...50), "each waited for its own event's number")
+            side.follower.stop()
+            await connection.close()
         }
     }
 

@@ -68,8 +68,7 @@ final class CommitLog: Sendable {
             case .success(let sequence):
                 archiver.noteDurable(sequence: sequence, closing: closing)
                 onDurable(.success(()))
-                publisher.publish(announcement, from: source, journalSequence: sequence)
-                afterPublish?()
+                publisher.publish(announcement, from: source, journalSequence: sequence, then: afterPublish)
             case .failure(let error):
                 // The rebuild is scheduled before anyone hears of the failure.
                 tracking.noteFailure(error)

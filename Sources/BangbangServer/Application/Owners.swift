@@ -39,9 +39,9 @@ final class AccountsOwner: @unchecked Sendable {
     /// Applies `event`, encodes its personal event and journals it. `read` runs right after the
     /// apply (so a reply can show the change, reading the store only here, on its queue); its
     /// value reaches `onDurable`, which runs on the publishing queue once the record is durable
-    /// (or could not be stored), before the change is pushed. `afterPublish` runs right after
-    /// the pushes are queued (with `read`'s value too), so whatever it posts to a loop's outbox
-    /// arrives behind them. Runs on `queue`.
+    /// (or could not be stored), before the change is pushed. `afterPublish` runs once the
+    /// change's personal events are numbered and their pushes queued (with `read`'s value too),
+    /// so whatever it posts to a loop's outbox arrives behind them. Runs on `queue`.
     func commit<Reply: Sendable>(_ event: AccountEvent, at now: Timestamp, reading read: (AccountStore) -> Reply,
                                  onDurable: @escaping @Sendable (Result<Reply, DomainError>) -> Void,
                                  afterPublish: (@Sendable (Reply) -> Void)? = nil) {

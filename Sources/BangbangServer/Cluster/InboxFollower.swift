@@ -14,7 +14,8 @@ import NATSClient
 import Synchronization
 
 final class InboxFollower: @unchecked Sendable {
-    // Confinement: `reader` is touched only on `queue`; `running` is locked.
+    // Confinement: `reader`, `appliedThrough` and `waiters` are touched only on `queue`;
+    // `running` is locked.
     static let pollInterval: Duration = .seconds(1)
     /// Messages asked for at once (a message is at most 256 KiB).
     static let window = 16
@@ -22,6 +23,10 @@ final class InboxFollower: @unchecked Sendable {
     let inbox: PartitionInbox
     let queue: DispatchQueue
     private var reader: InboxReader
+    /// The journal sequence of the last entry applied from each source since the start.
+    private var appliedThrough: [InboxSource: UInt64] = [:]
+    /// What waits for a source's entries through a journal sequence to be applied.
+    private var waiters: [InboxSource: [(through: UInt64, body: @Sendable () -> Void)]] = [:]
     private let deliver: @Sendable (InboxSource, InboxEntry) -> Void
     private let logger: Logger
     private let running = Mutex<(tasks: [Task<Void, Never>], subscription: NATSSubscription?)>(([], nil))
@@ -40,6 +45,16 @@ final class InboxFollower: @unchecked Sendable {
     var state: InboxReader.State {
         dispatchPrecondition(condition: .onQueue(queue))
         return reader.state
+    }
+
+    /// Runs `body` on `queue` once the entries of `source`'s records through `journalSequence`
+    /// are applied (at once if they are). Call before the record's entry is published.
+    func whenApplied(from source: InboxSource, through journalSequence: UInt64,
+                     _ body: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            if let applied = appliedThrough[source], applied >= journalSequence { return body() }
+            waiters[source, default: []].append((journalSequence, body))
+        }
     }
 
     /// Starts following from the state given at creation.
@@ -98,6 +113,18 @@ final class InboxFollower: @unchecked Sendable {
     }
 
     /// Runs on `queue`.
+    private func noteApplied(from source: InboxSource, through journalSequence: UInt64) {
+        appliedThrough[source] = journalSequence
+        guard var waiting = waiters[source], !waiting.isEmpty else { return }
+        // Registered in journal order (a source commits in order), so the ready ones lead.
+        let ready = waiting.prefix { $0.through <= journalSequence }.count
+        let bodies = waiting.prefix(ready).map(\.body)
+        waiting.removeFirst(ready)
+        waiters[source] = waiting.isEmpty ? nil : waiting
+        for body in bodies { body() }
+    }
+
+    /// Runs on `queue`.
     private func apply(_ batch: [PartitionInbox.Stored]) {
         for stored in batch {
             switch stored.message {
@@ -106,8 +133,11 @@ final class InboxFollower: @unchecked Sendable {
                                                           "detail": error.description])
                 reader.skipUnreadable(at: stored.sequence)
             case .success(let message):
-                guard let outcome = reader.read(message, at: stored.sequence) else { continue }
-                for entry in message.entries[outcome.applied] { deliver(message.source, entry) }
+                guard let outcome = reader.read(message, at: stored.sequence), !outcome.applied.isEmpty else { continue }
+                for entry in message.entries[outcome.applied] {
+                    deliver(message.source, entry)
+                    noteApplied(from: message.source, through: entry.journalSequence)
+                }
             }
         }
     }

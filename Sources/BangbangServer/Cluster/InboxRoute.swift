@@ -8,12 +8,25 @@ import InboxProtocol
 struct InboxRoute: PersonalEventRoute {
     let map: PartitionMap
     let senders: [InboxSource: InboxSender]
+    /// The followers of the account partitions this node owns, by index: an account partition's
+    /// own record is numbered by its own follower, which says when.
+    var followers: [UInt16: InboxFollower] = [:]
 
-    func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64) {
+    func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64,
+              received: (@Sendable () -> Void)?) {
         guard let sender = senders[source] else {
             fatalError("internal inconsistency in InboxRoute: no inbox sender for \(source), which committed a record")
         }
-        sender.send(journalSequence: journalSequence, at: at, eventsByDestination: destinations(of: events))
+        let destinations = destinations(of: events)
+        if let received {
+            // Registered before the send, so it cannot miss the entry however fast it comes back.
+            guard source.space == .accounts, destinations.map(\.destination) == [source.index],
+                  let follower = followers[source.index] else {
+                fatalError("internal inconsistency in InboxRoute: \(source) waits for events it does not number itself")
+            }
+            follower.whenApplied(from: source, through: journalSequence, received)
+        }
+        sender.send(journalSequence: journalSequence, at: at, eventsByDestination: destinations)
     }
 
     /// The events by account partition, each group in the order given, the groups in the order

@@ -9,14 +9,21 @@ import InboxProtocol
 
 protocol PersonalEventRoute: Sendable {
     /// The personal events of the durable record `journalSequence` of `source`, in journal order.
-    func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64)
+    /// `received`, when given, runs once the account half has numbered them (what must follow a
+    /// user's own event waits for it: a login's reply carries the position that includes its
+    /// `account.login`); it is given only for an account partition's own record, whose events
+    /// are its own users'.
+    func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64,
+              received: (@Sendable () -> Void)?)
 }
 
 /// Every user in one account partition, in this process.
 struct LocalInbox: PersonalEventRoute {
     let accounts: AccountPublisher
 
-    func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64) {
+    func send(_ events: [InboxEvent], from source: InboxSource, journalSequence: UInt64, at: Int64,
+              received: (@Sendable () -> Void)?) {
         accounts.receive(events, at: at)
+        received?()
     }
 }

@@ -36,14 +36,21 @@ final class Publisher: Sendable {
     func attach(to registries: [LoopRegistry]) { loops.attach(registries) }
 
     /// Tells what the durable record `journalSequence` of partition `source` changed. Runs on
-    /// `queue` (live) or during replay (no one is connected).
-    func publish(_ announcement: Announcement, from source: InboxSource, journalSequence: UInt64) {
+    /// `queue` (live) or during replay (no one is connected). `then` runs once the record's
+    /// personal events are numbered (at once when it has none): only an account partition's own
+    /// records pass one (a login, a logout).
+    func publish(_ announcement: Announcement, from source: InboxSource, journalSequence: UInt64,
+                 then: (@Sendable () -> Void)? = nil) {
         if let decision = announcement.runnerDecision {
             accounts.noteRunnerDecision(decision.user, isApproved: decision.isApproved)
         }
-        if !announcement.personal.isEmpty {
+        if announcement.personal.isEmpty {
+            then?()
+        } else {
+            precondition(then == nil || source.space == .accounts,
+                         "only an account partition's own record waits for its events to be numbered")
             route.send(announcement.personal, from: source, journalSequence: journalSequence,
-                       at: announcement.at.rawValue)
+                       at: announcement.at.rawValue, received: then)
         }
         if let board = announcement.board { boards.publish(board) }
     }
