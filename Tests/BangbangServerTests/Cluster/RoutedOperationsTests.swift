@@ -27,6 +27,55 @@ import TestSupport
         return members
     }
 
+    static func orderID(in reply: [String: JSONValue]) throws -> Int64 {
+        guard case .object(let data)? = reply["data"], case .object(let order)? = data["order"],
+              case .integer(let id)? = order["id"] else { throw ClusterError("no order in \(reply)") }
+        #expect(order["publisher"] == .integer(Int64(publisher.user.rawValue)))
+        return id
+    }
+
+    /// An application serving `p0`'s routed requests over a nats-server, and a requester.
+    final class RoutedSetup: Sendable {
+        let nats: NATSCluster
+        let harness: ApplicationHarness
+        let owner: OwnerRequests
+        let ownerConnection: NATSConnection
+        let clientConnection: NATSConnection
+        let client: PartitionRequests
+        let partition = PartitionID(space: .boards, index: 0)
+
+        private init(nats: NATSCluster, harness: ApplicationHarness, ownerConnection: NATSConnection,
+                     clientConnection: NATSConnection) throws {
+            self.nats = nats
+            self.harness = harness
+            self.ownerConnection = ownerConnection
+            self.clientConnection = clientConnection
+            owner = OwnerRequests(requests: PartitionRequests(connection: ownerConnection), app: harness.app)
+            client = PartitionRequests(connection: clientConnection)
+            try owner.serve(partition)
+        }
+
+        static func start() async throws -> RoutedSetup {
+            let nats = try await NATSCluster.start(size: 1)
+            let ownerConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "owner"))
+            try await ownerConnection.connect()
+            let clientConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "session-node"))
+            try await clientConnection.connect()
+            return try RoutedSetup(nats: nats, harness: try ApplicationHarness(), ownerConnection: ownerConnection,
+                                   clientConnection: clientConnection)
+        }
+
+        func route(_ request: RoutedRequest) async throws -> [UInt8] {
+            try await client.request(partition, payload: request.encoded()).get()
+        }
+
+        func stop() async {
+            owner.stopAll()
+            await clientConnection.close()
+            await ownerConnection.close()
+        }
+    }
+
     static func errorCode(_ reply: [String: JSONValue]) -> String? {
         guard case .object(let error)? = reply["error"], case .string(let code)? = error["code"] else { return nil }
         return code
@@ -60,32 +109,16 @@ import TestSupport
     }
 
     @Test func theOwnerRunsRoutedOrderOperationsAsItsOwnAndAnswersTheReplyItself() async throws {
-        let nats = try await NATSCluster.start(size: 1)
-        defer { nats.stop() }
-        let harness = try ApplicationHarness()
-        let ownerConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "owner"))
-        try await ownerConnection.connect()
-        let owner = OwnerRequests(requests: PartitionRequests(connection: ownerConnection), app: harness.app)
-        let partition = PartitionID(space: .boards, index: 0)
-        try owner.serve(partition)
-        let clientConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "session-node"))
-        try await clientConnection.connect()
-        let client = PartitionRequests(connection: clientConnection)
-        func route(_ request: RoutedRequest) async throws -> [UInt8] {
-            try await client.request(partition, payload: request.encoded()).get()
-        }
+        let setup = try await RoutedSetup.start()
+        defer { setup.nats.stop() }
+        let (harness, route) = (setup.harness, setup.route)
 
         let published = try Self.reply(try await route(RoutedRequest(id: 1, operation: "order.publish",
                                                                      data: Self.draft(now: harness.clock.now),
                                                                      actor: Self.publisher)))
         #expect(published["id"] == 1 && published["ok"] == .bool(true), "\(published)")
-        guard case .object(let data)? = published["data"], case .object(let order)? = data["order"],
-              case .integer(let rawID)? = order["id"] else {
-            Issue.record("no order in \(published)")
-            return
-        }
+        let rawID = try Self.orderID(in: published)
         let id = OrderID(rawValue: UInt64(rawID))
-        #expect(order["publisher"] == .integer(5))
 
         // The owner decides on the facts the request carries: not a verified runner, refused.
         let refused = try Self.reply(try await route(RoutedRequest(id: "a", operation: "order.accept", data: ["order_id": .integer(rawID)],
@@ -107,16 +140,14 @@ import TestSupport
         let notRouted = try Self.reply(try await route(RoutedRequest(id: 8, operation: "auth.resume", data: ["token": "t"],
                                                                      actor: Self.publisher)))
         #expect(Self.errorCode(notRouted) == "unknown_operation" && notRouted["id"] == 8)
-        let garbage = try Self.reply(try await client.request(partition, payload: Array("{\"id\": 9, \"op\": ".utf8)).get())
+        let garbage = try Self.reply(try await setup.client.request(setup.partition, payload: Array("{\"id\": 9, \"op\": ".utf8)).get())
         #expect(Self.errorCode(garbage) == "bad_request")
         let badField = try Self.reply(try await route(RoutedRequest(id: 10, operation: "order.cancel", data: ["order_id": "x"],
                                                                     actor: Self.publisher)))
         #expect(Self.errorCode(badField) == "invalid_field" && badField["id"] == 10)
         #expect(await harness.order(id) == current)
 
-        owner.stopAll()
-        await clientConnection.close()
-        await ownerConnection.close()
+        await setup.stop()
     }
 
     /// A measuring tool, not a test: `ROUTE_BENCHMARK=1000 swift test -c release --build-path
@@ -127,21 +158,11 @@ import TestSupport
     @Test(.enabled(if: ProcessInfo.processInfo.environment["ROUTE_BENCHMARK"] != nil))
     func measureOneHopToTheOwner() async throws {
         let count = Int(ProcessInfo.processInfo.environment["ROUTE_BENCHMARK"] ?? "") ?? 500
-        let nats = try await NATSCluster.start(size: 1)
-        defer { nats.stop() }
-        let harness = try ApplicationHarness()
-        let ownerConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "owner"))
-        try await ownerConnection.connect()
-        let owner = OwnerRequests(requests: PartitionRequests(connection: ownerConnection), app: harness.app)
-        let partition = PartitionID(space: .boards, index: 0)
-        try owner.serve(partition)
-        let clientConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "session-node"))
-        try await clientConnection.connect()
-        let client = PartitionRequests(connection: clientConnection)
-        let published = try Self.reply(try await client.request(partition, payload: RoutedRequest(
-            id: 1, operation: "order.publish", data: Self.draft(now: harness.clock.now), actor: Self.publisher).encoded()).get())
-        guard case .object(let data)? = published["data"], case .object(let order)? = data["order"],
-              case .integer(let rawID)? = order["id"] else { throw ClusterError("no order published") }
+        let setup = try await RoutedSetup.start()
+        defer { setup.nats.stop() }
+        let (harness, client, partition) = (setup.harness, setup.client, setup.partition)
+        let rawID = try Self.orderID(in: Self.reply(try await setup.route(RoutedRequest(
+            id: 1, operation: "order.publish", data: Self.draft(now: harness.clock.now), actor: Self.publisher))))
         let payload = RoutedRequest(id: 2, operation: "order.get", data: ["order_id": .integer(rawID)], actor: Self.publisher).encoded()
         let app: Application = harness.app
         func microseconds(_ duration: Duration) -> Double {
@@ -165,8 +186,6 @@ import TestSupport
         }
         print("order.get x\(count): routed through NATS \(summary(routed)); on the owner directly \(summary(direct))")
         #expect(routed.count == count)
-        owner.stopAll()
-        await clientConnection.close()
-        await ownerConnection.close()
+        await setup.stop()
     }
 }
