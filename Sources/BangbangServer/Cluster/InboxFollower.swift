@@ -57,7 +57,7 @@ final class InboxFollower: @unchecked Sendable {
         }
     }
 
-    /// Starts following from the state given at creation.
+    /// Starts following from the state given at creation. Call once, off `queue`.
     func start() throws(NATSClientError) {
         let (wakeUps, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let subscription = try inbox.jetStream.connection.subscribe(to: inbox.subject) { _ in wake.yield() }

@@ -21,12 +21,13 @@ final class OwnerRequests: Sendable {
 
     /// Starts answering `partition`'s requests; nothing if already answering them.
     func serve(_ partition: PartitionID) throws(NATSClientError) {
-        guard subscriptions.withLock({ $0[partition] }) == nil else { return }
-        let app = self.app
-        let subscription = try requests.serve(partition, deliveringOn: queue) { payload, responder in
-            RoutedOperations.run(Array(payload), app: app) { reply in responder.answer(reply) }
+        let (app, requests, queue) = (app, requests, queue)
+        try subscriptions.withLock { (table) throws(NATSClientError) in
+            guard table[partition] == nil else { return }
+            table[partition] = try requests.serve(partition, deliveringOn: queue) { payload, responder in
+                RoutedOperations.run(Array(payload), app: app) { reply in responder.answer(reply) }
+            }
         }
-        subscriptions.withLock { $0[partition] = subscription }
     }
 
     /// Stops answering `partition`'s requests (it was handed over or lost); requests already

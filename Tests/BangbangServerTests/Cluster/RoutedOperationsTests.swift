@@ -150,6 +150,36 @@ import TestSupport
         await setup.stop()
     }
 
+    /// The requesting node passes the owner's answer on as it came; without an owner within the
+    /// bound the client hears `storage_unavailable` for its request; a request sent and never
+    /// answered closes the connection with 1012, since it may have been carried out.
+    @Test func theRouterPassesTheAnswerOnOrSaysWhatTheClientGets() async throws {
+        let setup = try await RoutedSetup.start()
+        defer { setup.nats.stop() }
+        let router = NodeRouter(requests: setup.client)
+        let publish = RoutedRequest(id: "p", operation: "order.publish", data: Self.draft(now: setup.harness.clock.now),
+                                    actor: Self.publisher)
+        guard case .reply(let bytes) = await router.route(publish, to: setup.partition) else {
+            Issue.record("no reply")
+            return
+        }
+        let rawID = try Self.orderID(in: Self.reply(bytes))
+        #expect(await setup.harness.order(OrderID(rawValue: UInt64(rawID)))?.status == .open)
+
+        var impatient = setup.client
+        impatient.policy = RoutePolicy(boundMilliseconds: 300)
+        let nobodysPartition = PartitionID(space: .boards, index: 1)
+        guard case .reply(let refusal) = await NodeRouter(requests: impatient).route(publish, to: nobodysPartition) else {
+            Issue.record("no reply without an owner")
+            return
+        }
+        let refused = try Self.reply(refusal)
+        #expect(Self.errorCode(refused) == "storage_unavailable" && refused["id"] == "p")
+        #expect(NodeRouter.outcome(of: .failure(.outcomeUnknown(setup.partition)), for: "p")
+                == .close(.serviceRestart, reason: "owner of p0 did not answer; resume to see what was done"))
+        await setup.stop()
+    }
+
     /// A measuring tool, not a test: `ROUTE_BENCHMARK=1000 swift test -c release --build-path
     /// .build-rel -Xswiftc -enable-testing --filter RoutedOperationsTests/measure`. Sends that many
     /// `order.get` one after another to the owner through a nats-server, and as many run on the

@@ -1,0 +1,43 @@
+// The requesting side of routing (docs/scale-out.md, section 7): a request about an order whose
+// board partition another node owns is sent to that owner (RoutedOperations.swift runs it there)
+// and the owner's answer is the client's reply, byte for byte. When it cannot be answered, the
+// client hears what each case promises: no owner within the bound (a failover that outlasted it)
+// is `storage_unavailable`, since nothing was done and a retry is safe; a request sent and never
+// answered may have been carried out, so the connection is closed with 1012 as on an owner change
+// (section 7a), and the client reconnects, resumes and looks, as it already does after a restart.
+import BangbangCore
+import BangbangProtocol
+import Cluster
+import WebSocketProtocol
+
+struct NodeRouter: Sendable {
+    /// What the client's connection gets.
+    enum Outcome: Sendable, Equatable {
+        /// The reply message, for the request's id.
+        case reply([UInt8])
+        /// Close the connection: the request's outcome is unknown.
+        case close(CloseCode, reason: String)
+    }
+
+    let requests: PartitionRequests
+
+    /// Sends `request` to the owner of `partition` and says what its connection gets.
+    func route(_ request: RoutedRequest, to partition: PartitionID) async -> Outcome {
+        Self.outcome(of: await requests.request(partition, payload: request.encoded()), for: request.id)
+    }
+
+    static func outcome(of result: Result<[UInt8], RouteFailure>, for id: JSONValue) -> Outcome {
+        switch result {
+        case .success(let reply):
+            return .reply(reply)
+        case .failure(.noOwner(let partition, _)):
+            return .reply(Reply.failure(id: id, error: DomainError(.storageUnavailable,
+                "partition \(partition) has no owner right now (a node is taking it over); nothing was changed, try again shortly")))
+        case .failure(.unsendable(_, let error)):
+            return .reply(Reply.failure(id: id, error: DomainError(.storageUnavailable,
+                "the request could not be passed on (\(error)); nothing was changed, try again later")))
+        case .failure(.outcomeUnknown(let partition)):
+            return .close(.serviceRestart, reason: "owner of \(partition) did not answer; resume to see what was done")
+        }
+    }
+}
