@@ -97,6 +97,9 @@ final class InboxFollower: @unchecked Sendable {
         }
         subscription?.unsubscribe()
         for task in tasks { task.cancel() }
+        // What waits for an entry this follower will no longer apply waits for nothing: the
+        // partition has gone to another node, and the request behind it hears of that there.
+        queue.async { [self] in waiters.removeAll() }
     }
 
     /// Reads and hands over everything past `position` the stream holds now; returns the new
