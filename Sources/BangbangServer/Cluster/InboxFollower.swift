@@ -97,8 +97,8 @@ final class InboxFollower: @unchecked Sendable {
         }
         subscription?.unsubscribe()
         for task in tasks { task.cancel() }
-        // What waits for an entry this follower will no longer apply waits for nothing: the
-        // partition has gone to another node, and the request behind it hears of that there.
+        // What waits on this follower goes with it: a node stops following a partition when it no
+        // longer owns it, and then its clients reconnect to the new owner and resume.
         queue.async { [self] in waiters.removeAll() }
     }
 
