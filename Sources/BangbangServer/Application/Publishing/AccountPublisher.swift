@@ -50,15 +50,10 @@ final class AccountPublisher: Sendable {
             // Under the stream lock, which a login also holds while it replays and registers:
             // a loop either has the session registered (and is sent it) or the replay has it.
             guard let loops else { return }
-            var bits = presence.loops(of: user)
+            let bits = presence.loops(of: user)
             guard bits != 0 else { return }
             let message = SharedMessage(text: bytes)
-            while bits != 0 {
-                let index = bits.trailingZeroBitCount
-                bits &= bits - 1
-                guard index < loops.count, let registry = loops[index].registry else { continue }
-                registry.post(.personal(user, sequence: sequence, message))
-            }
+            LoopDirectory.forEach(in: bits, of: loops) { $0.post(.personal(user, sequence: sequence, message)) }
         })
     }
 }

@@ -25,14 +25,19 @@ final class LoopDirectory: Sendable {
 
     /// The registries of the loops whose bits are set in `loops` (`Presence`).
     func registries(in loops: UInt64) -> [LoopRegistry] {
-        var bits = loops
-        let registries = state.withLock { $0.registries }
         var found: [LoopRegistry] = []
+        Self.forEach(in: loops, of: state.withLock { $0.registries }) { found.append($0) }
+        return found
+    }
+
+    /// Calls `body` with each registry of `registries` (indexed by loop) whose bit is set in
+    /// `loops`, in loop order, without collecting them (a personal event's fan-out).
+    static func forEach(in loops: UInt64, of registries: [WeakRegistry], _ body: (LoopRegistry) -> Void) {
+        var bits = loops
         while bits != 0 {
             let index = bits.trailingZeroBitCount
             bits &= bits - 1
-            if index < registries.count, let registry = registries[index].registry { found.append(registry) }
+            if index < registries.count, let registry = registries[index].registry { body(registry) }
         }
-        return found
     }
 }
