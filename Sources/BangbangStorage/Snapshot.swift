@@ -34,28 +34,12 @@ public struct SnapshotContents: Codable, Sendable, Equatable {
         case formatVersion, accounts, shards, streams, boardSequences
     }
 
-    /// A personal stream as stored: only the entries still live, each message as text.
-    private struct StoredStream: Codable {
-        var lastSequence: UInt64
-        var entries: [StoredEntry]
-    }
-
-    private struct StoredEntry: Codable {
-        var sequence: UInt64
-        var at: Timestamp
-        var message: String
-    }
-
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(formatVersion, forKey: .formatVersion)
         try container.encode(accounts, forKey: .accounts)
         try container.encode(shards, forKey: .shards)
-        try container.encode(streams.mapValues { stream in
-            StoredStream(lastSequence: stream.lastSequence, entries: stream.live.map {
-                StoredEntry(sequence: $0.sequence, at: $0.at, message: String(decoding: $0.message, as: UTF8.self))
-            })
-        }, forKey: .streams)
+        try container.encode(streams.mapValues(StoredStream.init), forKey: .streams)
         try container.encode(boardSequences, forKey: .boardSequences)
     }
 
@@ -71,11 +55,7 @@ public struct SnapshotContents: Codable, Sendable, Equatable {
         if formatVersion == 1 {
             streams = try container.decode([UserID: PersonalStream].self, forKey: .streams)
         } else {
-            streams = try container.decode([UserID: StoredStream].self, forKey: .streams).mapValues { stored in
-                PersonalStream(lastSequence: stored.lastSequence, entries: stored.entries.map {
-                    PersonalStream.Entry(sequence: $0.sequence, at: $0.at, message: Array($0.message.utf8))
-                })
-            }
+            streams = try container.decode([UserID: StoredStream].self, forKey: .streams).mapValues(\.stream)
         }
         boardSequences = try container.decode([OrderType: UInt64].self, forKey: .boardSequences)
         formatVersion = Self.formatVersion
@@ -113,5 +93,29 @@ public struct SnapshotContents: Codable, Sendable, Equatable {
             throw JournalEntryError(message: "the snapshot is in no format this server reads "
                                     + "(first byte \(bytes.first.map(String.init) ?? "none"))")
         }
+    }
+}
+
+/// A personal stream as snapshots store it (since format 2): only the entries still live, each
+/// message as text.
+struct StoredStream: Codable {
+    struct Entry: Codable {
+        var sequence: UInt64
+        var at: Timestamp
+        var message: String
+    }
+
+    var lastSequence: UInt64
+    var entries: [Entry]
+
+    init(_ stream: PersonalStream) {
+        lastSequence = stream.lastSequence
+        entries = stream.live.map { Entry(sequence: $0.sequence, at: $0.at, message: String(decoding: $0.message, as: UTF8.self)) }
+    }
+
+    var stream: PersonalStream {
+        PersonalStream(lastSequence: lastSequence, entries: entries.map {
+            PersonalStream.Entry(sequence: $0.sequence, at: $0.at, message: Array($0.message.utf8))
+        })
     }
 }

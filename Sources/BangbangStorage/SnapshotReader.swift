@@ -11,32 +11,46 @@
 // top, as the tree decoder counts them. `SnapshotContents.decode` falls back to the tree decoder
 // whenever this reader refuses a snapshot or finds a version it does not read (1, whose streams
 // are stored differently, or an unsupported one), so a refusal is always the tree decoder's own
-// error. `SnapshotReaderTests` holds the two to the same values and the same verdicts.
+// error. `SnapshotReaderTests` holds the two to the same values and the same verdicts. A
+// partition's half (PartitionState.swift) is read by the same field reader, with nothing to fall
+// back to.
 import BangbangCore
 
 extension KeyedBinaryReader {
-    /// The snapshot at the reader's position; nil for a format version other than 2 or 3.
-    mutating func readSnapshot() throws -> SnapshotContents? {
-        var formatVersion: Int?, accounts: AccountState?, shards: [BoardShard]?
+    /// The fields a snapshot or a partition's half may hold, each nil when absent.
+    struct SnapshotFields {
+        var formatVersion: Int?, half: String?, accounts: AccountState?, shards: [BoardShard]?
         var streams: [UserID: PersonalStream]?, boardSequences: [OrderType: UInt64]?
+    }
+
+    /// The top-level container at the reader's position, read under the rules above.
+    mutating func readSnapshotFields() throws -> SnapshotFields {
+        var fields = SnapshotFields()
         try readKeyed(depth: 0) { reader, key in
             switch key {
-            case "formatVersion": formatVersion = try reader.readInteger(Int.self)
-            case "accounts": accounts = try reader.readAccountState(depth: 1)
-            case "shards": shards = try reader.readShards(depth: 1)
-            case "streams": streams = try reader.readStreams(depth: 1)
+            case "formatVersion": fields.formatVersion = try reader.readInteger(Int.self)
+            case "half": fields.half = try reader.readString()
+            case "accounts": fields.accounts = try reader.readAccountState(depth: 1)
+            case "shards": fields.shards = try reader.readShards(depth: 1)
+            case "streams": fields.streams = try reader.readStreams(depth: 1)
             case "boardSequences":
-                boardSequences = try reader.readPairs(depth: 1) { try $0.readRawValue(OrderType.self) } value: { reader, _ in
+                fields.boardSequences = try reader.readPairs(depth: 1) { try $0.readRawValue(OrderType.self) } value: { reader, _ in
                     try reader.readInteger(UInt64.self)
                 }
             default: return false
             }
             return true
         }
-        guard try (2...3).contains(requireValue(formatVersion, "formatVersion")) else { return nil }
-        return SnapshotContents(accounts: try requireValue(accounts, "accounts"), shards: try requireValue(shards, "shards"),
-                                streams: try requireValue(streams, "streams"),
-                                boardSequences: try requireValue(boardSequences, "boardSequences"))
+        return fields
+    }
+
+    /// The snapshot at the reader's position; nil for a format version other than 2 or 3.
+    mutating func readSnapshot() throws -> SnapshotContents? {
+        let fields = try readSnapshotFields()
+        guard try (2...3).contains(requireValue(fields.formatVersion, "formatVersion")) else { return nil }
+        return SnapshotContents(accounts: try requireValue(fields.accounts, "accounts"), shards: try requireValue(fields.shards, "shards"),
+                                streams: try requireValue(fields.streams, "streams"),
+                                boardSequences: try requireValue(fields.boardSequences, "boardSequences"))
     }
 
     private mutating func readShards(depth: Int) throws -> [BoardShard] {

@@ -211,9 +211,38 @@ import Testing
         #expect(try PartitionSnapshot(decoding: snapshot.encoded(), of: partition) == snapshot)
         #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: snapshot.encoded(), of: PartitionID(space: .boards, index: 6)) }
         var otherVersion = snapshot.encoded()
-        otherVersion[4] = 2
+        otherVersion[4] = 3
         #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: otherVersion, of: partition) }
         #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: Array(snapshot.encoded().prefix(10)), of: partition) }
+    }
+
+    /// With an outbox or an inbox reader beside the state, format 2; without, format 1 as before
+    /// the inbox, so nodes from then read it. Every cut of a sectioned snapshot is refused.
+    @Test func aSnapshotCarriesItsInboxSectionsAndRefusesThemCutOrDoubled() throws {
+        let partition = PartitionID(space: .accounts, index: 3)
+        let plain = PartitionSnapshot(partition: partition, sequence: 9, state: [1, 2])
+        #expect(plain.encoded()[4] == 1)
+        #expect(Array(plain.encoded().suffix(2)) == [1, 2])
+        for snapshot in [PartitionSnapshot(partition: partition, sequence: 9, state: [1, 2], outbox: [3], inbox: []),
+                         PartitionSnapshot(partition: partition, sequence: 9, state: [], outbox: nil, inbox: Array(repeating: 7, count: 300)),
+                         PartitionSnapshot(partition: partition, sequence: 9, state: [5], outbox: [4, 4], inbox: nil)] {
+            let bytes = snapshot.encoded()
+            #expect(bytes[4] == 2)
+            #expect(try PartitionSnapshot(decoding: bytes, of: partition) == snapshot)
+            for length in 0..<bytes.count {
+                #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: Array(bytes.prefix(length)), of: partition) }
+            }
+            #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: bytes + [0], of: partition) }
+        }
+        // The outbox's section twice (the count says three sections: state, outbox, outbox).
+        var doubled = PartitionSnapshot(partition: partition, sequence: 9, state: [1], outbox: [3]).encoded()
+        doubled[6 + 2 + 8] = 3
+        doubled += [1, 0, 0, 0, 1, 3]
+        #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: doubled, of: partition) }
+        // No state section.
+        var stateless = PartitionSnapshot(partition: partition, sequence: 9, state: [], outbox: [3]).encoded()
+        stateless[6 + 2 + 8 + 1] = 2
+        #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: stateless, of: partition) }
     }
 }
 

@@ -166,12 +166,11 @@ final class Application: @unchecked Sendable {
             ShardOwner(shard: BoardShard(index: index), type: layout.type(ofShard: index), log: boardsLog, clock: clock,
                        target: ownersTarget)
         }
-        if let snapshot {
-            publisher.accounts.streams.restore(snapshot.streams, now: clock())
-            publisher.boards.sequences.withLock { $0 = snapshot.boardSequences }
-        }
+        let boardsHalf = snapshot?.boardsPartition, accountsHalf = snapshot?.accountsPartition
+        if let boardsHalf { publisher.boards.sequences.withLock { $0 = boardsHalf.boardSequences } }
+        if let accountsHalf { publisher.accounts.streams.restore(accountsHalf.streams, now: clock()) }
         for warning in recovery.warnings { logger.warning("journal_recovery", ["detail": warning]) }
-        var state = OwnedState(snapshot, policy: policy, layout: layout)
+        var state = OwnedState(boards: boardsHalf, accounts: accountsHalf, policy: policy, layout: layout)
         try replay(recovery.records, into: &state, publishing: true)
         install(state)
         refreshApprovedRunners()

@@ -65,8 +65,13 @@ struct OwnedState: Sendable {
 
     /// The state a snapshot holds, or the empty state.
     init(_ snapshot: SnapshotContents?, policy: AccountPolicy, layout: BoardLayout) {
-        accounts = AccountStore(policy: policy, state: snapshot?.accounts ?? AccountState())
-        shards = snapshot?.shards ?? (0..<layout.shardCount).map { BoardShard(index: $0) }
+        self.init(boards: snapshot?.boardsPartition, accounts: snapshot?.accountsPartition, policy: policy, layout: layout)
+    }
+
+    /// The state the partitions' halves hold, each absent half empty.
+    init(boards: BoardsPartitionState?, accounts: AccountsPartitionState?, policy: AccountPolicy, layout: BoardLayout) {
+        self.accounts = AccountStore(policy: policy, state: accounts?.accounts ?? AccountState())
+        shards = boards?.shards ?? (0..<layout.shardCount).map { BoardShard(index: $0) }
     }
 }
 
@@ -145,10 +150,19 @@ extension Application {
         waitForCommitsInFlight()
         guard !tracking.withLock({ $0.isRebuildPending }) else { return nil }
         let sequence = journal.nextSequence - 1
-        let contents = SnapshotContents(accounts: accounts.store.state, shards: shards.map(\.shard),
-                                        streams: publisher.accounts.streams.snapshot(),
-                                        boardSequences: publisher.boards.sequences.withLock { $0 })
-        return SnapshotCut(sequence: sequence, contents: contents)
+        return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(),
+                                                                          accounts: accountsPartitionState()))
+    }
+
+    /// The board partition's half: its shards and feed numbering. Only with its owners suspended
+    /// and no commit in flight, so the shards and the numbering hold the same records.
+    func boardsPartitionState() -> BoardsPartitionState {
+        BoardsPartitionState(shards: shards.map(\.shard), boardSequences: publisher.boards.sequences.withLock { $0 })
+    }
+
+    /// The account partition's half: the accounts and the personal streams. As above.
+    func accountsPartitionState() -> AccountsPartitionState {
+        AccountsPartitionState(accounts: accounts.store.state, streams: publisher.accounts.streams.snapshot())
     }
 
     /// Encodes and stores a cut. Runs on `snapshotQueue`. Returns whether the snapshot was written.

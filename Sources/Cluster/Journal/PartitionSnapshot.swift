@@ -1,11 +1,16 @@
 // A partition's snapshot in the JetStream object store (docs/scale-out.md, section 4): bucket
-// `bb-snapshots`, object `p<n>`, replaced whole by each new snapshot (the object store's
-// metadata is written last, so a reader sees the old one or the new one).
+// `bb-snapshots`, object `p<n>` or `a<n>`, replaced whole by each new snapshot (the object
+// store's metadata is written last, so a reader sees the old one or the new one).
 //
-// The object is self-describing: magic `BBPS`, format version 1, the partition's name, the last
+// The object is self-describing: magic `BBPS`, a format version, the partition's name, the last
 // journal sequence the state includes (big-endian), then the state's bytes, opaque here (the
-// BangbangStorage snapshot). The object store checks size and SHA-256 on read; the header is
-// checked here, so a snapshot of another partition or format is refused, never applied.
+// BangbangStorage snapshot or a partition's half of one). Format 2 follows the state with what
+// carries the partition's personal events over the inbox (section 7b): a count of sections, then
+// each section a kind byte (0 the state, 1 the outbox, 2 the inbox reader), a 4-byte big-endian
+// length and its bytes (InboxProtocol's encoding for the last two);
+// without either, format 1 is written, which nodes from before the inbox read. The object store
+// checks size and SHA-256 on read; the header is checked here, so a snapshot of another
+// partition or format is refused, never applied.
 import NATSClient
 
 public struct PartitionSnapshot: Sendable, Equatable {
@@ -13,25 +18,50 @@ public struct PartitionSnapshot: Sendable, Equatable {
     /// The last journal sequence the state includes: recovery replays from the one after.
     public var sequence: UInt64
     public var state: [UInt8]
+    /// The partition's outbox to the account partitions' inboxes, at the same cut (InboxStateCodec).
+    public var outbox: [UInt8]?
+    /// An account partition's inbox reader: how far its inbox is applied to the personal streams
+    /// `state` holds (InboxStateCodec).
+    public var inbox: [UInt8]?
 
-    public init(partition: PartitionID, sequence: UInt64, state: [UInt8]) {
+    public init(partition: PartitionID, sequence: UInt64, state: [UInt8], outbox: [UInt8]? = nil, inbox: [UInt8]? = nil) {
         self.partition = partition
         self.sequence = sequence
         self.state = state
+        self.outbox = outbox
+        self.inbox = inbox
     }
 
     static let magic = Array("BBPS".utf8)
-    static let version: UInt8 = 1
+    static let plainVersion: UInt8 = 1
+    static let sectionedVersion: UInt8 = 2
+    static let stateKind: UInt8 = 0
+    static let outboxKind: UInt8 = 1
+    static let inboxKind: UInt8 = 2
 
     public func encoded() -> [UInt8] {
         let name = Array(partition.description.utf8)
+        let sections = [(Self.outboxKind, outbox), (Self.inboxKind, inbox)].compactMap { kind, bytes in bytes.map { (kind, $0) } }
         var bytes = Self.magic
-        bytes.append(Self.version)
+        bytes.append(sections.isEmpty ? Self.plainVersion : Self.sectionedVersion)
         bytes.append(UInt8(name.count))
         bytes += name
         for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: sequence >> UInt64(shift))) }
-        bytes += state
+        if sections.isEmpty {
+            bytes += state
+            return bytes
+        }
+        bytes.append(UInt8(1 + sections.count))
+        Self.appendSection(Self.stateKind, state, to: &bytes)
+        for (kind, section) in sections { Self.appendSection(kind, section, to: &bytes) }
         return bytes
+    }
+
+    private static func appendSection(_ kind: UInt8, _ section: [UInt8], to bytes: inout [UInt8]) {
+        precondition(section.count <= Int(UInt32.max), "a snapshot section is at most 4 GiB")
+        bytes.append(kind)
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: section.count >> shift)) }
+        bytes += section
     }
 
     /// Reads an encoded snapshot, which must be `partition`'s.
@@ -41,13 +71,39 @@ public struct PartitionSnapshot: Sendable, Equatable {
         guard bytes.count >= headerSize, Array(bytes[0..<4]) == Self.magic else {
             throw .corruptSnapshot(partition, "not a Bangbang partition snapshot")
         }
-        guard bytes[4] == Self.version else { throw .corruptSnapshot(partition, "format version \(bytes[4]), expected \(Self.version)") }
+        guard bytes[4] == Self.plainVersion || bytes[4] == Self.sectionedVersion else {
+            throw .corruptSnapshot(partition, "format version \(bytes[4]), expected \(Self.plainVersion) or \(Self.sectionedVersion)")
+        }
         guard Int(bytes[5]) == name.count, Array(bytes[6..<(6 + name.count)]) == name else {
             throw .corruptSnapshot(partition, "the snapshot is of another partition")
         }
         var sequence: UInt64 = 0
         for byte in bytes[(6 + name.count)..<headerSize] { sequence = sequence << 8 | UInt64(byte) }
-        self.init(partition: partition, sequence: sequence, state: Array(bytes[headerSize...]))
+        guard bytes[4] == Self.sectionedVersion else {
+            self.init(partition: partition, sequence: sequence, state: Array(bytes[headerSize...]))
+            return
+        }
+        guard bytes.count > headerSize else { throw .corruptSnapshot(partition, "the count of sections is missing") }
+        let count = Int(bytes[headerSize])
+        var sections: [UInt8: [UInt8]] = [:]
+        var offset = headerSize + 1
+        for _ in 0..<count {
+            guard bytes.count - offset >= 5 else { throw .corruptSnapshot(partition, "a section's header is cut short") }
+            let kind = bytes[offset]
+            var length = 0
+            for byte in bytes[(offset + 1)..<(offset + 5)] { length = length << 8 | Int(byte) }
+            offset += 5
+            guard bytes.count - offset >= length else { throw .corruptSnapshot(partition, "section \(kind) is cut short") }
+            guard kind <= Self.inboxKind, sections[kind] == nil else {
+                throw .corruptSnapshot(partition, "section \(kind) is unknown or appears twice")
+            }
+            sections[kind] = Array(bytes[offset..<(offset + length)])
+            offset += length
+        }
+        guard offset == bytes.count else { throw .corruptSnapshot(partition, "bytes follow the last section") }
+        guard let state = sections[Self.stateKind] else { throw .corruptSnapshot(partition, "the state's section is missing") }
+        self.init(partition: partition, sequence: sequence, state: state, outbox: sections[Self.outboxKind],
+                  inbox: sections[Self.inboxKind])
     }
 }
 

@@ -11,7 +11,7 @@ import TestSupport
 @testable import BangbangServer
 @testable import BangbangStorage
 
-private enum Snapshots {
+enum Snapshots {
     static let now = TestClock.start
 
     /// Accounts with every optional field absent, and present; sessions revoked and live; feedback
