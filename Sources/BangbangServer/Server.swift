@@ -257,7 +257,7 @@ public final class Server: @unchecked Sendable {
         Thread.sleep(forTimeInterval: 0.2)
         socketServer?.stop(closeConnections: true, flushFirst: true)
         application.writeFinalSnapshot()
-        do { try application.journal.close() } catch {
+        do { try application.closeJournals() } catch {
             logger.error("journal_close_failed", ["error": "\(error)"])
         }
         logger.info("stopped", [:])

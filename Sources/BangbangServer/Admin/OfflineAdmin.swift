@@ -42,7 +42,7 @@ package enum OfflineAdmin {
         let app = try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
                                   clock: Server.wallClock, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: false))
         defer {
-            do { try app.journal.close() } catch { logger.error("journal_close_failed", ["error": "\(error)"]) }
+            do { try app.closeJournals() } catch { logger.error("journal_close_failed", ["error": "\(error)"]) }
         }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<JSONValue, AdminReplyError>?>(nil)

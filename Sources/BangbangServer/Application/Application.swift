@@ -18,6 +18,7 @@ import BangbangProtocol
 import Crypto
 import Dispatch
 import Foundation
+import InboxProtocol
 import Journal
 import OrderArchive
 import SocketServer
@@ -29,7 +30,13 @@ final class Application: @unchecked Sendable {
     let metrics: ServerMetrics
     let clock: @Sendable () -> Timestamp
     /// The local write-ahead log, or in a cluster the owned partition's stream (CommitJournal.swift).
+    /// With the account partition on a stream of its own, the board partition's.
     let journal: any CommitJournal
+    /// The account partition's journal: `journal` itself but with the account partition on a
+    /// stream of its own (PartitionedStorage.swift).
+    let accountsJournal: any CommitJournal
+    /// The inbox between the partitions when they have a journal each; nil on one journal.
+    let inbox: InboxWiring?
     /// Closed orders, in `archive.sqlite` in the data directory (ArchiveFile.swift).
     let archive: OrderArchive
     /// Writes closed orders into `archive` and tells the shards what it holds (Archiver.swift).
@@ -138,7 +145,25 @@ final class Application: @unchecked Sendable {
             throw error
         }
         let streams = PersonalStreams(capacity: configuration.streamEvents, byteLimit: configuration.streamBytes)
-        let publisher = Publisher(queue: publishingQueue, streams: streams)
+        let accountsRecovery: RecoveredLog
+        var wiring: InboxWiring?
+        let publisher: Publisher
+        if let partitioned = cluster?.accountsPartition {
+            accountsJournal = partitioned.makeJournal(publishingQueue)
+            accountsRecovery = partitioned.recovered
+            let states = try Self.inboxStates(boards: recovery.inboxStates, accounts: accountsRecovery.inboxStates)
+            publisher = Publisher(queue: publishingQueue, streams: streams) { accounts in
+                let (made, route) = InboxWiring.make(partitioned, outboxes: states.outboxes, reader: states.reader,
+                                                     accounts: accounts, queue: publishingQueue, logger: logger)
+                wiring = made
+                return route
+            }
+        } else {
+            accountsJournal = journal
+            accountsRecovery = RecoveredLog(snapshot: nil, snapshotSequence: 0, records: [])
+            publisher = Publisher(queue: publishingQueue, streams: streams)
+        }
+        inbox = wiring
         self.publisher = publisher
         var beforeStoring: (@Sendable ([ArchivedOrder]) throws -> Void)?
         if let history = cluster?.history { beforeStoring = { records in try history.publishBlocking(records) } }
@@ -146,7 +171,7 @@ final class Application: @unchecked Sendable {
         self.archiver = archiver
         let boardsLog = CommitLog(source: Publisher.boardsSource, journal: journal, tracking: tracking,
                                   publisher: publisher, archiver: archiver)
-        let accountsLog = CommitLog(source: Publisher.accountsSource, journal: journal, tracking: tracking,
+        let accountsLog = CommitLog(source: Publisher.accountsSource, journal: accountsJournal, tracking: tracking,
                                     publisher: publisher, archiver: archiver)
         self.boardsLog = boardsLog
         self.accountsLog = accountsLog
@@ -154,10 +179,17 @@ final class Application: @unchecked Sendable {
         let layout = BoardLayout(shardsPerType: configuration.shardsPerType)
         self.layout = layout
 
-        let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
-        if let snapshot, snapshot.shards.count != layout.shardCount {
-            throw ConfigurationError("the snapshot has \(snapshot.shards.count) board shards but --shards-per-type "
-                                     + "gives \(layout.shardCount); start with --shards-per-type \(snapshot.shards.count / OrderType.allCases.count)")
+        let boardsHalf: BoardsPartitionState?, accountsHalf: AccountsPartitionState?
+        if wiring != nil {
+            boardsHalf = try recovery.snapshot.map { try BoardsPartitionState.decode($0) }
+            accountsHalf = try accountsRecovery.snapshot.map { try AccountsPartitionState.decode($0) }
+        } else {
+            let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
+            (boardsHalf, accountsHalf) = (snapshot?.boardsPartition, snapshot?.accountsPartition)
+        }
+        if let boardsHalf, boardsHalf.shards.count != layout.shardCount {
+            throw ConfigurationError("the snapshot has \(boardsHalf.shards.count) board shards but --shards-per-type "
+                                     + "gives \(layout.shardCount); start with --shards-per-type \(boardsHalf.shards.count / OrderType.allCases.count)")
         }
         // The owners start empty and receive the recovered state once it is built, so the
         // recovered collections are never shared with a copy (the first change would copy them).
@@ -166,15 +198,20 @@ final class Application: @unchecked Sendable {
             ShardOwner(shard: BoardShard(index: index), type: layout.type(ofShard: index), log: boardsLog, clock: clock,
                        target: ownersTarget)
         }
-        let boardsHalf = snapshot?.boardsPartition, accountsHalf = snapshot?.accountsPartition
         if let boardsHalf { publisher.boards.sequences.withLock { $0 = boardsHalf.boardSequences } }
         if let accountsHalf { publisher.accounts.streams.restore(accountsHalf.streams, now: clock()) }
         for warning in recovery.warnings { logger.warning("journal_recovery", ["detail": warning]) }
         var state = OwnedState(boards: boardsHalf, accounts: accountsHalf, policy: policy, layout: layout)
         try replay(recovery.records, into: &state, publishing: true)
+        if wiring != nil { try replay(accountsRecovery.records, into: &state, publishing: true) }
         install(state)
         refreshApprovedRunners()
-        snapshotSchedule.withLock { $0.lastSequence = recovery.snapshotSequence }
+        if let wiring {
+            do { try wiring.follower.start() } catch {
+                throw ClusterError("cannot follow the inbox of \(Publisher.accountsSource): \(error)")
+            }
+        }
+        snapshotSchedule.withLock { $0.lastProgress = recovery.snapshotSequence + accountsRecovery.snapshotSequence }
         tracking.onStorageFailure { [weak self] error in self?.noteStorageFailure(error) }
         archiver.onArchived { [weak self] stored in self?.tellShards(archived: stored) }
         // Whatever closed but was not archived before the last stop (or was archived by a server
@@ -183,8 +220,21 @@ final class Application: @unchecked Sendable {
         archiver.noteRecovered(closed, through: journal.nextSequence - 1)
         if cluster?.isImport == true { try storeImportSnapshot() }
         logger.info("recovered", ["snapshot_sequence": recovery.snapshotSequence,
-                                  "records": recovery.records.count, "users": accounts.store.state.accounts.count,
+                                  "records": recovery.records.count + accountsRecovery.records.count, "users": accounts.store.state.accounts.count,
                                   "orders": shards.reduce(0) { $0 + $1.shard.orders.count }])
+    }
+
+    /// The outboxes and the reader's state the partitions' snapshots kept (empty without them).
+    static func inboxStates(boards: InboxStates, accounts: InboxStates) throws
+        -> (outboxes: [InboxSource: InboxOutbox.State], reader: InboxReader.State) {
+        var outboxes: [InboxSource: InboxOutbox.State] = [:]
+        do {
+            if let bytes = boards.outbox { outboxes[Publisher.boardsSource] = try InboxStateCodec.decodeOutbox(bytes[...]) }
+            if let bytes = accounts.outbox { outboxes[Publisher.accountsSource] = try InboxStateCodec.decodeOutbox(bytes[...]) }
+            return (outboxes, try accounts.reader.map { try InboxStateCodec.decodeReader($0[...]) } ?? InboxReader.State())
+        } catch {
+            throw ClusterError("a partition's snapshot holds an inbox state that cannot be read: \(error)")
+        }
     }
 
     /// The order rules of this deployment: the defaults, with what the operator set.
@@ -256,6 +306,13 @@ final class Application: @unchecked Sendable {
     func install(_ state: OwnedState) {
         accounts.store = state.accounts
         for (owner, shard) in zip(shards, state.shards) { owner.shard = shard }
+    }
+
+    /// Stops following the inbox and closes the journals. At shutdown, after the final snapshot.
+    func closeJournals() throws {
+        inbox?.follower.stop()
+        if inbox != nil { try accountsJournal.close() }
+        try journal.close()
     }
 
     func boardSequence(of type: OrderType) -> UInt64 { publisher.boards.sequence(of: type) }

@@ -14,10 +14,11 @@ protocol CommitJournal: AnyObject, Sendable {
     var nextSequence: UInt64 { get }
     /// Payload bytes appended since start: a snapshot is due after `--snapshot-bytes` of them.
     var bytesAppended: Int { get }
-    /// Stores `contents` as the state through `sequence` and drops what recovery no longer
-    /// needs, keeping every record after `keepingRecordsAfter` (what the order archive lacks).
-    /// Blocks; call it off the completion queue.
-    func storeSnapshot(_ contents: [UInt8], coveringThrough sequence: UInt64,
+    /// Stores `contents` as the state through `sequence`, with the partition's inbox states at
+    /// the same cut, and drops what recovery no longer needs, keeping every record after
+    /// `keepingRecordsAfter` (what the order archive lacks). Blocks; call it off the completion
+    /// queue.
+    func storeSnapshot(_ contents: [UInt8], inboxStates: InboxStates, coveringThrough sequence: UInt64,
                        keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot
     /// Everything stored, to rebuild memory after a failed append.
     func readBackAll() throws -> RecoveredLog
@@ -26,9 +27,28 @@ protocol CommitJournal: AnyObject, Sendable {
     func close() throws
 }
 
+extension CommitJournal {
+    /// A snapshot of a partition whose personal events do not go over the inbox.
+    func storeSnapshot(_ contents: [UInt8], coveringThrough sequence: UInt64,
+                       keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
+        try storeSnapshot(contents, inboxStates: InboxStates(), coveringThrough: sequence, keepingRecordsAfter: bound)
+    }
+}
+
+/// What carries a partition's personal events over the inbox, as a snapshot keeps it beside the
+/// partition's state (docs/scale-out.md, section 7b), each in InboxStateCodec's form: the
+/// partition's outbox, and an account partition's inbox reader. Both absent on one node, whose
+/// events are handed over in process.
+struct InboxStates: Sendable, Equatable {
+    var outbox: [UInt8]?
+    var reader: [UInt8]?
+}
+
 /// What a journal holds: the newest snapshot's bytes, then the records after it.
 struct RecoveredLog: Sendable {
     var snapshot: [UInt8]?
+    /// The inbox states the snapshot was stored with.
+    var inboxStates = InboxStates()
     /// The last sequence the snapshot covers (0 without one).
     var snapshotSequence: UInt64
     var records: [JournalRecord]
@@ -52,8 +72,9 @@ extension WriteAheadLog: CommitJournal {
 
     var bytesAppended: Int { statistics.bytesWritten }
 
-    func storeSnapshot(_ contents: [UInt8], coveringThrough sequence: UInt64,
+    func storeSnapshot(_ contents: [UInt8], inboxStates: InboxStates, coveringThrough sequence: UInt64,
                        keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
+        precondition(inboxStates == InboxStates(), "one node's journal has no inbox to keep the state of")
         let report = try writeSnapshot(contents: contents, coveringThrough: sequence, keepingRecordsAfter: bound)
         return StoredSnapshot(location: report.file, contentBytes: report.contentBytes, storedBytes: report.fileBytes,
                               removed: report.deletedSegments)

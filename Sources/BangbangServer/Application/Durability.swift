@@ -56,6 +56,7 @@ import BangbangCore
 import BangbangStorage
 import Dispatch
 import Foundation
+import InboxProtocol
 import Journal
 
 /// The owners' values outside their owners: being recovered, or a snapshot's copy.
@@ -87,8 +88,8 @@ struct CommitTracker: Sendable {
 
 /// When the next periodic snapshot is due.
 struct SnapshotSchedule: Sendable {
-    /// The sequence the newest snapshot (written or loaded) covers.
-    var lastSequence: UInt64 = 0
+    /// `SnapshotCut.progress` of the newest snapshot (written or loaded).
+    var lastProgress: UInt64 = 0
     /// `journal.statistics.bytesWritten` when the last snapshot's cut was taken.
     var bytesAtLastSnapshot = 0
     var lastSnapshotAt = ContinuousClock.now
@@ -102,6 +103,13 @@ struct SnapshotSchedule: Sendable {
 struct SnapshotCut: Sendable {
     var sequence: UInt64
     var contents: SnapshotContents
+    /// With the account partition on a journal of its own: the last sequence of it the cut
+    /// covers, and each partition's inbox states at the cut.
+    var partitioned: (accountsSequence: UInt64, boards: InboxStates, accounts: InboxStates)? = nil
+
+    /// Grows with every record the cut covers, in either journal: a cut is worth writing only
+    /// when it is past the last one written.
+    var progress: UInt64 { sequence + (partitioned?.accountsSequence ?? 0) }
 }
 
 extension Application {
@@ -141,6 +149,9 @@ extension Application {
 
     // MARK: Snapshots
 
+    /// Bytes appended to the journals since start.
+    private var bytesAppended: Int { journal.bytesAppended + (inbox == nil ? 0 : accountsJournal.bytesAppended) }
+
     /// Takes the cut described at the top of this file. Runs on `maintenanceQueue`. Nil when
     /// memory is ahead of the disk (a failed record not yet rebuilt).
     func takeSnapshotCut() -> SnapshotCut? {
@@ -150,8 +161,20 @@ extension Application {
         waitForCommitsInFlight()
         guard !tracking.withLock({ $0.isRebuildPending }) else { return nil }
         let sequence = journal.nextSequence - 1
-        return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(),
-                                                                          accounts: accountsPartitionState()))
+        guard let inbox else {
+            return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(),
+                                                                              accounts: accountsPartitionState()))
+        }
+        // Every durable record is handed to its sender (no commit in flight), and no owner can
+        // append: the outboxes hold exactly the records through each journal's cut. The streams
+        // and the reader's state are read in one block where the follower applies.
+        let outboxes = inbox.outboxStates()
+        let (accountsHalf, reader) = publisher.queue.sync { (accountsPartitionState(), inbox.follower.state) }
+        let boardsStates = InboxStates(outbox: outboxes[Publisher.boardsSource].map(InboxStateCodec.encode), reader: nil)
+        let accountsStates = InboxStates(outbox: outboxes[Publisher.accountsSource].map(InboxStateCodec.encode),
+                                         reader: InboxStateCodec.encode(reader))
+        return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(), accounts: accountsHalf),
+                           partitioned: (accountsJournal.nextSequence - 1, boardsStates, accountsStates))
     }
 
     /// The board partition's half: its shards and feed numbering. Only with its owners suspended
@@ -174,16 +197,37 @@ extension Application {
         defer { snapshotSchedule.withLock { $0.isWriting = false } }
         do {
             let previousBytes = snapshotSchedule.withLock { $0.lastContentBytes }
-            let bytes = try cut.contents.encoded(expectedSize: previousBytes + previousBytes / 8)
-            snapshotSchedule.withLock { $0.lastContentBytes = bytes.count }
-            let encodedAt = clock.now
             // Segments go only once the archive covers them too (Archiver.swift, COVERAGE).
             let archived = archiver.coveredSequence
-            let report = try journal.storeSnapshot(bytes, coveringThrough: cut.sequence, keepingRecordsAfter: archived)
+            let bytes: [UInt8], encodedAt: ContinuousClock.Instant, report: StoredSnapshot
+            if let partitioned = cut.partitioned {
+                // Each partition's half into its own journal's snapshot. Either may be the newer
+                // after a crash between the two: a reader behind reads again what the inbox
+                // holds, and an outbox behind sends again what the reader then drops.
+                let accountsBytes = try cut.contents.accountsPartition.encoded()
+                let boardsBytes = try cut.contents.boardsPartition.encoded(expectedSize: previousBytes + previousBytes / 8)
+                bytes = boardsBytes
+                encodedAt = clock.now
+                let accountsReport = try accountsJournal.storeSnapshot(accountsBytes, inboxStates: partitioned.accounts,
+                                                                       coveringThrough: partitioned.accountsSequence,
+                                                                       keepingRecordsAfter: 0)
+                var boardsReport = try journal.storeSnapshot(boardsBytes, inboxStates: partitioned.boards,
+                                                             coveringThrough: cut.sequence, keepingRecordsAfter: archived)
+                boardsReport.location += ", " + accountsReport.location
+                boardsReport.contentBytes += accountsReport.contentBytes
+                boardsReport.storedBytes += accountsReport.storedBytes
+                boardsReport.removed += accountsReport.removed
+                report = boardsReport
+            } else {
+                bytes = try cut.contents.encoded(expectedSize: previousBytes + previousBytes / 8)
+                encodedAt = clock.now
+                report = try journal.storeSnapshot(bytes, coveringThrough: cut.sequence, keepingRecordsAfter: archived)
+            }
+            snapshotSchedule.withLock { $0.lastContentBytes = bytes.count }
             let elapsed = clock.now - started
             metrics.snapshotDuration.observe(elapsed.seconds)
             metrics.snapshotBytes.set(report.storedBytes)
-            snapshotSchedule.withLock { $0.lastSequence = max($0.lastSequence, cut.sequence) }
+            snapshotSchedule.withLock { $0.lastProgress = max($0.lastProgress, cut.progress) }
             logger.info("snapshot_written", [
                 "reason": reason, "file": report.location, "sequence": cut.sequence,
                 "content_bytes": report.contentBytes, "file_bytes": report.storedBytes,
@@ -207,7 +251,7 @@ extension Application {
             return schedule.isWriting
         }
         guard !isBusy else { return }
-        let bytesNow = journal.bytesAppended
+        let bytesNow = bytesAppended
         guard let cut = takeSnapshotCut() else {
             snapshotSchedule.withLock { $0.isWriting = false }
             logger.warning("snapshot_skipped", ["reason": reason, "detail": "memory is being rebuilt after a storage failure"])
@@ -216,8 +260,8 @@ extension Application {
         let isNew = snapshotSchedule.withLock { schedule in
             schedule.bytesAtLastSnapshot = bytesNow
             schedule.lastSnapshotAt = .now
-            if cut.sequence <= schedule.lastSequence { schedule.isWriting = false }
-            return cut.sequence > schedule.lastSequence
+            if cut.progress <= schedule.lastProgress { schedule.isWriting = false }
+            return cut.progress > schedule.lastProgress
         }
         guard isNew else { return }
         snapshotQueue.async { [self] in writeSnapshot(cut, reason: reason) }
@@ -228,7 +272,7 @@ extension Application {
         maintenanceQueue.asyncAfter(deadline: .now() + .seconds(1)) { [self] in
             guard !tracking.withLock({ $0.isShuttingDown }) else { return }
             let (bytesAtLast, lastAt) = snapshotSchedule.withLock { ($0.bytesAtLastSnapshot, $0.lastSnapshotAt) }
-            let grown = journal.bytesAppended - bytesAtLast
+            let grown = bytesAppended - bytesAtLast
             if grown >= configuration.snapshotJournalBytes {
                 snapshotInBackground(reason: "journal_bytes")
             } else if ContinuousClock.now - lastAt >= .seconds(configuration.snapshotIntervalSeconds) {
@@ -265,8 +309,8 @@ extension Application {
             logger.warning("snapshot_skipped", ["reason": "shutdown", "detail": "memory is ahead of the journal after a storage failure"])
             return false
         }
-        let lastSequence = snapshotSchedule.withLock { $0.lastSequence }
-        guard cut.sequence > lastSequence else { return false }
+        let lastProgress = snapshotSchedule.withLock { $0.lastProgress }
+        guard cut.progress > lastProgress else { return false }
         return snapshotQueue.sync {
             snapshotSchedule.withLock { $0.isWriting = true }
             return writeSnapshot(cut, reason: "shutdown")

@@ -319,4 +319,7 @@ struct ClusterStorage: Sendable {
     /// Where the archiver publishes each batch before storing it.
     var history: HistoryStream? = nil
     var makeJournal: @Sendable (_ completionQueue: DispatchQueue) -> any CommitJournal
+    /// The account partition on a stream of its own, with the inbox between the two; nil keeps
+    /// both partitions' records on `makeJournal`'s (PartitionedStorage.swift).
+    var accountsPartition: AccountsPartitionStorage? = nil
 }

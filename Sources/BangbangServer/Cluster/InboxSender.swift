@@ -19,7 +19,7 @@ import Synchronization
 
 final class InboxSender: @unchecked Sendable {
     // Confinement: `outbox`, `pauses` and `paused` are touched only on `loop` (the NATS
-    // connection's loop); `handoff` and `undelivered` are safe from any thread.
+    // connection's loop); `handoff`, `inTransit` and `undelivered` are safe from any thread.
     typealias Record = (journalSequence: UInt64, at: Int64, eventsByDestination: [(destination: UInt16, events: [InboxEvent])])
 
     /// What is handed over to the loop, in order: a snapshot's request for the outbox's state
@@ -38,6 +38,8 @@ final class InboxSender: @unchecked Sendable {
     /// Records (and state requests) handed over and not yet added to the outbox, in journal order.
     private let handoff = Mutex<[Handed]>([])
     private let undelivered = Atomic<Int>(0)
+    /// Items taken from `handoff` and not yet in the outbox (counted under `handoff`'s lock).
+    private let inTransit = Atomic<Int>(0)
     private let onFailure: @Sendable (UInt16, NATSClientError) -> Void
 
     static let firstPauseMilliseconds = 50
@@ -59,7 +61,7 @@ final class InboxSender: @unchecked Sendable {
     /// everything handed over so far is delivered.
     var undeliveredCount: Int {
         handoff.withLock { items in items.count { if case .record = $0 { true } else { false } } }
-            + undelivered.load(ordering: .acquiring)
+            + inTransit.load(ordering: .acquiring) + undelivered.load(ordering: .acquiring)
     }
 
     /// The personal events of durable record `journalSequence` (its change made `at`), by account
@@ -87,9 +89,12 @@ final class InboxSender: @unchecked Sendable {
     private func addHandedOver() {
         let items = handoff.withLock { items in
             defer { items.removeAll(keepingCapacity: true) }
+            inTransit.add(items.count, ordering: .relaxed)
             return items
         }
         guard !items.isEmpty else { return }
+        // Once `publishReady` has counted them as undelivered.
+        defer { inTransit.subtract(items.count, ordering: .releasing) }
         for item in items {
             switch item {
             case .record(let record):

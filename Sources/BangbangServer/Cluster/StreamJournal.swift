@@ -201,10 +201,11 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
 
     /// The bound is not needed here: nothing leaves memory for the archive in a cluster (see the
     /// top of this file), so the stream is purged through the snapshot.
-    func storeSnapshot(_ contents: [UInt8], coveringThrough sequence: UInt64,
+    func storeSnapshot(_ contents: [UInt8], inboxStates: InboxStates, coveringThrough sequence: UInt64,
                        keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
         let (journal, snapshots) = (partitionJournal, snapshots)
-        let snapshot = PartitionSnapshot(partition: journal.partition, sequence: sequence, state: contents)
+        let snapshot = PartitionSnapshot(partition: journal.partition, sequence: sequence, state: contents,
+                                         outbox: inboxStates.outbox, inbox: inboxStates.reader)
         try blocking {
             try await snapshots.save(snapshot)
             try await journal.purge(through: sequence)
@@ -236,6 +237,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         var recovered = RecoveredLog(snapshot: nil, snapshotSequence: 0, records: [])
         let last = try await journal.recover(from: snapshots, restore: { snapshot in
             recovered.snapshot = snapshot?.state
+            recovered.inboxStates = InboxStates(outbox: snapshot?.outbox, reader: snapshot?.inbox)
             recovered.snapshotSequence = snapshot?.sequence ?? 0
         }, apply: { sequence, record in
             recovered.records.append(JournalRecord(sequence: sequence, payload: record))

@@ -54,7 +54,8 @@ final class MemoryJournal: CommitJournal {
     var nextSequence: UInt64 { next.withLock { $0 } }
     var bytesAppended: Int { stream.contents.withLock { $0.records.reduce(0) { $0 + $1.payload.count } } }
 
-    func storeSnapshot(_ contents: [UInt8], coveringThrough sequence: UInt64, keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
+    func storeSnapshot(_ contents: [UInt8], inboxStates: InboxStates, coveringThrough sequence: UInt64,
+                       keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
         stream.contents.withLock { $0.snapshot = (sequence, contents) }
         return StoredSnapshot(location: "memory", contentBytes: contents.count, storedBytes: contents.count, removed: [])
     }

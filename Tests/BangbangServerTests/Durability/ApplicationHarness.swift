@@ -92,7 +92,7 @@ final class ApplicationHarness: @unchecked Sendable {
 
     deinit {
         app?.tracking.withLock { $0.isShuttingDown = true }
-        try? app?.journal.close()
+        try? app?.closeJournals()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -118,7 +118,7 @@ final class ApplicationHarness: @unchecked Sendable {
         } else {
             app.tracking.withLock { $0.isShuttingDown = true }
         }
-        try app.journal.close()
+        try app.closeJournals()
         state.logLines.withLock { $0.removeAll() }
         app = nil
         try whileStopped()

@@ -25,11 +25,16 @@ final class Publisher: Sendable {
     let route: any PersonalEventRoute
 
     /// `route`: where personal events go; nil hands them to `accounts` in this process.
-    init(queue: DispatchQueue, streams: PersonalStreams = PersonalStreams(), route: (any PersonalEventRoute)? = nil) {
+    convenience init(queue: DispatchQueue, streams: PersonalStreams = PersonalStreams(), route: (any PersonalEventRoute)? = nil) {
+        self.init(queue: queue, streams: streams, makeRoute: { accounts in route ?? LocalInbox(accounts: accounts) })
+    }
+
+    /// `makeRoute` is given the account half, which the route's far end (the inbox's follower) feeds.
+    init(queue: DispatchQueue, streams: PersonalStreams, makeRoute: (AccountPublisher) -> any PersonalEventRoute) {
         self.queue = queue
         boards = BoardPublisher(loops: loops)
         accounts = AccountPublisher(streams: streams, loops: loops)
-        self.route = route ?? LocalInbox(accounts: accounts)
+        route = makeRoute(accounts)
     }
 
     /// Starts live delivery to `registries`, indexed by loop. Call once, before serving.

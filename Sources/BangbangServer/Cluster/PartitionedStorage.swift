@@ -1,0 +1,69 @@
+// The account partition on a stream of its own (docs/scale-out.md, section 7b, step 2a's
+// state): a node that owns the board partition `p0` on `ClusterStorage`'s journal and the
+// account partition `a0` on this one sends every personal event between them over the inbox, as
+// nodes owning them apart will. Each partition then has its own snapshot object covering its
+// own stream: `p0` the boards' half and `p0`'s outbox, `a0` the accounts' half (the personal
+// streams with it), `a0`'s outbox and the reader's state, cut together with the streams.
+//
+// The follower applies on the publishing queue, where the rest of the account half's changes
+// run in one process, so a cut reads the streams and the reader's state in one block there.
+import Cluster
+import Dispatch
+import InboxProtocol
+import NATSClient
+import Synchronization
+
+/// What a node that took the account partition hands the application beside `ClusterStorage`.
+struct AccountsPartitionStorage: Sendable {
+    /// The account partition's snapshot (its half, with its inbox states) and the records after it.
+    var recovered: RecoveredLog
+    var makeJournal: @Sendable (_ completionQueue: DispatchQueue) -> any CommitJournal
+    /// Where the inbox's senders and follower talk.
+    var jetStream: JetStream
+    var map = PartitionMap(partitionCount: 1)
+}
+
+/// The inbox between a node's partitions: a sender per source the node commits for, and the
+/// follower of the account partition it owns.
+struct InboxWiring: Sendable {
+    let senders: [InboxSource: InboxSender]
+    let follower: InboxFollower
+
+    /// The senders restored from the outboxes the snapshots kept (new ones without), and the
+    /// follower from the reader's state; the follower is not started. Returns the route the
+    /// publisher sends through, feeding `accounts` on `queue`.
+    static func make(_ storage: AccountsPartitionStorage, outboxes: [InboxSource: InboxOutbox.State],
+                     reader: InboxReader.State, accounts: AccountPublisher, queue: DispatchQueue,
+                     logger: Logger) -> (InboxWiring, InboxRoute) {
+        var senders: [InboxSource: InboxSender] = [:]
+        for source in [Publisher.boardsSource, Publisher.accountsSource] {
+            let outbox = outboxes[source].map { InboxOutbox(source: source, state: $0) } ?? InboxOutbox(source: source)
+            senders[source] = InboxSender(jetStream: storage.jetStream, outbox: outbox) { destination, error in
+                logger.warning("inbox_publish_failed", ["source": "\(source)", "inbox": "a\(destination)", "detail": "\(error)"])
+            }
+        }
+        let partition = PartitionID(space: .accounts, index: Int(Publisher.accountsSource.index))
+        let follower = InboxFollower(inbox: PartitionInbox(partition: partition, jetStream: storage.jetStream), state: reader,
+                                     queue: queue, logger: logger) { _, entry in
+            accounts.receive(entry.events, at: entry.at)
+        }
+        let wiring = InboxWiring(senders: senders, follower: follower)
+        return (wiring, InboxRoute(map: storage.map, senders: senders, followers: [Publisher.accountsSource.index: follower]))
+    }
+
+    /// Each sender's outbox once everything handed over so far is in it. Blocks; call it where
+    /// nothing more is handed over meanwhile (a cut, with the owners suspended).
+    func outboxStates() -> [InboxSource: InboxOutbox.State] {
+        let group = DispatchGroup()
+        let states = Mutex<[InboxSource: InboxOutbox.State]>([:])
+        for (source, sender) in senders {
+            group.enter()
+            sender.state { state in
+                states.withLock { $0[source] = state }
+                group.leave()
+            }
+        }
+        group.wait()
+        return states.withLock { $0 }
+    }
+}

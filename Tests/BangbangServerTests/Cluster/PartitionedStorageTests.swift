@@ -1,0 +1,138 @@
+// The account partition on a stream of its own (PartitionedStorage.swift), over a real JetStream
+// server: the board partition's records go to `BB_P0`, the account partition's to `BB_A0`, every
+// personal event through the inbox `BB_I0`, and each partition's snapshot object holds its own
+// half (the account partition's with the inbox reader's state). A node taking both partitions
+// over from the snapshots and the streams after them has the same accounts, boards and personal
+// streams, each event numbered once, and numbers what comes next after them.
+import BangbangCore
+import Cluster
+import Dispatch
+import Foundation
+import InboxProtocol
+import Journal
+import NATSClient
+import NATSTestSupport
+import Testing
+import TestSupport
+@testable import BangbangServer
+@testable import BangbangStorage
+
+@Suite(.serialized, .timeLimit(.minutes(2))) struct PartitionedStorageTests {
+    static let secret = [UInt8](repeating: 9, count: 32)
+    static let boards = PartitionID(space: .boards, index: 0)
+    static let accounts = PartitionID(space: .accounts, index: 0)
+
+    /// What a node taking both partitions recovers: each partition's snapshot and stream.
+    func storage(_ jetStream: JetStream, node: String) async throws -> ClusterStorage {
+        let boardsJournal = try await PartitionJournal.create(Self.boards, in: jetStream, replicas: 1)
+        let accountsJournal = try await PartitionJournal.create(Self.accounts, in: jetStream, replicas: 1)
+        _ = try await PartitionInbox.create(Self.accounts, in: jetStream, replicas: 1)
+        let snapshots = try await SnapshotStore.create(in: jetStream, replicas: 1)
+        let (boardsLog, boardsLast) = try await StreamJournal.recover(boardsJournal, from: snapshots)
+        let (accountsLog, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
+        let accountsPartition = AccountsPartitionStorage(recovered: accountsLog, makeJournal: { queue in
+            StreamJournal(journal: accountsJournal, snapshots: snapshots, nodeID: node, lastSequence: accountsLast,
+                          completionQueue: queue, onFailure: { _ in })
+        }, jetStream: jetStream)
+        return ClusterStorage(recovered: boardsLog, sessionSecret: Self.secret, makeJournal: { queue in
+            StreamJournal(journal: boardsJournal, snapshots: snapshots, nodeID: node, lastSequence: boardsLast,
+                          completionQueue: queue, onFailure: { _ in })
+        }, accountsPartition: accountsPartition)
+    }
+
+    /// Every personal event of the records completed so far is applied: each was handed to its
+    /// sender (on the publishing queue, after the reply), the senders have nothing undelivered,
+    /// and the follower has applied the inbox to its end.
+    func settled(_ harness: ApplicationHarness, _ jetStream: JetStream) async throws {
+        let inbox = try #require(harness.app.inbox)
+        harness.app.publisher.queue.sync {}
+        try await harness.eventually("every personal event is numbered") {
+            guard inbox.senders.values.allSatisfy({ $0.undeliveredCount == 0 }) else { return false }
+            let last = try await jetStream.streamInfo(PartitionInbox.streamName(of: Self.accounts)).lastSequence
+            return harness.app.publisher.queue.sync { inbox.follower.state.position } == last
+        }
+    }
+
+    /// Each user's stream as (sequence, message) pairs.
+    func streams(_ harness: ApplicationHarness) -> [UserID: [UInt64: String]] {
+        harness.app.publisher.accounts.streams.snapshot().mapValues { stream in
+            Dictionary(uniqueKeysWithValues: stream.live.map { ($0.sequence, String(decoding: $0.message, as: UTF8.self)) })
+        }
+    }
+
+    func verify(_ user: UserID, by admin: UserID, approving: Bool, in harness: ApplicationHarness) async throws {
+        try await harness.changeAccounts { store, now in
+            try store.decideVerificationSubmission(user: user, realName: "李雷", studentID: "2024\(user.rawValue)", school: "north", now: now)
+        }
+        try await harness.changeAccounts { store, now in
+            approving ? try store.decideVerificationApproval(administrator: admin, user: user, now: now)
+                : try store.decideVerificationRejection(administrator: admin, user: user, reason: "blurry", now: now)
+        }
+    }
+
+    @Test func eachPartitionsSnapshotAndStreamAreItsStateAndEveryPersonalEventIsNumberedOnce() async throws {
+        let nats = try await NATSCluster.start(size: 1)
+        defer { nats.stop() }
+        let connection = try await connectClient(to: nats, name: "owner")
+        let jetStream = JetStream(connection: connection)
+
+        let first = try ApplicationHarness(cluster: try await storage(jetStream, node: "a"))
+        let admin = try await first.logIn(ApplicationHarness.adminPhone)
+        let publisher = try await first.logIn("+8613900009001")
+        let runner = try await first.logIn("+8613900009002")
+        // The account partition's own personal events: a verification decided.
+        try await verify(runner, by: admin, approving: true, in: first)
+        let accepted = try await first.publish(Drafts.express(now: first.clock.now), by: publisher)
+        try await first.run(.accept(isVerifiedRunner: true), on: accepted, by: runner)
+        try await settled(first, jetStream)
+        let cut = try #require(first.snapshot())
+        let covered = try #require(cut.partitioned)
+        #expect(cut.sequence == 2 && covered.accountsSequence == 5, "two order records in BB_P0; three logins, a submission, a decision in BB_A0")
+        // After the snapshot: records in both streams, events on both sides of the follower's cut.
+        let late = try await first.logIn("+8613900009003")
+        try await first.run(.pickUp, on: accepted, by: runner)
+        let open = try await first.publish(Drafts.bounty(now: first.clock.now), by: late)
+        try await first.run(.raiseTip(to: 900), on: open, by: late)
+        try await verify(late, by: admin, approving: false, in: first)
+        try await settled(first, jetStream)
+
+        let accountState = await first.accountState()
+        let shards = await first.shardStates()
+        let streams = streams(first)
+        #expect(streams[publisher]?.keys.sorted() == [1, 2, 3], "published, accepted, picked up")
+        #expect(streams[runner]?.keys.sorted() == [1, 2, 3], "verification decided, accepted, picked up")
+        #expect(streams[late]?.keys.sorted() == [1, 2, 3], "published, tip raised, verification decided")
+
+        // Each partition's object holds its own half; the account partition's keeps the reader.
+        let snapshots = try await SnapshotStore.create(in: jetStream, replicas: 1)
+        let boardsObject = try #require(try await snapshots.latest(of: Self.boards))
+        let accountsObject = try #require(try await snapshots.latest(of: Self.accounts))
+        #expect(try BoardsPartitionState.decode(boardsObject.state) == cut.contents.boardsPartition)
+        #expect(try AccountsPartitionState.decode(accountsObject.state) == cut.contents.accountsPartition)
+        #expect(boardsObject.outbox != nil && boardsObject.inbox == nil)
+        let reader = try InboxStateCodec.decodeReader(try #require(accountsObject.inbox)[...])
+        #expect(reader.position > 0 && reader.applied[Publisher.boardsSource] != nil && reader.applied[Publisher.accountsSource] != nil)
+
+        // The owner dies (no final snapshot); another takes both partitions over.
+        first.app.tracking.withLock { $0.isShuttingDown = true }
+        try first.app.closeJournals()
+        let second = try ApplicationHarness(cluster: try await storage(jetStream, node: "b"))
+        #expect(await second.accountState() == accountState)
+        #expect(await second.shardStates() == shards)
+        try await settled(second, jetStream)
+        #expect(self.streams(second) == streams, "the streams a replay from the snapshots numbers are the live ones")
+
+        // What comes next is numbered after them, once.
+        try await second.run(.cancel(reason: "no longer needed"), on: open, by: late)
+        try await second.eventually("the cancellation reaches its publisher's stream") {
+            self.streams(second)[late]?.count == 4
+        }
+        try await settled(second, jetStream)
+        let after = self.streams(second)
+        #expect(after[late]?.keys.sorted() == [1, 2, 3, 4])
+        #expect(after[late]?.filter { $0.key <= 3 } == streams[late])
+        #expect(after[publisher] == streams[publisher])
+        try second.app.closeJournals()
+        await connection.close()
+    }
+}
