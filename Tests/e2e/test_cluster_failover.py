@@ -19,7 +19,7 @@ import pytest
 
 from bbclient import Client, fresh_phone
 from conftest import server_binary
-from nats_cluster import NatsCluster, free_ports
+from nats_cluster import NatsCluster, free_ports, jetstream_request
 
 LEASE_MS = 1500
 # Expiry is seen after one lease time without a renewal, the take-over write and the replay
@@ -194,6 +194,41 @@ def test_losing_the_owners_machine_with_the_nats_server_leading_the_journal(mach
         for order_id, title in acknowledged.items():
             assert checker.ok("order.get", {"order_id": order_id})["order"]["details"]["title"] == title
         assert publish(checker, "after the machine was lost")["id"] not in acknowledged
+
+
+def personal_seqs(client, count):
+    """The `seq` of the next `count` personal events `client` receives, in order."""
+    return [client.wait_event(lambda e: e["event"] == "order.changed")["seq"] for _ in range(count)]
+
+
+def test_a_fresh_clusters_personal_events_go_through_the_inbox_and_resume_without_a_gap(machines):
+    nats, (owner, standby) = machines
+    # A cluster that started empty keeps the account partition on a stream of its own, and each
+    # user's personal events are numbered by reading its inbox (docs/scale-out.md, section 7b).
+    assert re.search(r"event=partition_serving .*accounts_journal_sequence=\d+", owner.log()), owner.log()
+    with Client(owner.url) as publisher:
+        publisher.login(fresh_phone())
+        token = publisher.token
+        for index in range(10):
+            publish(publisher, f"order {index}")
+        before = personal_seqs(publisher, 10)
+    assert before == list(range(before[0], before[0] + 10)), before
+    port = nats.client_ports[0]
+    assert jetstream_request(port, "$JS.API.STREAM.INFO.BB_A0")["state"]["messages"] >= 1, "the login is in BB_A0"
+    assert jetstream_request(port, "$JS.API.STREAM.INFO.BB_I0")["state"]["messages"] >= 1, "the events went through BB_I0"
+
+    owner.kill()
+    wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)
+    assert re.search(r"event=partition_serving .*accounts_journal_sequence=\d+", standby.log()), standby.log()
+    with Client(standby.url) as resumed:
+        # What the device had seen up to the fifth event: the rest is sent again, same numbers.
+        reply = resumed.ok("auth.resume", {"token": token, "last_seq": before[4]})
+        assert reply["resync"] is False, reply
+        replayed = [e["seq"] for e in resumed.events if e["event"] == "order.changed"]
+        resumed.events.clear()
+        assert replayed == before[5:], (replayed, before)
+        publish(resumed, "after the failover")
+        assert personal_seqs(resumed, 1) == [before[-1] + 1], "numbered after the replayed ones, once"
 
 
 def moved_to_archive(node):

@@ -16,6 +16,9 @@ import Synchronization
 final class ClusterNode: OwnerDirectory {
     /// The one partition of this step: every campus's boards and every account.
     static let partition = PartitionID(space: .boards, index: 0)
+    /// The account partition, which has a journal of its own and an inbox in a cluster that
+    /// started with them (PartitionedStorage.swift); owned with `partition`, under its lease.
+    static let accountsPartition = PartitionID(space: .accounts, index: 0)
     static let map = PartitionMap(partitionCount: 1)
     static let configBucketName = "bb-config"
     static let sessionSecretKey = "session-secret"
@@ -149,7 +152,8 @@ final class ClusterNode: OwnerDirectory {
         var probing = jetStream
         probing.timeoutMilliseconds = 1_000
         var waiting = [PartitionJournal.streamName(of: Self.partition), ObjectStore.streamName(ofBucket: SnapshotStore.bucketName),
-                       HistoryStream.streamName]
+                       HistoryStream.streamName, PartitionJournal.streamName(of: Self.accountsPartition),
+                       PartitionInbox.streamName(of: Self.accountsPartition)]
         while !waiting.isEmpty, ContinuousClock.now < deadline {
             var unanswered: [String] = []
             for stream in waiting {
@@ -163,6 +167,24 @@ final class ClusterNode: OwnerDirectory {
             waiting = unanswered
             if !waiting.isEmpty { try? await Task.sleep(for: .milliseconds(250)) }
         }
+    }
+
+    /// The account partition's journal and inbox: found, or made when `makingThem` (a cluster
+    /// that holds nothing yet starts with them). Nil for a cluster whose `p0` stream has held
+    /// every record from the start (it began before them, or with an import), which goes on so:
+    /// moving it is an offline migration (docs/scale-out.md, section 7b).
+    func accountsPartitionStreams(makingThem: Bool) async throws -> (PartitionJournal, PartitionInbox)? {
+        let name = PartitionJournal.streamName(of: Self.accountsPartition)
+        if !makingThem {
+            do {
+                _ = try await jetStream.streamInfo(name)
+            } catch .jetStream(let error) where error.errorCode == JetStreamError.streamNotFound {
+                return nil
+            }
+        }
+        let journal = try await PartitionJournal.create(Self.accountsPartition, in: jetStream, replicas: replicas)
+        let inbox = try await PartitionInbox.create(Self.accountsPartition, in: jetStream, replicas: replicas)
+        return (journal, inbox)
     }
 
     func snapshotStore() async throws -> SnapshotStore {

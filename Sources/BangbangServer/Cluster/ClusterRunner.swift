@@ -128,41 +128,40 @@ public final class ClusterRunner: Sendable {
         let started = ContinuousClock.now
         do {
             let (archive, follower) = history.withLock { ($0.archive, $0.follower) }
-            let (journal, snapshots, cluster, last, current) = try await retryingRecovery {
+            let holdsLocalState = WriteAheadLog.holdsJournal(in: configuration.dataDirectory)
+            let (journal, snapshots, cluster, last, current, accounts) = try await retryingRecovery {
                 // The archive first holds everything earlier owners moved out of memory.
                 try await follower?.catchUp()
                 let journal = try await node.partitionJournal()
                 let snapshots = try await node.snapshotStore()
                 let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
+                let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last == 0
+                var accounts: (PartitionJournal, RecoveredLog, UInt64)?
+                if let (accountsJournal, _) = try await node.accountsPartitionStreams(makingThem: isEmpty && !holdsLocalState) {
+                    let (accountsRecovered, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
+                    accounts = (accountsJournal, accountsRecovered, accountsLast)
+                }
                 // Read again: an import may have replaced the one read at join.
-                return (journal, snapshots, recovered, last, try await node.sessionSecret())
+                return (journal, snapshots, recovered, last, try await node.sessionSecret(), accounts)
             }
             var (recovered, secret) = (cluster, current)
             let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last == 0
-            let holdsLocalState = WriteAheadLog.holdsJournal(in: configuration.dataDirectory)
-            let isImport = isEmpty && holdsLocalState
-            if holdsLocalState && !isEmpty {
+            let isImport = isEmpty && holdsLocalState && accounts == nil
+            if holdsLocalState && !isImport {
                 logger.warning("partition_import_skipped", ["directory": configuration.dataDirectory,
                                                             "detail": "the data directory holds a single node's journal, but the cluster already holds the partition; the cluster's state is served and the directory's journal is not read"])
             }
             if isImport {
                 (recovered, secret) = try await importLocalState(history: follower?.stream, archive: archive, secret: secret)
             }
-            let (nodeID, logger) = (node.localNodeID, logger)
-            let storage = ClusterStorage(recovered: recovered, sessionSecret: secret, isImport: isImport, archive: archive,
-                                         history: follower?.stream) { queue in
-                StreamJournal(journal: journal, snapshots: snapshots, nodeID: nodeID, lastSequence: last, completionQueue: queue,
-                              onRetry: { news in
-                                  switch news {
-                                  case .started(let why):
-                                      logger.warning("journal_retrying", ["detail": "no definite answer for \(why); publishing again with the same message id"])
-                                  case .settled(let duration, let rounds):
-                                      logger.info("journal_retried", ["ms": Int(duration.seconds * 1000), "rounds": rounds])
-                                  }
-                              }) { why in
-                    logger.error("journal_fenced", ["detail": "\(why); this node no longer owns the partition, exiting to come back as a standby"])
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { exit(Self.ownershipLostStatus) }
-                }
+            var storage = ClusterStorage(recovered: recovered, sessionSecret: secret, isImport: isImport, archive: archive,
+                                         history: follower?.stream) { [self] queue in
+                streamJournal(journal, snapshots: snapshots, lastSequence: last, completionQueue: queue)
+            }
+            if let (accountsJournal, accountsRecovered, accountsLast) = accounts {
+                storage.accountsPartition = AccountsPartitionStorage(recovered: accountsRecovered, makeJournal: { [self] queue in
+                    streamJournal(accountsJournal, snapshots: snapshots, lastSequence: accountsLast, completionQueue: queue)
+                }, jetStream: node.jetStream, map: ClusterNode.map)
             }
             let server = try Server(configuration: configuration, logger: logger, clock: Server.wallClock, cluster: storage)
             try AdminSecret.create(in: configuration.dataDirectory)
@@ -172,10 +171,30 @@ public final class ClusterRunner: Sendable {
             self.server.withLock { $0 = server }
             logger.info("partition_serving", ["term": term, "snapshot_sequence": recovered.snapshotSequence,
                                               "records": recovered.records.count, "journal_sequence": last,
+                                              "accounts_journal_sequence": accounts.map { "\($0.2)" } ?? "none (one journal)",
                                               "ms": Int((ContinuousClock.now - started).seconds * 1000)])
             Task { await keepLeaseAndHeartbeatLeadersApart() }
         } catch {
             fail("partition_recovery_failed", "cannot recover the partition: \(error)")
+        }
+    }
+
+    /// A partition's stream as the application's journal: a publish with no definite answer is
+    /// logged as it is tried again, and a fenced append ends the process (crash-only).
+    private func streamJournal(_ journal: PartitionJournal, snapshots: SnapshotStore, lastSequence: UInt64,
+                               completionQueue: DispatchQueue) -> StreamJournal {
+        let logger = logger
+        return StreamJournal(journal: journal, snapshots: snapshots, nodeID: node.localNodeID, lastSequence: lastSequence,
+                             completionQueue: completionQueue, onRetry: { news in
+                                 switch news {
+                                 case .started(let why):
+                                     logger.warning("journal_retrying", ["partition": "\(journal.partition)", "detail": "no definite answer for \(why); publishing again with the same message id"])
+                                 case .settled(let duration, let rounds):
+                                     logger.info("journal_retried", ["partition": "\(journal.partition)", "ms": Int(duration.seconds * 1000), "rounds": rounds])
+                                 }
+                             }) { why in
+            logger.error("journal_fenced", ["partition": "\(journal.partition)", "detail": "\(why); this node no longer owns the partition, exiting to come back as a standby"])
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { exit(Self.ownershipLostStatus) }
         }
     }
 
