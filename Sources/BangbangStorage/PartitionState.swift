@@ -22,35 +22,26 @@ public struct BoardsPartitionState: Codable, Sendable, Equatable {
         self.boardSequences = boardSequences
     }
 
-    private enum CodingKeys: String, CodingKey { case formatVersion, half, shards, boardSequences }
+    enum CodingKeys: String, PartitionHalfCodingKey { case formatVersion, half, shards, boardSequences }
 
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(Self.formatVersion, forKey: .formatVersion)
-        try container.encode(Self.halfName, forKey: .half)
+        var container = try Self.headerContainer(encoder)
         try container.encode(shards, forKey: .shards)
         try container.encode(boardSequences, forKey: .boardSequences)
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        try PartitionHalf.check(container.decode(Int.self, forKey: .formatVersion), container.decode(String.self, forKey: .half),
-                                expecting: Self.halfName, readable: Self.formatVersion)
+        let container = try Self.checkedContainer(decoder)
         shards = try container.decode([BoardShard].self, forKey: .shards)
         boardSequences = try container.decode([OrderType: UInt64].self, forKey: .boardSequences)
     }
 
-    public func encoded(expectedSize: Int = 0) throws -> [UInt8] {
-        try KeyedBinaryEncoder.encode(self, after: SnapshotContents.keyedBinaryTag, capacity: expectedSize)
-    }
+    public func encoded(expectedSize: Int = 0) throws -> [UInt8] { try encodedHalf(expectedSize: expectedSize) }
+    public static func decode(_ bytes: [UInt8]) throws -> Self { try decodeHalf(bytes) }
 
-    public static func decode(_ bytes: [UInt8]) throws -> BoardsPartitionState {
-        try PartitionHalf.decode(bytes) { reader in
-            let fields = try reader.readSnapshotFields()
-            try PartitionHalf.check(fields.formatVersion, fields.half, expecting: halfName, readable: formatVersion)
-            return BoardsPartitionState(shards: try reader.requireValue(fields.shards, "shards"),
-                                        boardSequences: try reader.requireValue(fields.boardSequences, "boardSequences"))
-        }
+    init(_ fields: KeyedBinaryReader.SnapshotFields, reader: KeyedBinaryReader) throws {
+        self.init(shards: try reader.requireValue(fields.shards, "shards"),
+                  boardSequences: try reader.requireValue(fields.boardSequences, "boardSequences"))
     }
 }
 
@@ -66,34 +57,91 @@ public struct AccountsPartitionState: Codable, Sendable, Equatable {
         self.streams = streams
     }
 
-    private enum CodingKeys: String, CodingKey { case formatVersion, half, accounts, streams }
+    enum CodingKeys: String, PartitionHalfCodingKey { case formatVersion, half, accounts, streams }
 
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(Self.formatVersion, forKey: .formatVersion)
-        try container.encode(Self.halfName, forKey: .half)
+        var container = try Self.headerContainer(encoder)
         try container.encode(accounts, forKey: .accounts)
         try container.encode(streams.mapValues(StoredStream.init), forKey: .streams)
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        try PartitionHalf.check(container.decode(Int.self, forKey: .formatVersion), container.decode(String.self, forKey: .half),
-                                expecting: Self.halfName, readable: Self.formatVersion)
+        let container = try Self.checkedContainer(decoder)
         accounts = try container.decode(AccountState.self, forKey: .accounts)
         streams = try container.decode([UserID: StoredStream].self, forKey: .streams).mapValues(\.stream)
     }
 
-    public func encoded(expectedSize: Int = 0) throws -> [UInt8] {
+    public func encoded(expectedSize: Int = 0) throws -> [UInt8] { try encodedHalf(expectedSize: expectedSize) }
+    public static func decode(_ bytes: [UInt8]) throws -> Self { try decodeHalf(bytes) }
+
+    init(_ fields: KeyedBinaryReader.SnapshotFields, reader: KeyedBinaryReader) throws {
+        self.init(accounts: try reader.requireValue(fields.accounts, "accounts"),
+                  streams: try reader.requireValue(fields.streams, "streams"))
+    }
+}
+
+/// The keys every half begins with.
+protocol PartitionHalfCodingKey: CodingKey {
+    static var formatVersion: Self { get }
+    static var half: Self { get }
+}
+
+/// What the two halves share: their header (`formatVersion`, `half`), the keyed binary form and
+/// the direct reader.
+protocol PartitionHalfReading: Codable {
+    associatedtype CodingKeys: PartitionHalfCodingKey
+    static var formatVersion: Int { get }
+    static var halfName: String { get }
+    /// The half from the fields the direct reader found (their header checked).
+    init(_ fields: KeyedBinaryReader.SnapshotFields, reader: KeyedBinaryReader) throws
+}
+
+extension BoardsPartitionState: PartitionHalfReading {}
+extension AccountsPartitionState: PartitionHalfReading {}
+
+extension PartitionHalfReading {
+    static func headerContainer(_ encoder: any Encoder) throws -> KeyedEncodingContainer<CodingKeys> {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(formatVersion, forKey: .formatVersion)
+        try container.encode(halfName, forKey: .half)
+        return container
+    }
+
+    static func checkedContainer(_ decoder: any Decoder) throws -> KeyedDecodingContainer<CodingKeys> {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try check(container.decode(Int.self, forKey: .formatVersion), container.decode(String.self, forKey: .half))
+        return container
+    }
+
+    func encodedHalf(expectedSize: Int) throws -> [UInt8] {
         try KeyedBinaryEncoder.encode(self, after: SnapshotContents.keyedBinaryTag, capacity: expectedSize)
     }
 
-    public static func decode(_ bytes: [UInt8]) throws -> AccountsPartitionState {
-        try PartitionHalf.decode(bytes) { reader in
-            let fields = try reader.readSnapshotFields()
-            try PartitionHalf.check(fields.formatVersion, fields.half, expecting: halfName, readable: formatVersion)
-            return AccountsPartitionState(accounts: try reader.requireValue(fields.accounts, "accounts"),
-                                          streams: try reader.requireValue(fields.streams, "streams"))
+    /// Reads `bytes` with the direct reader; a tag other than the keyed binary form's, or bytes
+    /// left over, are refused.
+    static func decodeHalf(_ bytes: [UInt8]) throws -> Self {
+        guard bytes.first == SnapshotContents.keyedBinaryTag else {
+            throw JournalEntryError(message: "a partition's snapshot is in no format this server reads "
+                                    + "(first byte \(bytes.first.map(String.init) ?? "none"))")
+        }
+        var reader = KeyedBinaryReader(bytes: bytes.dropFirst())
+        let fields = try reader.readSnapshotFields()
+        try check(fields.formatVersion, fields.half)
+        let state = try Self(fields, reader: reader)
+        guard reader.isAtEnd else { throw reader.corrupt("trailing bytes after the partition's state") }
+        return state
+    }
+
+    static func check(_ version: Int?, _ half: String?) throws {
+        guard let half, let version else {
+            throw JournalEntryError(message: "not a partition's snapshot (no \(half == nil ? "half" : "formatVersion"))")
+        }
+        guard half == halfName else {
+            throw JournalEntryError(message: "the snapshot holds the \(half) half of a partition's state, not the \(halfName) half")
+        }
+        guard version == formatVersion else {
+            throw JournalEntryError(message: "\(halfName) partition snapshot format \(version) is not supported "
+                                    + "(this server reads \(formatVersion))")
         }
     }
 }
@@ -111,34 +159,5 @@ extension SnapshotContents {
 
     public var accountsPartition: AccountsPartitionState {
         AccountsPartitionState(accounts: accounts, streams: streams)
-    }
-}
-
-/// What the two halves share in reading.
-enum PartitionHalf {
-    static func check(_ formatVersion: Int?, _ half: String?, expecting expected: String, readable: Int) throws {
-        guard let half, let formatVersion else {
-            throw JournalEntryError(message: "not a partition's snapshot (no \(half == nil ? "half" : "formatVersion"))")
-        }
-        guard half == expected else {
-            throw JournalEntryError(message: "the snapshot holds the \(half) half of a partition's state, not the \(expected) half")
-        }
-        guard formatVersion == readable else {
-            throw JournalEntryError(message: "\(expected) partition snapshot format \(formatVersion) is not supported "
-                                    + "(this server reads \(readable))")
-        }
-    }
-
-    /// Reads `bytes` with the direct reader; a tag other than the keyed binary form's, or bytes
-    /// left over, are refused.
-    static func decode<State>(_ bytes: [UInt8], _ read: (inout KeyedBinaryReader) throws -> State) throws -> State {
-        guard bytes.first == SnapshotContents.keyedBinaryTag else {
-            throw JournalEntryError(message: "a partition's snapshot is in no format this server reads "
-                                    + "(first byte \(bytes.first.map(String.init) ?? "none"))")
-        }
-        var reader = KeyedBinaryReader(bytes: bytes.dropFirst())
-        let state = try read(&reader)
-        guard reader.isAtEnd else { throw reader.corrupt("trailing bytes after the partition's state") }
-        return state
     }
 }
