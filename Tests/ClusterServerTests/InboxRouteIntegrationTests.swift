@@ -87,17 +87,20 @@ import TestSupport
             let leader = try #require(cluster.nodes.firstIndex { $0.name == leaderName })
             let survivor = (leader + 1) % cluster.nodes.count
 
-            var senders: [InboxSource: InboxSender] = [:]
-            let failures = Atomic<Int>(0)
-            // One source talks to a server that stays, the other to the one that dies.
-            for (source, server) in zip(Self.sources, [survivor, leader]) {
-                let connection = try await connectClient(to: cluster, first: server, name: "source-\(source)")
-                senders[source] = InboxSender(jetStream: JetStream(connection: connection), outbox: InboxOutbox(source: source),
-                                              onFailure: { _, _ in failures.add(1, ordering: .relaxed) })
-            }
-            let route = InboxRoute(map: Self.map, senders: senders)
             let readers = try await connectClient(to: cluster, first: survivor, name: "account-owner")
             let sides = partitions.map { AccountSide($0, connection: readers) }
+            var senders: [InboxSource: InboxSender] = [:]
+            let failures = Atomic<Int>(0)
+            // One source talks to a server that stays, the other to the one that dies. The first
+            // is in the followers' process and hands them what the inboxes stored; the second
+            // wakes them to read it, so a follower meets gaps in what it was handed.
+            for (source, server) in zip(Self.sources, [survivor, leader]) {
+                let connection = try await connectClient(to: cluster, first: server, name: "source-\(source)")
+                let local: [UInt16: InboxFollower] = source == Self.sources[0] ? [0: sides[0].follower, 1: sides[1].follower] : [:]
+                senders[source] = InboxSender(jetStream: JetStream(connection: connection), outbox: InboxOutbox(source: source),
+                                              localFollowers: local, onFailure: { _, _ in failures.add(1, ordering: .relaxed) })
+            }
+            let route = InboxRoute(map: Self.map, senders: senders)
             for side in sides { try side.follower.start() }
 
             var cut: (InboxReader.State, [UserID: PersonalStreams.Stream])?

@@ -1,9 +1,12 @@
 // An account partition's side of the inbox (docs/scale-out.md, section 7b): reads the inbox
 // stream in order from a snapshot's position, lets `InboxReader` decide which entries to apply,
 // and hands each applied entry to the account half, in the stream's order, which is what numbers
-// every user's personal stream. Reading is a task that asks the stream's leader for what lies past
-// the last position read whenever a message on the inbox's subject says one arrived (a core NATS
-// subscription, used only as a wake-up), and every second besides, since a wake-up may be lost.
+// every user's personal stream. A source in this process hands over each message the stream
+// acknowledged with its sequence (`noteStored`): the stream holds exactly those bytes there, so
+// the message is applied when it is the next in the stream, with no read. Anything else is read:
+// a task asks the stream's leader for what lies past the position when a source in another
+// process says it stored something (a core message on the inbox's `stored` subject), when a
+// local message left a gap before it, and every second besides, since a wake-up may be lost.
 // Applying runs on `queue`, where the reader's state lives: a snapshot cut on that queue holds
 // the personal streams and the position they were built to together, and a follower started
 // from that state numbers the rest exactly as this one did.
@@ -14,8 +17,8 @@ import NATSClient
 import Synchronization
 
 final class InboxFollower: @unchecked Sendable {
-    // Confinement: `reader`, `appliedThrough` and `waiters` are touched only on `queue`;
-    // `running` is locked.
+    // Confinement: `reader`, `known`, `appliedThrough` and `waiters` are touched only on `queue`;
+    // `running` is locked; `position` is the reader's position, for the reading task.
     static let pollInterval: Duration = .seconds(1)
     /// Messages asked for at once (a message is at most 256 KiB).
     static let window = 16
@@ -23,13 +26,17 @@ final class InboxFollower: @unchecked Sendable {
     let inbox: PartitionInbox
     let queue: DispatchQueue
     private var reader: InboxReader
+    /// Messages handed over by local sources, past the position: applied once they are next.
+    private var known: [UInt64: InboxMessage] = [:]
+    private let position = Atomic<UInt64>(0)
     /// The journal sequence of the last entry applied from each source since the start.
     private var appliedThrough: [InboxSource: UInt64] = [:]
     /// What waits for a source's entries through a journal sequence to be applied.
     private var waiters: [InboxSource: [(through: UInt64, body: @Sendable () -> Void)]] = [:]
     private let deliver: @Sendable (InboxSource, InboxEntry) -> Void
     private let logger: Logger
-    private let running = Mutex<(tasks: [Task<Void, Never>], subscription: NATSSubscription?)>(([], nil))
+    private let running = Mutex<(tasks: [Task<Void, Never>], subscription: NATSSubscription?,
+                                 wake: AsyncStream<Void>.Continuation?)>(([], nil, nil))
 
     /// `deliver` runs on `queue` for each applied entry, in the stream's order.
     init(inbox: PartitionInbox, state: InboxReader.State, queue: DispatchQueue, logger: Logger,
@@ -37,6 +44,7 @@ final class InboxFollower: @unchecked Sendable {
         self.inbox = inbox
         self.queue = queue
         reader = InboxReader(state: state)
+        position.store(state.position, ordering: .relaxed)
         self.deliver = deliver
         self.logger = logger
     }
@@ -57,11 +65,23 @@ final class InboxFollower: @unchecked Sendable {
         }
     }
 
+    /// A source in this process had `message` stored at `sequence` of the inbox (its publish was
+    /// acknowledged so). Any thread.
+    func noteStored(_ message: InboxMessage, at sequence: UInt64) {
+        queue.async { [self] in
+            guard sequence > reader.state.position else { return }
+            known[sequence] = message
+            applyKnown()
+            // Something before it is not here yet: read it from the stream.
+            if !known.isEmpty { running.withLock { $0.wake }?.yield() }
+        }
+    }
+
     /// Starts following from the state given at creation. Call once, off `queue`.
     func start() throws(NATSClientError) {
         let (wakeUps, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let subscription = try inbox.jetStream.connection.subscribe(to: inbox.subject) { _ in wake.yield() }
-        let from = queue.sync { reader.state.position }
+        let subscription = try inbox.jetStream.connection.subscribe(to: inbox.storedSubject) { _ in wake.yield() }
+        let from = position.load(ordering: .acquiring)
         let ticker = Task {
             while !Task.isCancelled {
                 wake.yield()
@@ -87,12 +107,12 @@ final class InboxFollower: @unchecked Sendable {
                 }
             }
         }
-        running.withLock { $0 = ([ticker, follower], subscription) }
+        running.withLock { $0 = ([ticker, follower], subscription, wake) }
     }
 
     func stop() {
-        let (tasks, subscription) = running.withLock { running in
-            defer { running = ([], nil) }
+        let (tasks, subscription, _) = running.withLock { running in
+            defer { running = ([], nil, nil) }
             return running
         }
         subscription?.unsubscribe()
@@ -104,8 +124,9 @@ final class InboxFollower: @unchecked Sendable {
 
     /// Reads and hands over everything past `position` the stream holds now; returns the new
     /// position.
-    private func readAll(after position: UInt64) async throws(Cluster.JournalError) -> UInt64 {
-        var position = position
+    private func readAll(after read: UInt64) async throws(Cluster.JournalError) -> UInt64 {
+        // Past what local sources' messages applied meanwhile, too.
+        var position = max(read, self.position.load(ordering: .acquiring))
         while !Task.isCancelled {
             let batch = try await inbox.read(after: position, maximum: Self.window)
             guard let last = batch.last else { break }
@@ -136,12 +157,28 @@ final class InboxFollower: @unchecked Sendable {
                                                           "detail": error.description])
                 reader.skipUnreadable(at: stored.sequence)
             case .success(let message):
-                guard let outcome = reader.read(message, at: stored.sequence), !outcome.applied.isEmpty else { continue }
-                for entry in message.entries[outcome.applied] {
-                    deliver(message.source, entry)
-                    noteApplied(from: message.source, through: entry.journalSequence)
-                }
+                apply(message, at: stored.sequence)
             }
+        }
+        position.store(reader.state.position, ordering: .releasing)
+        known = known.filter { $0.key > reader.state.position }
+        applyKnown()
+    }
+
+    /// Applies the local sources' messages that come next, in order. Runs on `queue`.
+    private func applyKnown() {
+        while let message = known.removeValue(forKey: reader.state.position + 1) {
+            apply(message, at: reader.state.position + 1)
+        }
+        position.store(reader.state.position, ordering: .releasing)
+    }
+
+    /// Runs on `queue`.
+    private func apply(_ message: InboxMessage, at sequence: UInt64) {
+        guard let outcome = reader.read(message, at: sequence), !outcome.applied.isEmpty else { return }
+        for entry in message.entries[outcome.applied] {
+            deliver(message.source, entry)
+            noteApplied(from: message.source, through: entry.journalSequence)
         }
     }
 }

@@ -41,17 +41,21 @@ final class InboxSender: @unchecked Sendable {
     /// Items taken from `handoff` and not yet in the outbox (counted under `handoff`'s lock).
     private let inTransit = Atomic<Int>(0)
     private let onFailure: @Sendable (UInt16, NATSClientError) -> Void
+    private let localFollowers: [UInt16: InboxFollower]
 
     static let firstPauseMilliseconds = 50
     static let longestPauseMilliseconds = 2_000
 
     /// `outbox`: new, or restored from a snapshot; what it holds undelivered is sent first.
+    /// `localFollowers`: the followers in this process, by account partition, handed each
+    /// message their inbox stored; an inbox followed elsewhere is told on its `stored` subject.
     /// `onFailure` hears of each failed publish (for the log), on the loop.
-    init(jetStream: JetStream, outbox: InboxOutbox,
+    init(jetStream: JetStream, outbox: InboxOutbox, localFollowers: [UInt16: InboxFollower] = [:],
          onFailure: @escaping @Sendable (UInt16, NATSClientError) -> Void = { _, _ in }) {
         self.jetStream = jetStream
         loop = jetStream.connection.loop
         self.outbox = outbox
+        self.localFollowers = localFollowers
         self.onFailure = onFailure
         undelivered.store(outbox.pendingCount, ordering: .relaxed)
         loop.execute { [self] in publishReady() }
@@ -113,7 +117,7 @@ final class InboxSender: @unchecked Sendable {
                 try jetStream.startPublish(PartitionInbox.subject(of: PartitionID(space: .accounts, index: Int(publish.destination))),
                                            payload: InboxCodec.encode(publish.message)) { [self] result in
                     switch result {
-                    case .success: acknowledged(publish)
+                    case .success(let acknowledgement): acknowledged(publish, storedAt: acknowledgement.sequence)
                     case .failure(let error): failed(publish, error)
                     }
                 }
@@ -124,10 +128,17 @@ final class InboxSender: @unchecked Sendable {
         undelivered.store(outbox.pendingCount, ordering: .releasing)
     }
 
-    private func acknowledged(_ publish: InboxOutbox.Publish) {
+    private func acknowledged(_ publish: InboxOutbox.Publish, storedAt sequence: UInt64) {
         outbox.acknowledged(publish)
         if !paused.contains(publish.destination) { pauses[publish.destination] = nil }
         undelivered.store(outbox.pendingCount, ordering: .releasing)
+        if let follower = localFollowers[publish.destination] {
+            follower.noteStored(publish.message, at: sequence)
+        } else {
+            // A wake-up only: the follower reads the stream, and polls should this be lost.
+            try? jetStream.connection.publish(PartitionInbox.storedSubject(of: PartitionID(space: .accounts, index: Int(publish.destination))),
+                                              payload: [])
+        }
     }
 
     private func failed(_ publish: InboxOutbox.Publish, _ error: NATSClientError) {

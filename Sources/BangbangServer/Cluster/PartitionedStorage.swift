@@ -35,17 +35,18 @@ struct InboxWiring: Sendable {
     static func make(_ storage: AccountsPartitionStorage, outboxes: [InboxSource: InboxOutbox.State],
                      reader: InboxReader.State, accounts: AccountPublisher, queue: DispatchQueue,
                      logger: Logger) -> (InboxWiring, InboxRoute) {
-        var senders: [InboxSource: InboxSender] = [:]
-        for source in [Publisher.boardsSource, Publisher.accountsSource] {
-            let outbox = outboxes[source].map { InboxOutbox(source: source, state: $0) } ?? InboxOutbox(source: source)
-            senders[source] = InboxSender(jetStream: storage.jetStream, outbox: outbox) { destination, error in
-                logger.warning("inbox_publish_failed", ["source": "\(source)", "inbox": "a\(destination)", "detail": "\(error)"])
-            }
-        }
         let partition = PartitionID(space: .accounts, index: Int(Publisher.accountsSource.index))
         let follower = InboxFollower(inbox: PartitionInbox(partition: partition, jetStream: storage.jetStream), state: reader,
                                      queue: queue, logger: logger) { _, entry in
             accounts.receive(entry.events, at: entry.at)
+        }
+        var senders: [InboxSource: InboxSender] = [:]
+        for source in [Publisher.boardsSource, Publisher.accountsSource] {
+            let outbox = outboxes[source].map { InboxOutbox(source: source, state: $0) } ?? InboxOutbox(source: source)
+            senders[source] = InboxSender(jetStream: storage.jetStream, outbox: outbox,
+                                          localFollowers: [Publisher.accountsSource.index: follower]) { destination, error in
+                logger.warning("inbox_publish_failed", ["source": "\(source)", "inbox": "a\(destination)", "detail": "\(error)"])
+            }
         }
         let wiring = InboxWiring(senders: senders, follower: follower)
         return (wiring, InboxRoute(map: storage.map, senders: senders, followers: [Publisher.accountsSource.index: follower]))

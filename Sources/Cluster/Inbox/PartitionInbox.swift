@@ -15,8 +15,13 @@ public struct PartitionInbox: Sendable {
     public static func streamName(of partition: PartitionID) -> String { "BB_I\(partition.index)" }
     public static func subject(of partition: PartitionID) -> String { "bb.inbox.\(partition)" }
 
+    /// Where a source says it stored a message in the inbox, for a reader in another process:
+    /// a core subject, outside the stream, with an empty payload.
+    public static func storedSubject(of partition: PartitionID) -> String { "bb.inbox-stored.\(partition)" }
+
     public var streamName: String { Self.streamName(of: partition) }
     public var subject: String { Self.subject(of: partition) }
+    public var storedSubject: String { Self.storedSubject(of: partition) }
 
     /// Finds the stream, or makes it with `replicas` copies (3 in a cluster).
     public static func create(_ partition: PartitionID, in jetStream: JetStream,
