@@ -105,7 +105,7 @@ struct SnapshotCut: Sendable {
     var contents: SnapshotContents
     /// With the account partition on a journal of its own: the last sequence of it the cut
     /// covers, and each partition's inbox states at the cut.
-    var partitioned: (accountsSequence: UInt64, boards: InboxStates, accounts: InboxStates)? = nil
+    var partitioned: (accountsSequence: UInt64, boards: InboxStates, accounts: InboxStates, readerPosition: UInt64)? = nil
 
     /// Grows with every record the cut covers, in either journal: a cut is worth writing only
     /// when it is past the last one written.
@@ -174,7 +174,7 @@ extension Application {
         let accountsStates = InboxStates(outbox: outboxes[Publisher.accountsSource].map(InboxStateCodec.encode),
                                          reader: InboxStateCodec.encode(reader))
         return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(), accounts: accountsHalf),
-                           partitioned: (accountsJournal.nextSequence - 1, boardsStates, accountsStates))
+                           partitioned: (accountsJournal.nextSequence - 1, boardsStates, accountsStates, reader.position))
     }
 
     /// The board partition's half: its shards and feed numbering. Only with its owners suspended
@@ -208,9 +208,13 @@ extension Application {
                 let boardsBytes = try cut.contents.boardsPartition.encoded(expectedSize: previousBytes + previousBytes / 8)
                 bytes = boardsBytes
                 encodedAt = clock.now
-                let accountsReport = try accountsJournal.storeSnapshot(accountsBytes, inboxStates: partitioned.accounts,
+                var accountsReport = try accountsJournal.storeSnapshot(accountsBytes, inboxStates: partitioned.accounts,
                                                                        coveringThrough: partitioned.accountsSequence,
                                                                        keepingRecordsAfter: 0)
+                if let inbox, partitioned.readerPosition > 0 {
+                    try inbox.purgeInbox(through: partitioned.readerPosition)
+                    accountsReport.removed.append("\(inbox.follower.inbox.streamName) through \(partitioned.readerPosition)")
+                }
                 var boardsReport = try journal.storeSnapshot(boardsBytes, inboxStates: partitioned.boards,
                                                              coveringThrough: cut.sequence, keepingRecordsAfter: archived)
                 boardsReport.location += ", " + accountsReport.location

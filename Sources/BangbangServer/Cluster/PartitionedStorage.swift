@@ -3,7 +3,8 @@
 // account partition `a0` on this one sends every personal event between them over the inbox, as
 // nodes owning them apart will. Each partition then has its own snapshot object covering its
 // own stream: `p0` the boards' half and `p0`'s outbox, `a0` the accounts' half (the personal
-// streams with it), `a0`'s outbox and the reader's state, cut together with the streams.
+// streams with it), `a0`'s outbox and the reader's state, cut together with the streams. Once
+// `a0`'s is stored, the inbox is purged through that reader's position: nothing reads it again.
 //
 // The follower applies on the publishing queue, where the rest of the account half's changes
 // run in one process, so a cut reads the streams and the reader's state in one block there.
@@ -50,6 +51,13 @@ struct InboxWiring: Sendable {
         }
         let wiring = InboxWiring(senders: senders, follower: follower)
         return (wiring, InboxRoute(map: storage.map, senders: senders, followers: [Publisher.accountsSource.index: follower]))
+    }
+
+    /// Drops the inbox's messages through `position`, once the account partition's snapshot
+    /// holds a reader at or past it. Blocks; call it off the publishing queue.
+    func purgeInbox(through position: UInt64) throws {
+        let inbox = follower.inbox
+        try blocking { try await inbox.purge(through: position) }
     }
 
     /// Each sender's outbox once everything handed over so far is in it. Blocks; call it where

@@ -71,4 +71,14 @@ public struct PartitionInbox: Sendable {
                    message: Result { () throws(InboxProtocolError) in try InboxCodec.decode(message.payload) })
         }
     }
+
+    /// Drops the messages through `sequence`: once a snapshot of the account partition holds a
+    /// reader's position at or past it, nothing reads them again.
+    public func purge(through sequence: UInt64) async throws(JournalError) {
+        do {
+            try await jetStream.purgeStream(streamName, beforeSequence: sequence + 1)
+        } catch {
+            throw .unavailable(partition, error)
+        }
+    }
 }

@@ -1,9 +1,9 @@
 // The account partition on a stream of its own (PartitionedStorage.swift), over a real JetStream
 // server: the board partition's records go to `BB_P0`, the account partition's to `BB_A0`, every
 // personal event through the inbox `BB_I0`, and each partition's snapshot object holds its own
-// half (the account partition's with the inbox reader's state). A node taking both partitions
-// over from the snapshots and the streams after them has the same accounts, boards and personal
-// streams, each event numbered once, and numbers what comes next after them.
+// half (the account partition's with the inbox reader's state, the inbox purged through it). A
+// node taking both partitions over from the snapshots and the streams after them has the same
+// accounts, boards and personal streams, each event numbered once, and numbers what comes next.
 import BangbangCore
 import Cluster
 import Dispatch
@@ -112,6 +112,9 @@ import TestSupport
         #expect(boardsObject.outbox != nil && boardsObject.inbox == nil)
         let reader = try InboxStateCodec.decodeReader(try #require(accountsObject.inbox)[...])
         #expect(reader.position > 0 && reader.applied[Publisher.boardsSource] != nil && reader.applied[Publisher.accountsSource] != nil)
+        // What that reader applied is not read again: the inbox is purged through it.
+        let inbox = try await jetStream.streamInfo(PartitionInbox.streamName(of: Self.accounts))
+        #expect(inbox.firstSequence == reader.position + 1 && inbox.lastSequence > reader.position)
 
         // The owner dies (no final snapshot); another takes both partitions over.
         first.app.tracking.withLock { $0.isShuttingDown = true }
