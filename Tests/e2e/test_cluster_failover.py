@@ -298,6 +298,8 @@ def test_a_single_node_restarted_with_nats_brings_its_state_into_the_empty_clust
         nodes.append(Node("bb1", port, str(tmp_path), nats.urls, extra=extra))
         wait_until(nodes[0].is_ready, 30, "the node to import its state and serve", nodes[0])
         assert re.search(r"event=partition_import_read .*archived_orders=1", nodes[0].log()), nodes[0].log()
+        # The imported cluster keeps the account partition on a journal of its own too.
+        assert re.search(r"event=partition_serving .*accounts_journal_sequence=\d+", nodes[0].log()), nodes[0].log()
         nodes.append(Node("bb2", other_port, str(tmp_path), nats.urls, extra=extra))
         wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join", nodes[1])
 

@@ -179,10 +179,22 @@ final class Application: @unchecked Sendable {
         let layout = BoardLayout(shardsPerType: configuration.shardsPerType)
         self.layout = layout
 
+        // An import brings one node's journal: a whole snapshot and both partitions' records, in
+        // one order, which numbers their personal events here as it did there (and nothing of it
+        // goes over the inbox); the import's snapshot then stores each partition's half.
+        let isImport = cluster?.isImport == true
         let boardsHalf: BoardsPartitionState?, accountsHalf: AccountsPartitionState?
-        if wiring != nil {
-            boardsHalf = try recovery.snapshot.map { try BoardsPartitionState.decode($0) }
-            accountsHalf = try accountsRecovery.snapshot.map { try AccountsPartitionState.decode($0) }
+        if wiring != nil && !isImport {
+            // `p0`'s object holds its half, or both partitions' state as an import stored it.
+            var whole: SnapshotContents?
+            do {
+                boardsHalf = try recovery.snapshot.map { try BoardsPartitionState.decode($0) }
+            } catch {
+                guard let bytes = recovery.snapshot, let imported = try? SnapshotContents.decode(bytes) else { throw error }
+                whole = imported
+                boardsHalf = imported.boardsPartition
+            }
+            accountsHalf = try accountsRecovery.snapshot.map { try AccountsPartitionState.decode($0) } ?? whole?.accountsPartition
         } else {
             let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
             (boardsHalf, accountsHalf) = (snapshot?.boardsPartition, snapshot?.accountsPartition)
@@ -202,7 +214,7 @@ final class Application: @unchecked Sendable {
         if let accountsHalf { publisher.accounts.streams.restore(accountsHalf.streams, now: clock()) }
         for warning in recovery.warnings { logger.warning("journal_recovery", ["detail": warning]) }
         var state = OwnedState(boards: boardsHalf, accounts: accountsHalf, policy: policy, layout: layout)
-        try replay(recovery.records, into: &state, publishing: true)
+        try replay(recovery.records, into: &state, publishing: true, inProcess: isImport)
         if wiring != nil { try replay(accountsRecovery.records, into: &state, publishing: true) }
         install(state)
         refreshApprovedRunners()
@@ -218,7 +230,7 @@ final class Application: @unchecked Sendable {
         // from before the archive, which kept all history in its snapshots) is archived now.
         let closed = shards.flatMap { $0.shard.orders.values.filter(\.status.isTerminal) }
         archiver.noteRecovered(closed, through: journal.nextSequence - 1)
-        if cluster?.isImport == true { try storeImportSnapshot() }
+        if isImport { try storeImportSnapshot() }
         logger.info("recovered", ["snapshot_sequence": recovery.snapshotSequence,
                                   "records": recovery.records.count + accountsRecovery.records.count, "users": accounts.store.state.accounts.count,
                                   "orders": shards.reduce(0) { $0 + $1.shard.orders.count }])
@@ -273,8 +285,9 @@ final class Application: @unchecked Sendable {
 
     /// Applies journal records, in order, to owner states that are not installed yet. With
     /// `publishing` (start-up) each change also goes through `publish`, which rebuilds the
-    /// personal streams and board numbering exactly as they were numbered live.
-    func replay(_ records: [JournalRecord], into state: inout OwnedState, publishing: Bool) throws {
+    /// personal streams and board numbering exactly as they were numbered live (`inProcess`:
+    /// see `Publisher.publish`).
+    func replay(_ records: [JournalRecord], into state: inout OwnedState, publishing: Bool, inProcess: Bool = false) throws {
         for record in records {
             let entry: JournalEntry
             do { entry = try JournalEntry.decode(record.payload) } catch {
@@ -286,7 +299,7 @@ final class Application: @unchecked Sendable {
             case .account(let event):
                 state.accounts.apply(event)
                 if publishing { publisher.publish(Announcement(event, at: clock()), from: Publisher.accountsSource,
-                                                  journalSequence: record.sequence) }
+                                                  journalSequence: record.sequence, inProcess: inProcess) }
             case .order(let shard, let event):
                 guard state.shards.indices.contains(shard) else {
                     throw JournalEntryError(message: "journal record \(record.sequence) names board shard \(shard), "
@@ -295,7 +308,7 @@ final class Application: @unchecked Sendable {
                 let applied = state.shards[shard].apply(event)
                 if publishing {
                     publisher.publish(Announcement(applied, actorView: nil, includingFeed: false), from: Publisher.boardsSource,
-                                      journalSequence: record.sequence)
+                                      journalSequence: record.sequence, inProcess: inProcess)
                 }
             }
         }

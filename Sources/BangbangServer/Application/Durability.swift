@@ -154,14 +154,16 @@ extension Application {
 
     /// Takes the cut described at the top of this file. Runs on `maintenanceQueue`. Nil when
     /// memory is ahead of the disk (a failed record not yet rebuilt).
-    func takeSnapshotCut() -> SnapshotCut? {
+    /// `whole`: both partitions' state in one snapshot of `journal`'s, whatever the journals (an
+    /// import's, below).
+    func takeSnapshotCut(whole: Bool = false) -> SnapshotCut? {
         dispatchPrecondition(condition: .onQueue(maintenanceQueue))
         suspendOwners()
         defer { resumeOwners() }
         waitForCommitsInFlight()
         guard !tracking.withLock({ $0.isRebuildPending }) else { return nil }
         let sequence = journal.nextSequence - 1
-        guard let inbox else {
+        guard let inbox, !whole else {
             return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(),
                                                                               accounts: accountsPartitionState()))
         }
@@ -289,8 +291,11 @@ extension Application {
     /// Stores a snapshot now and waits for it. A single node's state imported into a cluster
     /// becomes the cluster's only once this snapshot is in the object store (the partition's
     /// stream is empty), so it is taken before anything can be appended (ClusterRunner, import).
+    /// It is one write, both partitions' state in `p0`'s object as one node's snapshot (the
+    /// account partition's half is read from it until `a0` has a snapshot of its own), so an
+    /// import is in the cluster whole or not at all.
     func storeImportSnapshot() throws {
-        guard let cut = maintenanceQueue.sync(execute: { takeSnapshotCut() }) else {
+        guard let cut = maintenanceQueue.sync(execute: { takeSnapshotCut(whole: true) }) else {
             throw ClusterError("the imported state cannot be cut for a snapshot")
         }
         let stored = snapshotQueue.sync { () -> Bool in

@@ -170,9 +170,9 @@ final class ClusterNode: OwnerDirectory {
     }
 
     /// The account partition's journal and inbox: found, or made when `makingThem` (a cluster
-    /// that holds nothing yet starts with them). Nil for a cluster whose `p0` stream has held
-    /// every record from the start (it began before them, or with an import), which goes on so:
-    /// moving it is an offline migration (docs/scale-out.md, section 7b).
+    /// that holds nothing yet, or is importing a single node, starts with them). Nil for a
+    /// cluster whose `p0` stream has held every record from the start (it began before them),
+    /// which goes on so: moving it is an offline migration (docs/scale-out.md, section 7b).
     func accountsPartitionStreams(makingThem: Bool) async throws -> (PartitionJournal, PartitionInbox)? {
         let name = PartitionJournal.streamName(of: Self.accountsPartition)
         if !makingThem {

@@ -137,7 +137,7 @@ public final class ClusterRunner: Sendable {
                 let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
                 let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last == 0
                 var accounts: (PartitionJournal, RecoveredLog, UInt64)?
-                if let (accountsJournal, _) = try await node.accountsPartitionStreams(makingThem: isEmpty && !holdsLocalState) {
+                if let (accountsJournal, _) = try await node.accountsPartitionStreams(makingThem: isEmpty) {
                     let (accountsRecovered, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
                     accounts = (accountsJournal, accountsRecovered, accountsLast)
                 }
@@ -145,8 +145,11 @@ public final class ClusterRunner: Sendable {
                 return (journal, snapshots, recovered, last, try await node.sessionSecret(), accounts)
             }
             var (recovered, secret) = (cluster, current)
-            let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last == 0
-            let isImport = isEmpty && holdsLocalState && accounts == nil
+            func holdsNothing(_ log: RecoveredLog, _ last: UInt64) -> Bool {
+                log.snapshot == nil && log.records.isEmpty && last == 0
+            }
+            let isEmpty = holdsNothing(recovered, last) && accounts.map { holdsNothing($0.1, $0.2) } ?? true
+            let isImport = isEmpty && holdsLocalState
             if holdsLocalState && !isImport {
                 logger.warning("partition_import_skipped", ["directory": configuration.dataDirectory,
                                                             "detail": "the data directory holds a single node's journal, but the cluster already holds the partition; the cluster's state is served and the directory's journal is not read"])

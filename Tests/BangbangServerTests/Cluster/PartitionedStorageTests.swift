@@ -22,8 +22,9 @@ import TestSupport
     static let boards = PartitionID(space: .boards, index: 0)
     static let accounts = PartitionID(space: .accounts, index: 0)
 
-    /// What a node taking both partitions recovers: each partition's snapshot and stream.
-    func storage(_ jetStream: JetStream, node: String) async throws -> ClusterStorage {
+    /// What a node taking both partitions recovers: each partition's snapshot and stream, or
+    /// with `importing`, a single node's journal brought into the empty cluster.
+    func storage(_ jetStream: JetStream, node: String, importing: RecoveredLog? = nil) async throws -> ClusterStorage {
         let boardsJournal = try await PartitionJournal.create(Self.boards, in: jetStream, replicas: 1)
         let accountsJournal = try await PartitionJournal.create(Self.accounts, in: jetStream, replicas: 1)
         _ = try await PartitionInbox.create(Self.accounts, in: jetStream, replicas: 1)
@@ -34,7 +35,8 @@ import TestSupport
             StreamJournal(journal: accountsJournal, snapshots: snapshots, nodeID: node, lastSequence: accountsLast,
                           completionQueue: queue, onFailure: { _ in })
         }, jetStream: jetStream)
-        return ClusterStorage(recovered: boardsLog, sessionSecret: Self.secret, makeJournal: { queue in
+        return ClusterStorage(recovered: importing ?? boardsLog, sessionSecret: Self.secret, isImport: importing != nil,
+                              makeJournal: { queue in
             StreamJournal(journal: boardsJournal, snapshots: snapshots, nodeID: node, lastSequence: boardsLast,
                           completionQueue: queue, onFailure: { _ in })
         }, accountsPartition: accountsPartition)
@@ -136,6 +138,76 @@ import TestSupport
         #expect(after[late]?.filter { $0.key <= 3 } == streams[late])
         #expect(after[publisher] == streams[publisher])
         try second.app.closeJournals()
+        await connection.close()
+    }
+
+    /// A single node's journal (a snapshot of both partitions and records of both after it)
+    /// imported into an empty cluster: its personal streams numbered as the single node numbered
+    /// them, stored in one write before anything is served; the next owner has the same and
+    /// numbers on from there, and its first snapshot gives each partition its own half.
+    @Test func anImportedSingleNodeKeepsItsNumberingAndStoresEachPartitionsHalf() async throws {
+        let single = try ApplicationHarness()
+        let admin = try await single.logIn(ApplicationHarness.adminPhone)
+        let publisher = try await single.logIn("+8613900009101")
+        let runner = try await single.logIn("+8613900009102")
+        let accepted = try await single.publish(Drafts.express(now: single.clock.now), by: publisher)
+        try #require(single.snapshot() != nil)
+        try await verify(runner, by: admin, approving: true, in: single)
+        try await single.run(.accept(isVerifiedRunner: true), on: accepted, by: runner)
+        let open = try await single.publish(Drafts.bounty(now: single.clock.now), by: runner)
+        let accountState = await single.accountState()
+        let shards = await single.shardStates()
+        let streams = streams(single)
+        #expect(streams[publisher]?.keys.sorted() == [1, 2] && streams[runner]?.keys.sorted() == [1, 2, 3])
+        single.app.tracking.withLock { $0.isShuttingDown = true }
+        try single.app.closeJournals()
+        let (local, recovery) = try WriteAheadLog.open(directory: single.configuration.dataDirectory)
+        try local.close()
+        let singleNode = RecoveredLog(recovery)
+        #expect(singleNode.snapshot != nil && !singleNode.records.isEmpty, "a snapshot and records after it")
+
+        let nats = try await NATSCluster.start(size: 1)
+        defer { nats.stop() }
+        let connection = try await connectClient(to: nats, name: "owner")
+        let jetStream = JetStream(connection: connection)
+        let imported = try ApplicationHarness(cluster: try await storage(jetStream, node: "a", importing: singleNode))
+        #expect(await imported.accountState() == accountState)
+        #expect(await imported.shardStates() == shards)
+        #expect(self.streams(imported) == streams)
+        let inbox = try await jetStream.streamInfo(PartitionInbox.streamName(of: Self.accounts))
+        #expect(inbox.lastSequence == 0, "an import's events are numbered in process, never sent through the inbox")
+        // One write, the import's commit point: both partitions' state in `p0`'s object.
+        let snapshots = try await SnapshotStore.create(in: jetStream, replicas: 1)
+        let importObject = try #require(try await snapshots.latest(of: Self.boards))
+        #expect(importObject.sequence == 0, "the streams hold nothing of it")
+        #expect(try SnapshotContents.decode(importObject.state) == SnapshotContents(boards: BoardsPartitionState(
+            shards: shards, boardSequences: imported.app.publisher.boards.sequences.withLock { $0 }),
+            accounts: AccountsPartitionState(accounts: accountState, streams: imported.app.publisher.accounts.streams.snapshot())))
+        #expect(try await snapshots.latest(of: Self.accounts) == nil)
+
+        // The importing node dies; the next owner has it all from that object, and numbers on.
+        imported.app.tracking.withLock { $0.isShuttingDown = true }
+        try imported.app.closeJournals()
+        let next = try ApplicationHarness(cluster: try await storage(jetStream, node: "b"))
+        #expect(await next.accountState() == accountState)
+        #expect(await next.shardStates() == shards)
+        #expect(self.streams(next) == streams)
+        try await next.run(.cancel(reason: nil), on: open, by: runner)
+        try await settled(next, jetStream)
+        #expect(self.streams(next)[runner]?.keys.sorted() == [1, 2, 3, 4])
+        let after = self.streams(next)
+        // Its first snapshot gives each partition its half; `a0`'s is then read, not the import's.
+        try #require(next.snapshot() != nil)
+        #expect(try BoardsPartitionState.decode(try #require(try await snapshots.latest(of: Self.boards)).state).shards
+                == (await next.shardStates()))
+        #expect(try await snapshots.latest(of: Self.accounts) != nil)
+        next.app.tracking.withLock { $0.isShuttingDown = true }
+        try next.app.closeJournals()
+        let third = try ApplicationHarness(cluster: try await storage(jetStream, node: "c"))
+        #expect(await third.accountState() == accountState)
+        try await settled(third, jetStream)
+        #expect(self.streams(third) == after)
+        try third.app.closeJournals()
         await connection.close()
     }
 }

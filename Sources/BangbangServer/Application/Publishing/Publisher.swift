@@ -43,13 +43,18 @@ final class Publisher: Sendable {
     /// Tells what the durable record `journalSequence` of partition `source` changed. Runs on
     /// `queue` (live) or during replay (no one is connected). `then` runs once the record's
     /// personal events are numbered (at once when it has none): only an account partition's own
-    /// records pass one (a login, a logout).
+    /// records pass one (a login, a logout). `inProcess` hands the personal events to the account
+    /// half here, whatever the route: an import replays one node's journal, whose single order
+    /// numbered them there.
     func publish(_ announcement: Announcement, from source: InboxSource, journalSequence: UInt64,
-                 then: (@Sendable () -> Void)? = nil) {
+                 inProcess: Bool = false, then: (@Sendable () -> Void)? = nil) {
         if let decision = announcement.runnerDecision {
             accounts.noteRunnerDecision(decision.user, isApproved: decision.isApproved)
         }
         if announcement.personal.isEmpty {
+            then?()
+        } else if inProcess {
+            accounts.receive(announcement.personal, at: announcement.at.rawValue)
             then?()
         } else {
             precondition(then == nil || source.space == .accounts,
