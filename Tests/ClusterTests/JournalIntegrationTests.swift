@@ -5,6 +5,7 @@ import Foundation
 import NATSClient
 import NATSTestSupport
 import Testing
+import TestSupport
 @testable import Cluster
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct JournalIntegrationTests {
@@ -243,6 +244,29 @@ import Testing
         var stateless = PartitionSnapshot(partition: partition, sequence: 9, state: [], outbox: [3]).encoded()
         stateless[6 + 2 + 8 + 1] = 2
         #expect(throws: JournalError.self) { try PartitionSnapshot(decoding: stateless, of: partition) }
+    }
+
+    /// Damaged sectioned snapshots never trap: each is refused, or read as a snapshot that
+    /// encodes back to exactly the bytes read.
+    @Test func aDamagedSectionedSnapshotIsRefusedOrReadExactly() throws {
+        let partition = PartitionID(space: .accounts, index: 1)
+        let bytes = PartitionSnapshot(partition: partition, sequence: 77, state: Array(repeating: 5, count: 40),
+                                      outbox: Array(repeating: 6, count: 20), inbox: [7, 8, 9]).encoded()
+        var random = SeededGenerator(seed: 16)
+        var refused = 0
+        for _ in 0..<5_000 {
+            var damaged = bytes
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                damaged[Int.random(in: 0..<damaged.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            do {
+                let read = try PartitionSnapshot(decoding: damaged, of: partition)
+                #expect(read.encoded() == damaged || (read.outbox == nil && read.inbox == nil && damaged[4] == 2))
+            } catch {
+                refused += 1
+            }
+        }
+        #expect(refused > 1_000, "only \(refused) refused")
     }
 }
 
