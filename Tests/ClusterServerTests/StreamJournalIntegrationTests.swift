@@ -47,6 +47,7 @@ final class Failures: Sendable {
         let snapshots = try await SnapshotStore.create(in: jetStream)
         let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
         let streamJournal = StreamJournal(journal: journal, snapshots: snapshots, nodeID: node, lastSequence: last,
+                                          snapshotRevision: recovered.snapshotRevision,
                                           completionQueue: DispatchQueue(label: "test.commits")) { why in
             failures.note(why)
         }
@@ -193,6 +194,36 @@ final class Failures: Sendable {
             #expect(recovered.snapshot.map { String(decoding: $0, as: UTF8.self) } == "state through 8")
             #expect(texts(recovered) == ["r9", "r10"])
             #expect(next.nextSequence == 11)
+            await connection.close()
+        }
+    }
+
+    /// An owner that lost the partition and stores its snapshot late never puts it in place of
+    /// the next owner's: the stream is purged through the newer one, and the older one, with
+    /// the records after it gone, would leave the partition unrecoverable. Written before the
+    /// next owner's first snapshot, it is replaced by that one.
+    @Test func aLateSnapshotOfAnOwnerThatLostThePartitionNeverReplacesANewerOne() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "owner")
+            let (old, _) = try await owner(connection, node: "a", failures: Failures())
+            _ = await appendAll((1...10).map { "r\($0)" }, to: old)
+            // The next owner takes over and appends; the old one, paused, has not noticed.
+            let (new, _) = try await owner(connection, node: "b", failures: Failures())
+            _ = await appendAll((11...15).map { "r\($0)" }, to: new)
+
+            // The old owner's late snapshot lands before the new owner's first: it may stand (the
+            // stream still holds everything after it), and the new owner's replaces it.
+            _ = try await offThePool { try old.storeSnapshot(Array("a through 8".utf8), coveringThrough: 8, keepingRecordsAfter: 0) }
+            _ = try await offThePool { try new.storeSnapshot(Array("b through 14".utf8), coveringThrough: 14, keepingRecordsAfter: 0) }
+            #expect(try await new.partitionJournal.jetStream.streamInfo("BB_P0").firstSequence == 15)
+
+            // Another late one is refused, and nothing is purged or replaced.
+            await #expect(throws: (any Error).self) {
+                _ = try await offThePool { try old.storeSnapshot(Array("a through 9".utf8), coveringThrough: 9, keepingRecordsAfter: 0) }
+            }
+            let (_, recovered) = try await owner(connection, node: "c", failures: Failures())
+            #expect(recovered.snapshot.map { String(decoding: $0, as: UTF8.self) } == "b through 14")
+            #expect(texts(recovered) == ["r15"])
             await connection.close()
         }
     }

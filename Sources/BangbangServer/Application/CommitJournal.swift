@@ -49,6 +49,8 @@ struct RecoveredLog: Sendable {
     var snapshot: [UInt8]?
     /// The inbox states the snapshot was stored with.
     var inboxStates = InboxStates()
+    /// In a cluster, the revision of the snapshot's object (StreamJournal.storeSnapshot).
+    var snapshotRevision: UInt64 = 0
     /// The last sequence the snapshot covers (0 without one).
     var snapshotSequence: UInt64
     var records: [JournalRecord]

@@ -159,11 +159,13 @@ public final class ClusterRunner: Sendable {
             }
             var storage = ClusterStorage(recovered: recovered, sessionSecret: secret, isImport: isImport, archive: archive,
                                          history: follower?.stream) { [self] queue in
-                streamJournal(journal, snapshots: snapshots, lastSequence: last, completionQueue: queue)
+                streamJournal(journal, snapshots: snapshots, lastSequence: last, snapshotRevision: cluster.snapshotRevision,
+                              completionQueue: queue)
             }
             if let (accountsJournal, accountsRecovered, accountsLast) = accounts {
                 storage.accountsPartition = AccountsPartitionStorage(recovered: accountsRecovered, makeJournal: { [self] queue in
-                    streamJournal(accountsJournal, snapshots: snapshots, lastSequence: accountsLast, completionQueue: queue)
+                    streamJournal(accountsJournal, snapshots: snapshots, lastSequence: accountsLast,
+                                  snapshotRevision: accountsRecovered.snapshotRevision, completionQueue: queue)
                 }, jetStream: node.jetStream, map: ClusterNode.map)
             }
             let server = try Server(configuration: configuration, logger: logger, clock: Server.wallClock, cluster: storage)
@@ -185,10 +187,10 @@ public final class ClusterRunner: Sendable {
     /// A partition's stream as the application's journal: a publish with no definite answer is
     /// logged as it is tried again, and a fenced append ends the process (crash-only).
     private func streamJournal(_ journal: PartitionJournal, snapshots: SnapshotStore, lastSequence: UInt64,
-                               completionQueue: DispatchQueue) -> StreamJournal {
+                               snapshotRevision: UInt64, completionQueue: DispatchQueue) -> StreamJournal {
         let logger = logger
         return StreamJournal(journal: journal, snapshots: snapshots, nodeID: node.localNodeID, lastSequence: lastSequence,
-                             completionQueue: completionQueue, onRetry: { news in
+                             snapshotRevision: snapshotRevision, completionQueue: completionQueue, onRetry: { news in
                                  switch news {
                                  case .started(let why):
                                      logger.warning("journal_retrying", ["partition": "\(journal.partition)", "detail": "no definite answer for \(why); publishing again with the same message id"])

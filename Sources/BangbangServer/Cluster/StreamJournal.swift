@@ -63,12 +63,17 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     private var releasedThisTurn: [Pipeline.Release] = []
     private var isReleaseScheduled = false
     private let appendedBytes = Atomic<Int>(0)
+    /// The revision of the partition's snapshot this node last read or stored: a snapshot is
+    /// stored only in place of that one (`storeSnapshot`).
+    private let snapshotRevision: Mutex<UInt64>
 
     /// `lastSequence`: where the stream ended when this node replayed it; the first append is
-    /// fenced on it.
+    /// fenced on it. `snapshotRevision`: the revision of the snapshot it recovered from.
     init(journal: PartitionJournal, snapshots: SnapshotStore, nodeID: String, lastSequence: UInt64,
+         snapshotRevision: UInt64 = 0,
          completionQueue: DispatchQueue, onRetry: @escaping @Sendable (RetryNews) -> Void = { _ in },
          onFailure: @escaping @Sendable (String) -> Void) {
+        self.snapshotRevision = Mutex(snapshotRevision)
         partitionJournal = journal
         self.snapshots = snapshots
         self.nodeID = nodeID
@@ -201,15 +206,37 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
 
     /// The bound is not needed here: nothing leaves memory for the archive in a cluster (see the
     /// top of this file), so the stream is purged through the snapshot.
+    ///
+    /// A snapshot replaces only the one this node last read or stored. Should another have been
+    /// stored meanwhile, one covering no more than this is replaced (a node that lost the lease
+    /// writing late, before this node's first snapshot), and one covering more means this node
+    /// is the late one: nothing is stored or purged. So a late writer never puts an older
+    /// snapshot in place of one whose records the stream no longer holds.
     func storeSnapshot(_ contents: [UInt8], inboxStates: InboxStates, coveringThrough sequence: UInt64,
                        keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
         let (journal, snapshots) = (partitionJournal, snapshots)
         let snapshot = PartitionSnapshot(partition: journal.partition, sequence: sequence, state: contents,
                                          outbox: inboxStates.outbox, inbox: inboxStates.reader)
-        try blocking {
-            try await snapshots.save(snapshot)
-            try await journal.purge(through: sequence)
+        let expected = snapshotRevision.withLock { $0 }
+        let stored = try blocking { () async throws -> UInt64 in
+            var revision = expected
+            for _ in 0..<Self.snapshotAttempts {
+                do {
+                    revision = try await snapshots.save(snapshot, replacing: revision)
+                    try await journal.purge(through: sequence)
+                    return revision
+                } catch Cluster.JournalError.snapshotReplaced {
+                    let (other, otherRevision) = try await snapshots.latestWithRevision(of: journal.partition)
+                    if let other, other.sequence > sequence {
+                        throw ClusterError("the snapshot of \(journal.partition) was replaced by one covering \(other.sequence), "
+                                           + "past this node's \(sequence): another node owns the partition")
+                    }
+                    revision = otherRevision
+                }
+            }
+            throw ClusterError("the snapshot of \(journal.partition) kept being replaced by other nodes' meanwhile")
         }
+        snapshotRevision.withLock { $0 = stored }
         return StoredSnapshot(location: "\(SnapshotStore.bucketName)/\(journal.partition)", contentBytes: contents.count,
                               storedBytes: snapshot.encoded().count,
                               removed: ["\(journal.streamName) through \(sequence)"])
@@ -234,16 +261,19 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     /// The partition as stored: its latest snapshot and every record after it, up to the
     /// stream's end when called.
     static func recover(_ journal: PartitionJournal, from snapshots: SnapshotStore) async throws -> (RecoveredLog, lastSequence: UInt64) {
-        var recovered = RecoveredLog(snapshot: nil, snapshotSequence: 0, records: [])
-        let last = try await journal.recover(from: snapshots, restore: { snapshot in
-            recovered.snapshot = snapshot?.state
-            recovered.inboxStates = InboxStates(outbox: snapshot?.outbox, reader: snapshot?.inbox)
-            recovered.snapshotSequence = snapshot?.sequence ?? 0
-        }, apply: { sequence, record in
+        let (snapshot, revision) = try await snapshots.latestWithRevision(of: journal.partition)
+        var recovered = RecoveredLog(snapshot: snapshot?.state, snapshotSequence: snapshot?.sequence ?? 0, records: [])
+        recovered.inboxStates = InboxStates(outbox: snapshot?.outbox, reader: snapshot?.inbox)
+        recovered.snapshotRevision = revision
+        let last = try await journal.replay(after: recovered.snapshotSequence) { sequence, record in
             recovered.records.append(JournalRecord(sequence: sequence, payload: record))
-        })
+        }
         return (recovered, last)
     }
+
+    /// Conditional saves tried before giving up, each after another node's snapshot was found
+    /// in place of the one expected.
+    static let snapshotAttempts = 4
 }
 
 /// Runs `body` on the cooperative pool and blocks the calling thread (never one of the pool's)

@@ -29,6 +29,8 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     case unavailable(PartitionID, NATSClientError)
     /// The stored snapshot is not one this code wrote (see PartitionSnapshot).
     case corruptSnapshot(PartitionID, String)
+    /// Another node stored the partition's snapshot since the revision a conditional save expected.
+    case snapshotReplaced(PartitionID)
 
     public var description: String {
         switch self {
@@ -38,6 +40,7 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
             "journal of \(partition) lacks records \(from)...\(through) and no snapshot covers them"
         case .unavailable(let partition, let error): "journal of \(partition) unavailable: \(error)"
         case .corruptSnapshot(let partition, let why): "snapshot of \(partition) unreadable: \(why)"
+        case .snapshotReplaced(let partition): "snapshot of \(partition) was replaced by another node's meanwhile"
         }
     }
 }

@@ -132,16 +132,39 @@ public struct SnapshotStore: Sendable {
         }
     }
 
+    /// Stores `snapshot` only if the partition's snapshot is still the one at `revision` (0: none),
+    /// and returns the new one's revision. A snapshot stored meanwhile by another node (an owner
+    /// that lost its lease writing late, or the next owner) fails it with `.snapshotReplaced`.
+    public func save(_ snapshot: PartitionSnapshot, replacing revision: UInt64) async throws(JournalError) -> UInt64 {
+        do {
+            return try await objects.put(snapshot.partition.description, snapshot.encoded(), ifRevision: revision).revision
+        } catch .jetStream(let error) where error.isWrongLastSequence {
+            throw .snapshotReplaced(snapshot.partition)
+        } catch {
+            throw .unavailable(snapshot.partition, error)
+        }
+    }
+
     /// The partition's latest snapshot; nil when it has none.
     public func latest(of partition: PartitionID) async throws(JournalError) -> PartitionSnapshot? {
-        let bytes: [UInt8]?
+        try await latestWithRevision(of: partition).snapshot
+    }
+
+    /// The partition's latest snapshot and its revision (nil and 0 when it has none).
+    public func latestWithRevision(of partition: PartitionID) async throws(JournalError)
+        -> (snapshot: PartitionSnapshot?, revision: UInt64) {
+        let object: (info: ObjectInfo, data: [UInt8])?
         do {
-            bytes = try await objects.get(partition.description)
+            guard let found = try await objects.object(partition.description) else {
+                // None, or deleted: a deletion's metadata has a revision too.
+                return (nil, try await objects.info(partition.description)?.revision ?? 0)
+            }
+            object = found
         } catch {
             throw .unavailable(partition, error)
         }
-        guard let bytes else { return nil }
-        return try PartitionSnapshot(decoding: bytes, of: partition)
+        guard let object else { return (nil, 0) }
+        return (try PartitionSnapshot(decoding: object.data, of: partition), object.info.revision)
     }
 }
 

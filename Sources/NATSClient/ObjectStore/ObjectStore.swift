@@ -45,8 +45,25 @@ public struct ObjectStore: Sendable {
     /// Stores `data` as object `objectName`, replacing any earlier version once it is whole.
     @discardableResult
     public func put(_ objectName: String, _ data: [UInt8], chunkSize: Int = defaultChunkSize) async throws(NATSClientError) -> ObjectInfo {
+        try await put(objectName, data, ifRevision: nil, chunkSize: chunkSize)
+    }
+
+    /// `put`, only if the object's metadata is still at `revision` (`ObjectInfo.revision`; 0:
+    /// there is no object) when the new metadata is written, so a writer that lost its turn
+    /// cannot replace what a later one stored. Otherwise throws `.jetStream(e)` with
+    /// `e.isWrongLastSequence`, and the chunks it wrote are purged. The check is the stream's
+    /// `Nats-Expected-Last-Subject-Sequence` on the metadata's subject: it holds against a write
+    /// made before, not against one still being replicated at the same moment (nats-server
+    /// issue 4320, fixed in 2.9.21; see `KeyValueBucket.write`), which is enough to keep out a
+    /// writer that comes late.
+    public func put(_ objectName: String, _ data: [UInt8], ifRevision revision: UInt64?,
+                    chunkSize: Int = defaultChunkSize) async throws(NATSClientError) -> ObjectInfo {
         precondition(chunkSize > 0, "chunks hold at least one byte")
         let previous = try await info(objectName)
+        if let revision, (previous?.revision ?? 0) != revision {
+            throw .jetStream(JetStreamError(code: 400, errorCode: JetStreamError.wrongLastSequence,
+                                            text: "wrong last sequence: \(previous?.revision ?? 0)"))
+        }
         let nuid = InboxName.random()
         let chunkSubject = "$O.\(name).C.\(nuid)"
         let chunkCount = (data.count + chunkSize - 1) / chunkSize
@@ -56,12 +73,18 @@ public struct ObjectStore: Sendable {
             _ = try? await jetStream.purgeStream(streamName, subject: chunkSubject)
             throw error
         }
-        let info = ObjectInfo(name: objectName, bucket: name, nuid: nuid, size: data.count, chunks: chunkCount,
+        var info = ObjectInfo(name: objectName, bucket: name, nuid: nuid, size: data.count, chunks: chunkCount,
                               digest: "SHA-256=" + Self.paddedBase64URL(Digest.sha256(data)), isDeleted: false)
         var headers = NATSHeaders()
         headers.append("Nats-Rollup", "sub")
-        _ = try await jetStream.publish(metaSubject(objectName), payload: JSONBody.encode(info.json(chunkSize: chunkSize)),
-                                        headers: headers)
+        do {
+            info.revision = try await jetStream.publish(metaSubject(objectName), payload: JSONBody.encode(info.json(chunkSize: chunkSize)),
+                                                        options: PublishOptions(expectedLastSubjectSequence: revision),
+                                                        headers: headers).sequence
+        } catch {
+            _ = try? await jetStream.purgeStream(streamName, subject: chunkSubject)
+            throw error
+        }
         if let previous, previous.nuid != nuid {
             _ = try? await jetStream.purgeStream(streamName, subject: "$O.\(name).C.\(previous.nuid)")
         }
@@ -92,6 +115,11 @@ public struct ObjectStore: Sendable {
     /// The object, or nil when there is none (or it was deleted). Throws when its chunks are
     /// missing or do not match the recorded size and digest.
     public func get(_ objectName: String) async throws(NATSClientError) -> [UInt8]? {
+        try await object(objectName)?.data
+    }
+
+    /// `get`, with the metadata of the version read (its revision, for a conditional `put`).
+    public func object(_ objectName: String) async throws(NATSClientError) -> (info: ObjectInfo, data: [UInt8])? {
         guard let info = try await info(objectName), !info.isDeleted else { return nil }
         var data: [UInt8] = []
         data.reserveCapacity(info.size)
@@ -117,7 +145,7 @@ public struct ObjectStore: Sendable {
         guard info.digest == "SHA-256=" + Self.paddedBase64URL(Digest.sha256(data)) else {
             throw .jetStream(.malformed("object \(objectName): digest mismatch"))
         }
-        return data
+        return (info, data)
     }
 
     /// The object's metadata, deleted ones included; nil when it never existed.
@@ -128,9 +156,10 @@ public struct ObjectStore: Sendable {
         } catch .jetStream(let error) where error.errorCode == JetStreamError.noMessageFound {
             return nil
         }
-        guard let value = try? JSONParser.parse(stored.payload), let info = ObjectInfo(value) else {
+        guard let value = try? JSONParser.parse(stored.payload), var info = ObjectInfo(value) else {
             throw .jetStream(.malformed("object metadata that does not parse"))
         }
+        info.revision = stored.sequence
         return info
     }
 
@@ -168,6 +197,8 @@ public struct ObjectInfo: Sendable, Equatable {
     /// `SHA-256=<base64url>` of the whole object.
     public var digest: String
     public var isDeleted: Bool
+    /// The stream sequence of this version's metadata: what a conditional `put` expects.
+    public var revision: UInt64 = 0
 
     init(name: String, bucket: String, nuid: String, size: Int, chunks: Int, digest: String, isDeleted: Bool) {
         self.name = name
