@@ -51,12 +51,12 @@
 // the object store and the stream is purged through it, and memory is never rebuilt in place. A
 // failed append there means the node may no longer own the partition, so every later append
 // fails with `.closed` (no rebuild is scheduled for it) and the node exits for its supervisor to
-// restart it as a standby.
+// restart it as a standby. With the account partition on a stream of its own, the cut also takes
+// the inbox's states and each partition's half goes to its own object (PartitionedStorage.swift).
 import BangbangCore
 import BangbangStorage
 import Dispatch
 import Foundation
-import InboxProtocol
 import Journal
 
 /// The owners' values outside their owners: being recovered, or a snapshot's copy.
@@ -103,9 +103,8 @@ struct SnapshotSchedule: Sendable {
 struct SnapshotCut: Sendable {
     var sequence: UInt64
     var contents: SnapshotContents
-    /// With the account partition on a journal of its own: the last sequence of it the cut
-    /// covers, and each partition's inbox states at the cut.
-    var partitioned: (accountsSequence: UInt64, boards: InboxStates, accounts: InboxStates, readerPosition: UInt64)? = nil
+    /// With the account partition on a journal of its own (PartitionedStorage.swift).
+    var partitioned: PartitionedCut? = nil
 
     /// Grows with every record the cut covers, in either journal: a cut is worth writing only
     /// when it is past the last one written.
@@ -167,16 +166,7 @@ extension Application {
             return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(),
                                                                               accounts: accountsPartitionState()))
         }
-        // Every durable record is handed to its sender (no commit in flight), and no owner can
-        // append: the outboxes hold exactly the records through each journal's cut. The streams
-        // and the reader's state are read in one block where the follower applies.
-        let outboxes = inbox.outboxStates()
-        let (accountsHalf, reader) = publisher.queue.sync { (accountsPartitionState(), inbox.follower.state) }
-        let boardsStates = InboxStates(outbox: outboxes[Publisher.boardsSource].map(InboxStateCodec.encode), reader: nil)
-        let accountsStates = InboxStates(outbox: outboxes[Publisher.accountsSource].map(InboxStateCodec.encode),
-                                         reader: InboxStateCodec.encode(reader))
-        return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(), accounts: accountsHalf),
-                           partitioned: (accountsJournal.nextSequence - 1, boardsStates, accountsStates, reader.position))
+        return partitionedCut(through: sequence, inbox: inbox)
     }
 
     /// The board partition's half: its shards and feed numbering. Only with its owners suspended
@@ -203,27 +193,8 @@ extension Application {
             let archived = archiver.coveredSequence
             let bytes: [UInt8], encodedAt: ContinuousClock.Instant, report: StoredSnapshot
             if let partitioned = cut.partitioned {
-                // Each partition's half into its own journal's snapshot. Either may be the newer
-                // after a crash between the two: a reader behind reads again what the inbox
-                // holds, and an outbox behind sends again what the reader then drops.
-                let accountsBytes = try cut.contents.accountsPartition.encoded()
-                let boardsBytes = try cut.contents.boardsPartition.encoded(expectedSize: previousBytes + previousBytes / 8)
-                bytes = boardsBytes
-                encodedAt = clock.now
-                var accountsReport = try accountsJournal.storeSnapshot(accountsBytes, inboxStates: partitioned.accounts,
-                                                                       coveringThrough: partitioned.accountsSequence,
-                                                                       keepingRecordsAfter: 0)
-                if let inbox, partitioned.readerPosition > 0 {
-                    try inbox.purgeInbox(through: partitioned.readerPosition)
-                    accountsReport.removed.append("\(inbox.follower.inbox.streamName) through \(partitioned.readerPosition)")
-                }
-                var boardsReport = try journal.storeSnapshot(boardsBytes, inboxStates: partitioned.boards,
-                                                             coveringThrough: cut.sequence, keepingRecordsAfter: archived)
-                boardsReport.location += ", " + accountsReport.location
-                boardsReport.contentBytes += accountsReport.contentBytes
-                boardsReport.storedBytes += accountsReport.storedBytes
-                boardsReport.removed += accountsReport.removed
-                report = boardsReport
+                (bytes, encodedAt, report) = try storeHalves(of: cut, partitioned, expectedSize: previousBytes + previousBytes / 8,
+                                                             keepingRecordsAfter: archived)
             } else {
                 bytes = try cut.contents.encoded(expectedSize: previousBytes + previousBytes / 8)
                 encodedAt = clock.now
