@@ -216,6 +216,11 @@ def test_a_fresh_clusters_personal_events_go_through_the_inbox_and_resume_withou
     port = nats.client_ports[0]
     assert jetstream_request(port, "$JS.API.STREAM.INFO.BB_A0")["state"]["messages"] >= 1, "the login is in BB_A0"
     assert jetstream_request(port, "$JS.API.STREAM.INFO.BB_I0")["state"]["messages"] >= 1, "the events went through BB_I0"
+    status, metrics, _ = owner.http("/metrics")
+    assert status == 200
+    applied = re.search(r"^bangbang_inbox_applied_position (\d+)$", metrics, re.MULTILINE)
+    assert applied and int(applied.group(1)) >= 1, metrics
+    assert re.search(r"^bangbang_inbox_undelivered_entries 0$", metrics, re.MULTILINE), metrics
 
     owner.kill()
     wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)

@@ -154,7 +154,8 @@ final class Application: @unchecked Sendable {
             let states = try Self.inboxStates(boards: recovery.inboxStates, accounts: accountsRecovery.inboxStates)
             publisher = Publisher(queue: publishingQueue, streams: streams) { accounts in
                 let (made, route) = InboxWiring.make(partitioned, outboxes: states.outboxes, reader: states.reader,
-                                                     accounts: accounts, queue: publishingQueue, logger: logger)
+                                                     accounts: accounts, queue: publishingQueue, logger: logger,
+                                                     metrics: metrics.inbox)
                 wiring = made
                 return route
             }

@@ -35,16 +35,19 @@ final class InboxFollower: @unchecked Sendable {
     private var waiters: [InboxSource: [(through: UInt64, body: @Sendable () -> Void)]] = [:]
     private let deliver: @Sendable (InboxSource, InboxEntry) -> Void
     private let logger: Logger
+    private let metrics: InboxMetrics
     private let running = Mutex<(tasks: [Task<Void, Never>], subscription: NATSSubscription?,
                                  wake: AsyncStream<Void>.Continuation?)>(([], nil, nil))
 
     /// `deliver` runs on `queue` for each applied entry, in the stream's order.
     init(inbox: PartitionInbox, state: InboxReader.State, queue: DispatchQueue, logger: Logger,
-         deliver: @escaping @Sendable (InboxSource, InboxEntry) -> Void) {
+         metrics: InboxMetrics = InboxMetrics(), deliver: @escaping @Sendable (InboxSource, InboxEntry) -> Void) {
         self.inbox = inbox
+        self.metrics = metrics
         self.queue = queue
         reader = InboxReader(state: state)
         position.store(state.position, ordering: .relaxed)
+        metrics.appliedPosition.set(Int(state.position))
         self.deliver = deliver
         self.logger = logger
     }
@@ -157,10 +160,12 @@ final class InboxFollower: @unchecked Sendable {
                                                           "detail": error.description])
                 reader.skipUnreadable(at: stored.sequence)
             case .success(let message):
+                if stored.sequence > reader.state.position { metrics.messagesRead.increment() }
                 apply(message, at: stored.sequence)
             }
         }
         position.store(reader.state.position, ordering: .releasing)
+        metrics.appliedPosition.set(Int(reader.state.position))
         known = known.filter { $0.key > reader.state.position }
         applyKnown()
     }
@@ -168,9 +173,11 @@ final class InboxFollower: @unchecked Sendable {
     /// Applies the local sources' messages that come next, in order. Runs on `queue`.
     private func applyKnown() {
         while let message = known.removeValue(forKey: reader.state.position + 1) {
+            metrics.messagesHandedOver.increment()
             apply(message, at: reader.state.position + 1)
         }
         position.store(reader.state.position, ordering: .releasing)
+        metrics.appliedPosition.set(Int(reader.state.position))
     }
 
     /// Runs on `queue`.

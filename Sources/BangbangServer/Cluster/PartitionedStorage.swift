@@ -36,19 +36,22 @@ struct InboxWiring: Sendable {
     /// publisher sends through, feeding `accounts` on `queue`.
     static func make(_ storage: AccountsPartitionStorage, outboxes: [InboxSource: InboxOutbox.State],
                      reader: InboxReader.State, accounts: AccountPublisher, queue: DispatchQueue,
-                     logger: Logger) -> (InboxWiring, InboxRoute) {
+                     logger: Logger, metrics: InboxMetrics) -> (InboxWiring, InboxRoute) {
         let partition = PartitionID(space: .accounts, index: Int(Publisher.accountsSource.index))
         let follower = InboxFollower(inbox: PartitionInbox(partition: partition, jetStream: storage.jetStream), state: reader,
-                                     queue: queue, logger: logger) { _, entry in
+                                     queue: queue, logger: logger, metrics: metrics) { _, entry in
             accounts.receive(entry.events, at: entry.at)
         }
         var senders: [InboxSource: InboxSender] = [:]
         for source in [Publisher.boardsSource, Publisher.accountsSource] {
             let outbox = outboxes[source].map { InboxOutbox(source: source, state: $0) } ?? InboxOutbox(source: source)
-            senders[source] = InboxSender(jetStream: storage.jetStream, outbox: outbox,
-                                          localFollowers: [Publisher.accountsSource.index: follower]) { destination, error in
+            let sender = InboxSender(jetStream: storage.jetStream, outbox: outbox,
+                                     localFollowers: [Publisher.accountsSource.index: follower]) { destination, error in
+                metrics.publishFailures.increment()
                 logger.warning("inbox_publish_failed", ["source": "\(source)", "inbox": "a\(destination)", "detail": "\(error)"])
             }
+            metrics.track { sender.undeliveredCount }
+            senders[source] = sender
         }
         let wiring = InboxWiring(senders: senders, follower: follower)
         return (wiring, InboxRoute(map: storage.map, senders: senders, followers: [Publisher.accountsSource.index: follower]))

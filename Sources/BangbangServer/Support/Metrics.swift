@@ -74,6 +74,30 @@ final class ServerMetrics: Sendable {
     let ordersMovedToArchive = Counter()
     let openOrders = Mutex<[String: Int]>([:])
     let relay = RelayMetrics()
+    let inbox = InboxMetrics()
+}
+
+/// The inbox between a node's partitions (PartitionedStorage.swift). Rendered once the node
+/// runs one (`isActive`): a single node's `/metrics`, and a cluster with one journal, never show it.
+final class InboxMetrics: Sendable {
+    /// Messages the follower applied as a local source handed them over, and as it read them.
+    let messagesHandedOver = Counter()
+    let messagesRead = Counter()
+    /// Publishes to an inbox that failed (each is sent again after a pause).
+    let publishFailures = Counter()
+    /// How far the follower has read the inbox (its stream sequence).
+    let appliedPosition = Gauge()
+    /// Each sender's count of entries not yet delivered, summed when rendered.
+    private let senders = Mutex<[@Sendable () -> Int]>([])
+    private let active = Atomic<Bool>(false)
+
+    func track(undelivered: @escaping @Sendable () -> Int) {
+        active.store(true, ordering: .relaxed)
+        senders.withLock { $0.append(undelivered) }
+    }
+
+    var isActive: Bool { active.load(ordering: .relaxed) }
+    var undeliveredEntries: Int { senders.withLock { $0 }.reduce(0) { $0 + $1() } }
 }
 
 /// Cluster mode's relay (Cluster/Relay*.swift), bumped on every relayed envelope, so atomics

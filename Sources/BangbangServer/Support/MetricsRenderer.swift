@@ -93,6 +93,18 @@ enum MetricsRenderer {
             counter("bangbang_relay_publish_failures_total", "Relay envelopes that could not be published (their frames are lost).",
                     relay.publishFailures.current)
         }
+        if metrics.inbox.isActive {
+            let inbox = metrics.inbox
+            gauge("bangbang_inbox_undelivered_entries",
+                  "Personal events committed here and not yet stored in their account partition's inbox.", inbox.undeliveredEntries)
+            gauge("bangbang_inbox_applied_position", "How far the account partition's inbox is applied (its stream sequence).",
+                  inbox.appliedPosition.current)
+            labeled("bangbang_inbox_messages_applied_total",
+                    "Inbox messages applied, as a source in this process handed them over or as read from the stream.",
+                    "how", ["handed_over": inbox.messagesHandedOver.current, "read": inbox.messagesRead.current])
+            counter("bangbang_inbox_publish_failures_total", "Publishes to an inbox that failed and were sent again.",
+                    inbox.publishFailures.current)
+        }
         gauge("bangbang_process_resident_bytes", "Resident memory of the process.", residentBytes)
         return out
     }

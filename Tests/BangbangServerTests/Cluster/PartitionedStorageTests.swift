@@ -100,6 +100,15 @@ import TestSupport
         try await verify(late, by: admin, approving: false, in: first)
         try await settled(first, jetStream)
 
+        // What an operator sees of it: every message applied as this process's sources handed
+        // it over, none read back, nothing left undelivered.
+        let metrics = first.app.metrics.inbox
+        let inboxEnd = try await jetStream.streamInfo(PartitionInbox.streamName(of: Self.accounts)).lastSequence
+        #expect(metrics.messagesHandedOver.current == Int(inboxEnd) && metrics.messagesRead.current == 0)
+        let rendered = MetricsRenderer.render(first.app.metrics, openConnections: 0, residentBytes: 0)
+        #expect(rendered.contains("bangbang_inbox_applied_position \(inboxEnd)\n"))
+        #expect(rendered.contains("bangbang_inbox_undelivered_entries 0\n"))
+
         let accountState = await first.accountState()
         let shards = await first.shardStates()
         let streams = streams(first)
