@@ -223,6 +223,7 @@ final class Application: @unchecked Sendable {
             do { try wiring.follower.start() } catch {
                 throw ClusterError("cannot follow the inbox of \(Publisher.accountsSource): \(error)")
             }
+            try wiring.catchUp(within: Self.inboxCatchUpBound)
         }
         snapshotSchedule.withLock { $0.lastProgress = recovery.snapshotSequence + accountsRecovery.snapshotSequence }
         tracking.onStorageFailure { [weak self] error in self?.noteStorageFailure(error) }
@@ -249,6 +250,10 @@ final class Application: @unchecked Sendable {
             throw ClusterError("a partition's snapshot holds an inbox state that cannot be read: \(error)")
         }
     }
+
+    /// How long a node that took the partitions over waits for its inbox to be applied before
+    /// it gives up (and exits, for a supervisor to start it again).
+    static let inboxCatchUpBound: Duration = .seconds(30)
 
     /// The order rules of this deployment: the defaults, with what the operator set.
     static func orderRules(from configuration: ServerConfiguration) -> OrderRules {

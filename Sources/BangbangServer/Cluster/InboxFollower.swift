@@ -68,6 +68,12 @@ final class InboxFollower: @unchecked Sendable {
         }
     }
 
+    /// How far the inbox is applied. Any thread.
+    var appliedPosition: UInt64 { position.load(ordering: .acquiring) }
+
+    /// Asks the reading task to read the stream now. Any thread.
+    func wake() { running.withLock { $0.wake }?.yield() }
+
     /// A source in this process had `message` stored at `sequence` of the inbox (its publish was
     /// acknowledged so). Any thread.
     func noteStored(_ message: InboxMessage, at sequence: UInt64) {
@@ -76,7 +82,7 @@ final class InboxFollower: @unchecked Sendable {
             known[sequence] = message
             applyKnown()
             // Something before it is not here yet: read it from the stream.
-            if !known.isEmpty { running.withLock { $0.wake }?.yield() }
+            if !known.isEmpty { wake() }
         }
     }
 

@@ -11,6 +11,7 @@
 import Cluster
 import BangbangStorage
 import Dispatch
+import Foundation
 import InboxProtocol
 import NATSClient
 import Synchronization
@@ -55,6 +56,27 @@ struct InboxWiring: Sendable {
         }
         let wiring = InboxWiring(senders: senders, follower: follower)
         return (wiring, InboxRoute(map: storage.map, senders: senders, followers: [Publisher.accountsSource.index: follower]))
+    }
+
+    /// Waits until every entry handed to the senders so far is stored and the follower has
+    /// applied the inbox to its end. A node that took the partitions over calls it before it
+    /// serves: the personal streams were numbered to there before, and a device resuming must
+    /// find them so, not a stream still being rebuilt. Blocks; throws after `bound`.
+    func catchUp(within bound: Duration) throws {
+        let deadline = ContinuousClock.now + bound
+        let inbox = follower.inbox
+        while true {
+            if senders.values.allSatisfy({ $0.undeliveredCount == 0 }) {
+                let end = try blocking { try await inbox.jetStream.streamInfo(inbox.streamName).lastSequence }
+                if follower.appliedPosition >= end { return }
+                follower.wake()
+            }
+            guard ContinuousClock.now < deadline else {
+                throw ClusterError("the inbox \(inbox.streamName) was not applied to its end within \(bound) "
+                                   + "(applied through \(follower.appliedPosition))")
+            }
+            usleep(5_000)
+        }
     }
 
     /// Drops the inbox's messages through `position`, once the account partition's snapshot
