@@ -182,7 +182,8 @@ final class Application: @unchecked Sendable {
 
         // An import brings one node's journal: a whole snapshot and both partitions' records, in
         // one order, which numbers their personal events here as it did there (and nothing of it
-        // goes over the inbox); the import's snapshot then stores each partition's half.
+        // goes over the inbox); the import's snapshot then stores both partitions' state in one
+        // write (Durability.swift, `storeImportSnapshot`).
         let isImport = cluster?.isImport == true
         let boardsHalf: BoardsPartitionState?, accountsHalf: AccountsPartitionState?
         if wiring != nil && !isImport {
