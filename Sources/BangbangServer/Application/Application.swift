@@ -224,7 +224,10 @@ final class Application: @unchecked Sendable {
             do { try wiring.follower.start() } catch {
                 throw ClusterError("cannot follow the inbox of \(Publisher.accountsSource): \(error)")
             }
+            let started = ContinuousClock.now
             try wiring.catchUp(within: Self.inboxCatchUpBound)
+            logger.info("inbox_caught_up", ["inbox": wiring.follower.inbox.streamName, "position": wiring.follower.appliedPosition,
+                                            "ms": Int((ContinuousClock.now - started).seconds * 1000)])
         }
         snapshotSchedule.withLock { $0.lastProgress = recovery.snapshotSequence + accountsRecovery.snapshotSequence }
         tracking.onStorageFailure { [weak self] error in self?.noteStorageFailure(error) }
