@@ -106,7 +106,7 @@ import TestSupport
             func recover() async throws -> (state: String?, records: [String], at: UInt64) {
                 var state: String?
                 var records: [String] = []
-                let at = try await journal.recover(from: snapshots, restore: { state = $0.map { String(decoding: $0.state, as: UTF8.self) } },
+                let at = try await journal.recover(from: snapshots, restore: { snapshot, _ in state = snapshot.map { String(decoding: $0.state, as: UTF8.self) } },
                                                    apply: { _, bytes in records.append(String(decoding: bytes, as: UTF8.self)) })
                 return (state, records, at)
             }
@@ -169,7 +169,7 @@ import TestSupport
             let reopenedSnapshots = try await SnapshotStore.create(in: takerStream, replicas: 1)
             var state: String?
             var records: [(UInt64, String)] = []
-            let end = try await reopened.recover(from: reopenedSnapshots, restore: { state = $0.map { String(decoding: $0.state, as: UTF8.self) } },
+            let end = try await reopened.recover(from: reopenedSnapshots, restore: { snapshot, _ in state = snapshot.map { String(decoding: $0.state, as: UTF8.self) } },
                                                  apply: { records.append(($0, String(decoding: $1, as: UTF8.self))) })
             #expect(state == "state after 4")
             #expect(end == 600)

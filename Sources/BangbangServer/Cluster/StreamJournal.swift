@@ -261,13 +261,15 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     /// The partition as stored: its latest snapshot and every record after it, up to the
     /// stream's end when called.
     static func recover(_ journal: PartitionJournal, from snapshots: SnapshotStore) async throws -> (RecoveredLog, lastSequence: UInt64) {
-        let (snapshot, revision) = try await snapshots.latestWithRevision(of: journal.partition)
-        var recovered = RecoveredLog(snapshot: snapshot?.state, snapshotSequence: snapshot?.sequence ?? 0, records: [])
-        recovered.inboxStates = InboxStates(outbox: snapshot?.outbox, reader: snapshot?.inbox)
-        recovered.snapshotRevision = revision
-        let last = try await journal.replay(after: recovered.snapshotSequence) { sequence, record in
+        var recovered = RecoveredLog(snapshot: nil, snapshotSequence: 0, records: [])
+        let last = try await journal.recover(from: snapshots, restore: { snapshot, revision in
+            recovered.snapshot = snapshot?.state
+            recovered.snapshotSequence = snapshot?.sequence ?? 0
+            recovered.inboxStates = InboxStates(outbox: snapshot?.outbox, reader: snapshot?.inbox)
+            recovered.snapshotRevision = revision
+        }, apply: { sequence, record in
             recovered.records.append(JournalRecord(sequence: sequence, payload: record))
-        }
+        })
         return (recovered, last)
     }
 

@@ -153,7 +153,7 @@ public struct SnapshotStore: Sendable {
     /// The partition's latest snapshot and its revision (nil and 0 when it has none).
     public func latestWithRevision(of partition: PartitionID) async throws(JournalError)
         -> (snapshot: PartitionSnapshot?, revision: UInt64) {
-        let object: (info: ObjectInfo, data: [UInt8])?
+        let object: (info: ObjectInfo, data: [UInt8])
         do {
             guard let found = try await objects.object(partition.description) else {
                 // None, or deleted: a deletion's metadata has a revision too.
@@ -163,19 +163,18 @@ public struct SnapshotStore: Sendable {
         } catch {
             throw .unavailable(partition, error)
         }
-        guard let object else { return (nil, 0) }
         return (try PartitionSnapshot(decoding: object.data, of: partition), object.info.revision)
     }
 }
 
 extension PartitionJournal {
-    /// Rebuilds the partition: `restore` gets the latest snapshot (nil when there is none), then
-    /// `apply` every record after it. Returns the journal sequence the state is now at: the
-    /// owner's next append is fenced on it.
-    public func recover(from snapshots: SnapshotStore, restore: (PartitionSnapshot?) throws -> Void,
+    /// Rebuilds the partition: `restore` gets the latest snapshot (nil when there is none) and its
+    /// revision (what the owner's next snapshot replaces), then `apply` every record after it.
+    /// Returns the journal sequence the state is now at: the owner's next append is fenced on it.
+    public func recover(from snapshots: SnapshotStore, restore: (PartitionSnapshot?, _ revision: UInt64) throws -> Void,
                         apply: (_ sequence: UInt64, _ record: [UInt8]) throws -> Void) async throws -> UInt64 {
-        let snapshot = try await snapshots.latest(of: partition)
-        try restore(snapshot)
+        let (snapshot, revision) = try await snapshots.latestWithRevision(of: partition)
+        try restore(snapshot, revision)
         return try await replay(after: snapshot?.sequence ?? 0, apply)
     }
 }
