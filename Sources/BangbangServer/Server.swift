@@ -230,11 +230,12 @@ public final class Server: @unchecked Sendable {
         return applied
     }
 
-    /// Stops accepting, tells every WebSocket client the server is going away (1001), lets
-    /// queued output drain, writes a final snapshot (so the next start has no journal to
+    /// Stops accepting, tells every WebSocket client the server is going away (1001; a node handing
+    /// its partition over says 1012, come back), lets queued output drain, writes a final snapshot (so the next start has no journal to
     /// replay), then flushes and closes the journal. Blocks up to `timeout` for the clients, plus
     /// the snapshot's time.
-    public func shutdown(timeout: Duration = .seconds(5)) {
+    public func shutdown(timeout: Duration = .seconds(5), closing code: CloseCode = .goingAway,
+                         reason: String = "server shutting down") {
         isReady.withLock { $0 = false }
         socketServer?.stop(closeConnections: false)
         let done = DispatchGroup()
@@ -245,7 +246,7 @@ public final class Server: @unchecked Sendable {
                     // An open connection's handler is its client (before it opens, or once it
                     // closes, there is no WebSocket to tell).
                     if connection.isOpen, let client = connection.handler as? ClientConnection {
-                        client.close(code: .goingAway, reason: "server shutting down")
+                        client.close(code: code, reason: reason)
                     } else {
                         connection.close(flushFirst: true)
                     }

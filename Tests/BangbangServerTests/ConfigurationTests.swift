@@ -60,6 +60,8 @@ import Testing
         (["--trusted-proxy", "10.0.0.0/33"], "--trusted-proxy"),
         (["--trusted-proxy", "10.0.0.1/8"], "10.0.0.0/8"),
         (["--proxy-protocol"], "--trusted-proxy"),
+        (["--move-back-ms", "-1"], "--move-back-ms"),
+        (["--move-back-ms", "soon"], "--move-back-ms"),
     ])
     func refusesBadInputNamingIt(arguments: [String], mentioned: String) {
         do {
@@ -134,6 +136,22 @@ import Testing
 }
 
 @Suite struct DerivedSettingsTests {
+    @Test func theLeaseMovesBackOnlyWhenAskedAndNeverSoonerThanALeaseTime() throws {
+        var configuration = try ConfigurationLoader.load(arguments: ["--lease-ms", "2000"], environment: [:],
+                                                         readFile: { _ in "" }).configuration
+        #expect(configuration.moveBackMilliseconds == 0)
+        #expect(ClusterNode.leaseConfiguration(for: configuration).handBacksPerRound == 0)
+        configuration.moveBackMilliseconds = 30_000
+        let moving = ClusterNode.leaseConfiguration(for: configuration)
+        #expect(moving.duration == .milliseconds(2_000))
+        #expect(moving.handBacksPerRound == 1 && moving.handBackGrace == .seconds(30))
+        // Shorter than a lease: a node that died just after a heartbeat is not live that long.
+        configuration.moveBackMilliseconds = 500
+        #expect(ClusterNode.leaseConfiguration(for: configuration).handBackGrace == .milliseconds(2_000))
+        let loaded = try ConfigurationLoader.load(arguments: ["--move-back-ms", "45000"], environment: [:], readFile: { _ in "" })
+        #expect(loaded.configuration.moveBackMilliseconds == 45_000)
+    }
+
     @Test func pongTimeoutIsHalfThePingIntervalButNeverUnderFiveSeconds() {
         #expect(Server.pongTimeout(pingIntervalSeconds: 30) == 15_000)
         #expect(Server.pongTimeout(pingIntervalSeconds: 10) == 5_000)

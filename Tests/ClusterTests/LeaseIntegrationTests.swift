@@ -61,8 +61,18 @@ import Testing
             let clientB = try await connectClient(to: cluster, first: 1, name: "node-b")
             let a = try await LeaseManager.start(node: "a", map: map, partitions: boards, jetStream: JetStream(connection: clientA),
                                                  configuration: failover)
+            // What b's hand-backs find while b stops serving: the lease key, still b's, and a2's holdings.
+            let probe = try await KeyValueBucket.open(PartitionLease.bucketName, in: JetStream(connection: clientB))
+            let returning = Mutex<LeaseManager?>(nil)
+            let preparations = Mutex<[PartitionID: (keyHolder: String?, takenAlready: Bool)]>([:])
+            let failover = failover
             let b = try await LeaseManager.start(node: "b", map: map, partitions: boards, jetStream: JetStream(connection: clientB),
-                                                 configuration: failover)
+                                                 configuration: failover, beforeHandingBack: { partition in
+                let lease = PartitionLease(partition: partition, node: "probe", bucket: probe, configuration: failover)
+                let holder = try? await lease.read().value.flatMap(LeaseRecord.init(decoding:))?.node
+                let taken = await returning.withLock { $0 }?.held.contains(partition) ?? false
+                preparations.withLock { $0[partition] = (holder, taken) }
+            })
             let preferred = map.assignment(among: ["a", "b"])
             let ofA = Set(boards.filter { preferred[$0] == "a" })
             let ofB = Set(boards.filter { preferred[$0] == "b" })
@@ -87,6 +97,7 @@ import Testing
             let clientA2 = try await connectClient(to: cluster, first: 2, name: "node-a-again")
             let a2 = try await LeaseManager.start(node: "a", map: map, partitions: boards, jetStream: JetStream(connection: clientA2),
                                                   configuration: failover)
+            returning.withLock { $0 = a2 }
             try await eventually(timeoutSeconds: 20, "the partitions moving back to a") {
                 let (heldByA, heldByB) = (await a2.held, await b.held)
                 return heldByA == ofA && heldByB == ofB
@@ -103,6 +114,10 @@ import Testing
                 #expect(eventsOfB.contains { if case .acquired(partition, _) = $0 { true } else { false } },
                         "b never reported acquiring \(partition)")
                 #expect(eventsOfB.contains(.lost(partition, reason: .handedBack)), "b never reported handing back \(partition)")
+                // b stopped serving it before deleting its key: nobody could take it meanwhile.
+                let prepared = preparations.withLock { $0[partition] }
+                #expect(prepared?.keyHolder == "b" && prepared?.takenAlready == false,
+                        "\(partition) handed back before b stopped serving it: \(String(describing: prepared))")
             }
             await a2.stop()
             await clientA.close()

@@ -453,3 +453,129 @@ def test_under_load_a_killed_owners_publishers_resume_on_the_survivor_with_gap_f
         assert not missing, f"acknowledged publishes with no event: {sorted(missing)}"
     print(f"\n{sum(len(r[1]) for r in results)} publishes acknowledged by the killed owner; every one's event "
           f"resumed on the survivor, gap-free")
+
+
+MOVE_BACK_MS = 3000
+
+
+def rendezvous_score(partition, node):
+    """The partition map's weight of (partition, node), written again from docs/scale-out.md
+    (section 8): FNV-1a 64 of "<partition>|<node>", then a 64-bit finalizer."""
+    mask = (1 << 64) - 1
+    value = 14695981039346656037
+    for byte in f"{partition}|{node}".encode():
+        value = ((value ^ byte) * 1099511628211) & mask
+    value = ((value ^ (value >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    value = ((value ^ (value >> 27)) * 0x94D049BB133111EB) & mask
+    return value ^ (value >> 31)
+
+
+def log_time(log, event):
+    """The time, in seconds, of the last line logging `event`."""
+    from datetime import datetime
+    stamps = re.findall(r"ts=(\S+) level=\w+ event=" + event + r"\b", log)
+    assert stamps, f"no {event} in the log"
+    return datetime.strptime(stamps[-1], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
+def test_the_partition_moves_back_to_its_preferred_node_when_it_rejoins_under_load(tmp_path):
+    """With `--move-back-ms`, the node the partition map ranks first for `p0` gets it back after
+    it rejoins: killed, its partition taken over by the other node, restarted, and live for the
+    move-back time, it is handed `p0` by the holder, which stops serving (clients told 1012, a
+    final snapshot), deletes its lease and exits 75 for its supervisor. Publishers working on the
+    holder meanwhile reconnect to the preferred node and resume gap-free, with the event of every
+    publish acknowledged to them, each once."""
+    import threading
+
+    preferred_name, other_name = sorted(["bb1", "bb2"], key=lambda name: rendezvous_score("p0", name), reverse=True)
+    extra = ["--move-back-ms", str(MOVE_BACK_MS)]
+    nats = NatsCluster.start()
+    ports = free_ports(2)
+    nodes = []
+    try:
+        preferred = Node(preferred_name, ports[0], str(tmp_path), nats.urls, extra=extra)
+        nodes.append(preferred)
+        wait_until(preferred.is_ready, 20, "the preferred node to own the partition", preferred)
+        other = Node(other_name, ports[1], str(tmp_path), nats.urls, extra=extra)
+        nodes.append(other)
+        wait_until(lambda: "cluster_joined" in other.log(), 20, "the other node to join", other)
+        with Client(preferred.url) as client:
+            client.login(fresh_phone())
+            before = publish(client, "before the preferred node went away")
+
+        preferred.kill()
+        wait_until(other.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the other node to take the partition over", other)
+
+        workers = 3
+        stop = threading.Event()
+        results = [None] * workers
+
+        def work(index):
+            client = Client(other.url)
+            client.login(fresh_phone())
+            acknowledged, seen, close_code = [], [], None
+            try:
+                while not stop.is_set():
+                    reply = client.call("order.publish", {
+                        "type": "bounty", "campus": "North", "deadline": int(time.time() * 1000) + 3_600_000,
+                        "tip": 100, "details": {"title": f"w{index}", "description": "moving back"}})
+                    if reply["ok"]:
+                        acknowledged.append(reply["data"]["order"]["id"])
+                    seen += [e for e in client.events if e["event"] == "order.changed"]
+                    client.events.clear()
+            except Exception as error:  # the holder handed the partition back
+                close_code = getattr(getattr(error, "rcvd", None), "code", None)
+            seen += [e for e in client.events if e["event"] == "order.changed"]
+            results[index] = (client.token, acknowledged, seen, close_code)
+            client.close()
+
+        threads = [threading.Thread(target=work, args=(index,)) for index in range(workers)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        rejoined_at = time.monotonic()
+        preferred = Node(preferred_name, ports[0], str(tmp_path), nats.urls, extra=extra)
+        nodes.append(preferred)
+        # Live for the move-back time, then handed the partition: the holder exits 75.
+        assert other.process.wait(timeout=MOVE_BACK_MS / 1000 + 20) == 75, other.log()
+        exited_at = time.monotonic()
+        wait_until(preferred.is_ready, LEASE_MS / 1000 + 5, "the preferred node to serve again", preferred)
+        moved = time.monotonic() - exited_at
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+        print(f"\npartition moved back {exited_at - rejoined_at:.2f} s after the rejoin (move-back {MOVE_BACK_MS} ms); "
+              f"served by the preferred node {moved:.2f} s after the holder exited")
+        assert exited_at - rejoined_at >= MOVE_BACK_MS / 1000, "handed back before the rejoined node was live long enough"
+        # Taken at once, not after the lease expired.
+        assert moved < LEASE_MS / 1000, f"took {moved:.2f} s"
+        log = other.log()
+        assert "event=partition_handing_back" in log and "event=partition_handed_back" in log, log
+        assert "event=partition_lost" not in log
+        stopping = log_time(log, "partition_handing_back")
+        serving = log_time(preferred.log(), "partition_serving")
+        print(f"no node served the partition for {serving - stopping:.2f} s (from the holder beginning to stop to the "
+              f"preferred node serving, by their logs)")
+
+        for token, acknowledged, seen, close_code in results:
+            assert acknowledged, "each worker published before the move"
+            assert close_code == 1012, close_code
+            seqs = [e["seq"] for e in seen]
+            assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) if seqs else True, seqs
+            with Client(preferred.url) as resumed:
+                last = seqs[-1] if seqs else 0
+                reply = resumed.ok("auth.resume", {"token": token, "last_seq": last})
+                assert reply["resync"] is False, (reply, last)
+                replayed = [e for e in resumed.events if e["event"] == "order.changed"]
+                assert resumed.ok("order.get", {"order_id": before["id"]})["order"]["id"] == before["id"]
+            assert [e["seq"] for e in replayed] == list(range(last + 1, last + 1 + len(replayed))), replayed
+            published = [e["data"]["order"]["id"] for e in seen + replayed if e["data"]["change"] == "published"]
+            assert len(published) == len(set(published)), "an event twice"
+            missing = set(acknowledged) - set(published)
+            assert not missing, f"acknowledged publishes with no event: {sorted(missing)}"
+        print(f"{sum(len(r[1]) for r in results)} publishes acknowledged by the holder; every one's event resumed on "
+              f"the preferred node, gap-free")
+    finally:
+        for node in nodes:
+            node.stop()
+        nats.stop()

@@ -46,9 +46,18 @@ final class ClusterNode: OwnerDirectory {
         connection = NATSConnection(configuration: NATSConfiguration(servers: configuration.natsServers, name: "bangbang-\(localNodeID)"))
         jetStream = JetStream(connection: connection)
         replicas = min(3, configuration.natsServers.count)
-        // No hand-backs: with one partition there is nothing to balance, and handing it to a
-        // node that rejoins would cost every client a failover for nothing.
-        leaseConfiguration = LeaseConfiguration(duration: .milliseconds(configuration.leaseMilliseconds), handBacksPerRound: 0)
+        leaseConfiguration = Self.leaseConfiguration(for: configuration)
+    }
+
+    /// The lease time, and whether the partition moves back to its preferred owner once that node
+    /// has been live for `--move-back-ms`. Off by default: with one partition there is nothing to
+    /// balance, and the move costs every client a reconnect; an operator turns it on to keep the
+    /// owner where the ranking puts it (section 5's hand-back, made after a clean stop of serving).
+    static func leaseConfiguration(for configuration: ServerConfiguration) -> LeaseConfiguration {
+        let duration = Duration.milliseconds(configuration.leaseMilliseconds)
+        guard configuration.moveBackMilliseconds > 0 else { return LeaseConfiguration(duration: duration, handBacksPerRound: 0) }
+        let grace = Duration.milliseconds(max(configuration.moveBackMilliseconds, configuration.leaseMilliseconds))
+        return LeaseConfiguration(duration: duration, handBackGrace: grace, handBacksPerRound: 1)
     }
 
     /// A host name as a node id: its first label, with anything but letters, digits, - and _ as -.
@@ -83,7 +92,8 @@ final class ClusterNode: OwnerDirectory {
     /// Starts following the lease key and taking part in the leases; returns what the node
     /// gains and loses.
     /// A failed start may be tried again: the lease key's watch is made once.
-    func start() async throws -> AsyncStream<LeaseEvent> {
+    /// `beforeHandingBack` stops serving a partition the node hands back to its preferred owner.
+    func start(beforeHandingBack: (@Sendable (PartitionID) async -> Void)? = nil) async throws -> AsyncStream<LeaseEvent> {
         if state.withLock({ $0.watch == nil }) {
             let bucket = try await PartitionLease.makeBucket(in: jetStream, replicas: replicas)
             let watch = try bucket.watch(Self.partition.description)
@@ -99,7 +109,8 @@ final class ClusterNode: OwnerDirectory {
             }
         }
         let leases = try await LeaseManager.start(node: localNodeID, map: Self.map, partitions: [Self.partition],
-                                                  jetStream: jetStream, configuration: leaseConfiguration, replicas: replicas)
+                                                  jetStream: jetStream, configuration: leaseConfiguration, replicas: replicas,
+                                                  beforeHandingBack: beforeHandingBack)
         state.withLock { $0.leases = leases }
         return leases.events
     }

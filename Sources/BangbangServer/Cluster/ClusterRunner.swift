@@ -1,7 +1,7 @@
 // The life of a cluster node (`--nats` given), from start to exit (docs/scale-out.md, section 8).
 //
 //   standby ──acquired p0──▶ recovering ──▶ owner ──lost / fenced append──▶ exit 75
-//      │                                      │
+//      │                                      │  └──moves back (--move-back-ms)──▶ stopped, lease handed back, exit 75
 //      └──────────── SIGTERM ─────────────────┴──▶ lease handed back, exit 0
 //
 // A standby listens with StandbyListener, which relays its `/ws` clients to the owner, and follows
@@ -12,7 +12,10 @@
 // stops and the server starts on the same address. Losing the lease, or an append the stream
 // refuses, ends the process with status 75: crash-only, so the memory of a node that is no longer
 // the owner is never served, and a supervisor's restart brings it back as a standby. A clean stop
-// hands the lease back, so a standby takes over at once instead of after a lease time.
+// hands the lease back, so a standby takes over at once instead of after a lease time. With
+// `--move-back-ms`, an owner whose partition ranks another live node first hands it back the same
+// way (clients told 1012, a final snapshot, then the key deleted) and exits 75 to come back as a
+// standby: the preferred node takes the partition at once.
 import Cluster
 import Dispatch
 import Foundation
@@ -32,6 +35,9 @@ public final class ClusterRunner: Sendable {
     private let server = Mutex<Server?>(nil)
     /// Set by `shutdown`: the lease it hands back is then not a loss.
     private let isLeaving = Atomic(false)
+    /// Set when the lease manager hands the partition back to its preferred owner: the loss it
+    /// reports next is that hand-back.
+    private let isHandingBack = Atomic(false)
     /// The node's order archive, opened at start, followed from the history stream once joined,
     /// and handed to the application when the node takes the partition.
     private let history = Mutex<(archive: OrderArchive?, follower: HistoryFollower?)>((nil, nil))
@@ -75,7 +81,9 @@ public final class ClusterRunner: Sendable {
         }
         // The first heartbeat finds no stream leader while the owner has one step down
         // (`ClusterNode.separateLeaseAndHeartbeatLeaders`), which in a new cluster is as others join.
-        return try await retrying(until: deadline) { try await node.start() }
+        return try await retrying(until: deadline) {
+            try await node.start(beforeHandingBack: { [weak self] partition in await self?.stopServing(toHandBack: partition) })
+        }
     }
 
     /// How long a node keeps trying to make or find the cluster's buckets. A NATS cluster that
@@ -119,6 +127,11 @@ public final class ClusterRunner: Sendable {
                 await becomeOwner(term: term)
             case .lost(let partition, let reason):
                 guard !isLeaving.load(ordering: .acquiring) else { return }
+                if reason == .handedBack && isHandingBack.load(ordering: .acquiring) {
+                    logger.info("partition_handed_back", ["partition": "\(partition)",
+                                                          "detail": "moved back to its preferred owner; exiting to come back as a standby"])
+                    exit(Self.ownershipLostStatus)
+                }
                 fail("partition_lost", "lost the lease of \(partition) (\(reason)); exiting to come back as a standby")
             }
         }
@@ -309,16 +322,44 @@ public final class ClusterRunner: Sendable {
         exit(Self.ownershipLostStatus)
     }
 
+    /// Before the lease manager hands `partition` back to its preferred owner: serving ends as on
+    /// a clean stop, with clients told 1012 (come back: they reconnect to any node and resume).
+    /// A hand-back due while the partition is still being recovered waits until it is served,
+    /// so the stop is the one clean sequence (a failed recovery ends the process instead).
+    private func stopServing(toHandBack partition: PartitionID) async {
+        isHandingBack.store(true, ordering: .releasing)
+        logger.info("partition_handing_back", ["partition": "\(partition)", "detail": "its preferred owner is live again"])
+        var server: Server?
+        while !isLeaving.load(ordering: .acquiring) && !Task.isCancelled {
+            server = takeServer()
+            if server != nil { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        guard let server else { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                server.shutdown(closing: .serviceRestart, reason: "partition moving to another node")
+                done.resume()
+            }
+        }
+    }
+
+    /// The server, for the one caller that stops it.
+    private func takeServer() -> Server? {
+        server.withLock { server in defer { server = nil }; return server }
+    }
+
     /// A clean stop (SIGTERM): serving ends as in single-node mode (clients told 1001, a final
     /// snapshot), then the lease is handed back. Blocks.
     public func shutdown() {
         isLeaving.store(true, ordering: .releasing)
         history.withLock { $0.follower }?.stop()
-        if let server = server.withLock({ $0 }) {
+        if let server = takeServer() {
             server.shutdown()
-        } else {
+        } else if !isHandingBack.load(ordering: .acquiring) {
             standby.stop()
         }
+        // Else a hand-back has the server and is stopping it: leaving waits for that round.
         let node = node
         _ = try? blocking { await node.leave() }
     }

@@ -115,6 +115,10 @@ public struct ServerConfiguration: Sendable {
     /// How long a partition lease lasts without renewal, in milliseconds (`--lease-ms`): the
     /// bound on how long a dead node's partitions stay unserved, before their replay.
     public var leaseMilliseconds = 6_000
+    /// How long a node that rejoins must stay live before the partition it ranks first for moves
+    /// back to it, in milliseconds (`--move-back-ms`, at least a lease time); 0, the default:
+    /// the partition stays with its holder until that one stops or dies.
+    public var moveBackMilliseconds = 0
 
     /// Whether this node is one of several sharing partitions over NATS.
     public var isClustered: Bool { !natsServers.isEmpty }

@@ -206,6 +206,9 @@ enum SettingsTable {
         .integerValued("lease-ms", placeholder: "MS",
                        help: "milliseconds a node's partition lease lasts unrenewed before another node takes it",
                        range: 500...60_000, \.leaseMilliseconds),
+        .integerValued("move-back-ms", placeholder: "MS",
+                       help: "milliseconds a rejoined node stays live before the partition moves back to it (its preferred owner; at least --lease-ms); 0: never",
+                       range: 0...3_600_000, \.moveBackMilliseconds),
     ]
 
     static func named(_ name: String) -> Setting? { all.first { $0.name == name } }

@@ -3,7 +3,9 @@
 // buckets, and every tick (L/12) performs what LeasePlanner asks: takes, renewals, hand-backs.
 // What the node gains and loses comes out of `events`, in order; a partition is the node's to
 // serve between its `.acquired` and its `.lost` (after replaying its journal: acquiring a lease
-// does not make the node's state current, PartitionJournal does).
+// does not make the node's state current, PartitionJournal does). A hand-back first lets the
+// node stop serving the partition (`beforeHandingBack`), and only then deletes the key: the next
+// owner takes it at once, and finds everything the last one did in its journal and snapshot.
 //
 // Every decision is made by the table from what was read; this file only moves bytes. Writes are
 // made one at a time on the actor, so the table sees outcomes in the order they happened. Each
@@ -37,6 +39,8 @@ public actor LeaseManager {
     private var rounds: Task<Void, Never>?
     private var lastHeartbeat: ContinuousClock.Instant?
     private var isRunning = false
+    /// Run before a handed-back partition's key is deleted: the holder stops serving it.
+    private let beforeHandingBack: (@Sendable (PartitionID) async -> Void)?
 
     /// The bucket of the nodes' heartbeats.
     public static let nodesBucketName = "bb-nodes"
@@ -44,10 +48,12 @@ public actor LeaseManager {
     /// Makes (or finds) both buckets, reads every lease once and starts the rounds.
     public static func start(node: String, map: PartitionMap, partitions: [PartitionID]? = nil, jetStream: JetStream,
                              configuration: LeaseConfiguration = LeaseConfiguration(),
-                             replicas: Int = 3) async throws(NATSClientError) -> LeaseManager {
+                             replicas: Int = 3,
+                             beforeHandingBack: (@Sendable (PartitionID) async -> Void)? = nil) async throws(NATSClientError) -> LeaseManager {
         let (leases, nodes) = try await makeBuckets(in: jetStream, replicas: replicas)
         let manager = LeaseManager(node: node, map: map, partitions: partitions ?? map.allPartitions,
-                                   configuration: configuration, leases: leases, nodes: nodes)
+                                   configuration: configuration, leases: leases, nodes: nodes,
+                                   beforeHandingBack: beforeHandingBack)
         do {
             try await manager.run()
         } catch {
@@ -70,7 +76,8 @@ public actor LeaseManager {
     }
 
     private init(node: String, map: PartitionMap, partitions: [PartitionID], configuration: LeaseConfiguration,
-                 leases: KeyValueBucket, nodes: KeyValueBucket) {
+                 leases: KeyValueBucket, nodes: KeyValueBucket, beforeHandingBack: (@Sendable (PartitionID) async -> Void)?) {
+        self.beforeHandingBack = beforeHandingBack
         precondition(PartitionLease.isValidNodeID(node), "a node id is letters, digits, - and _")
         self.node = node
         self.map = map
@@ -259,9 +266,16 @@ public actor LeaseManager {
                 return false
             }
         case .handBack(let partition, _):
+            guard table.holdings[partition] != nil else { return true }
+            // Renewals and heartbeats wait meanwhile: a stop that outlasts the lease lets the next
+            // owner take the partition by expiry instead, which fencing keeps safe.
+            await beforeHandingBack?(partition)
+            // Taken by another while it stopped (an expiry): the table has reported the loss.
             guard let holding = table.holdings[partition] else { return true }
-            emit(table.release(partition, reason: .handedBack))
+            let released = table.release(partition, reason: .handedBack)
+            // Deleted before it is reported, so a node that ends on the report has handed it back.
             try? await lease(of: partition).release(holding)
+            emit(released)
         case .abandon(let partition):
             emit(table.release(partition, reason: .expired))
         }
