@@ -46,12 +46,20 @@ final class Failures: Sendable {
         let journal = try await PartitionJournal.create(partition, in: jetStream)
         let snapshots = try await SnapshotStore.create(in: jetStream)
         let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
-        let streamJournal = StreamJournal(journal: journal, snapshots: snapshots, nodeID: node, lastSequence: last,
+        let streamJournal = StreamJournal(journal: journal, snapshots: snapshots, nodeID: node, end: last,
                                           snapshotRevision: recovered.snapshotRevision,
                                           completionQueue: DispatchQueue(label: "test.commits")) { why in
             failures.note(why)
         }
         return (streamJournal, recovered)
+    }
+
+    /// The number of the first record the stream still holds.
+    func firstRecordStored(in journal: PartitionJournal) async throws -> UInt64? {
+        let info = try await journal.jetStream.streamInfo(journal.streamName)
+        guard info.lastSequence >= info.firstSequence else { return nil }
+        let message = try await journal.jetStream.message(in: journal.streamName, sequence: info.firstSequence)
+        return message.headers?[RecordBatch.firstRecordHeader].flatMap(RecordBatch.firstRecord(fromHeader:)) ?? message.sequence
     }
 
     func texts(_ recovered: RecoveredLog) -> [String] {
@@ -178,16 +186,84 @@ final class Failures: Sendable {
         }
     }
 
+    /// Appends `payloads` all within one turn of the NATS connection's loop, so the journal
+    /// starts them together; returns the outcomes in completion order.
+    func appendInOneTurn(_ payloads: [[UInt8]], to journal: StreamJournal) async -> [Result<UInt64, Journal.JournalError>] {
+        let outcomes = Mutex<[Result<UInt64, Journal.JournalError>]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            journal.partitionJournal.jetStream.connection.loop.execute {
+                let remaining = Atomic(payloads.count)
+                for payload in payloads {
+                    journal.appendRecord(payload) { result in
+                        outcomes.withLock { $0.append(result) }
+                        if remaining.subtract(1, ordering: .relaxed).newValue == 0 { done.resume() }
+                    }
+                }
+            }
+        }
+        return outcomes.withLock { $0 }
+    }
+
+    /// What a burst of commits costs the stream: one message, up to RecordBatch.maximumBytes, its
+    /// records numbered on from those of a stream written one record per message before batches;
+    /// the next owner reads both kinds back under the same numbers, and a snapshot covering a
+    /// batch names the message that ends it.
+    @Test func aBurstOfAppendsIsOneMessageAndItsRecordsKeepTheirNumbersAfterOnesStoredBeforeBatches() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "batches")
+            let plain = try await PartitionJournal.create(partition, in: JetStream(connection: connection))
+            var last: UInt64 = 0
+            for index in 1...5 { last = try await plain.append(Array("old\(index)".utf8), after: last) }
+
+            let (journal, before) = try await owner(connection, node: "a", failures: Failures())
+            #expect(texts(before) == (1...5).map { "old\($0)" })
+            let burst = (6...105).map { Array("r\($0)".utf8) }
+            #expect(await appendInOneTurn(burst, to: journal) == (6...105).map { .success(UInt64($0)) })
+            var info = try await plain.jetStream.streamInfo(plain.streamName)
+            #expect(info.lastSequence == 6, "a hundred records in one message")
+
+            // Records bigger than a message's share: 5 of 100 KiB go as 2, 2 and 1.
+            let large = (0..<5).map { index in [UInt8](repeating: UInt8(index), count: 100 * 1024) }
+            #expect(await appendInOneTurn(large, to: journal) == (106...110).map { .success(UInt64($0)) })
+            info = try await plain.jetStream.streamInfo(plain.streamName)
+            #expect(info.lastSequence == 9)
+
+            let (next, recovered) = try await owner(connection, node: "b", failures: Failures())
+            #expect(recovered.records.map(\.sequence) == (1...110).map { UInt64($0) })
+            #expect(recovered.records.prefix(105).map { String(decoding: $0.payload, as: UTF8.self) }
+                    == (1...5).map { "old\($0)" } + (6...105).map { "r\($0)" })
+            #expect(recovered.records.suffix(5).map(\.payload) == large)
+            #expect(next.nextSequence == 111)
+
+            // A snapshot through record 110 names message 9, and the stream is purged through it.
+            #expect(await appendInOneTurn([Array("r111".utf8)], to: next) == [.success(111)])
+            _ = try await offThePool { try next.storeSnapshot(Array("through 110".utf8), coveringThrough: 110, keepingRecordsAfter: 0) }
+            let stored = try #require(try await SnapshotStore(objects: next.snapshots.objects).latest(of: partition))
+            #expect(stored.sequence == 110 && stored.message == 9)
+            #expect(try await firstRecordStored(in: plain) == 111)
+            let (_, afterSnapshot) = try await owner(connection, node: "c", failures: Failures())
+            #expect(afterSnapshot.snapshotSequence == 110 && texts(afterSnapshot) == ["r111"])
+            #expect(afterSnapshot.records.map(\.sequence) == [111])
+            await connection.close()
+        }
+    }
+
     @Test func aSnapshotInTheObjectStorePlusTheStreamAfterItIsThePartition() async throws {
         try await withCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "owner")
             let (journal, _) = try await owner(connection, node: "a", failures: Failures())
-            _ = await appendAll((1...10).map { "r\($0)" }, to: journal)
+            // A snapshot is cut with no append in flight: record 8 ends a message.
+            _ = await appendAll((1...8).map { "r\($0)" }, to: journal)
+            _ = await appendInOneTurn((9...10).map { Array("r\($0)".utf8) }, to: journal)
             let stored = try await offThePool {
                 try journal.storeSnapshot(Array("state through 8".utf8), coveringThrough: 8, keepingRecordsAfter: 0)
             }
             #expect(stored.location == "bb-snapshots/p0")
-            #expect(try await journal.partitionJournal.jetStream.streamInfo("BB_P0").firstSequence == 9, "purged through the snapshot")
+            #expect(try await firstRecordStored(in: journal.partitionJournal) == 9, "purged through the snapshot")
+            // A cut inside a message is refused, and stores nothing.
+            #expect(throws: (any Error).self) {
+                try journal.storeSnapshot(Array("state through 9".utf8), coveringThrough: 9, keepingRecordsAfter: 0)
+            }
 
             let (next, recovered) = try await owner(connection, node: "b", failures: Failures())
             #expect(recovered.snapshotSequence == 8)
@@ -206,16 +282,16 @@ final class Failures: Sendable {
         try await withCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "owner")
             let (old, _) = try await owner(connection, node: "a", failures: Failures())
-            _ = await appendAll((1...10).map { "r\($0)" }, to: old)
+            for burst in [1...8, 9...9, 10...10] { _ = await appendAll(burst.map { "r\($0)" }, to: old) }
             // The next owner takes over and appends; the old one, paused, has not noticed.
             let (new, _) = try await owner(connection, node: "b", failures: Failures())
-            _ = await appendAll((11...15).map { "r\($0)" }, to: new)
+            for burst in [11...14, 15...15] { _ = await appendAll(burst.map { "r\($0)" }, to: new) }
 
             // The old owner's late snapshot lands before the new owner's first: it may stand (the
             // stream still holds everything after it), and the new owner's replaces it.
             _ = try await offThePool { try old.storeSnapshot(Array("a through 8".utf8), coveringThrough: 8, keepingRecordsAfter: 0) }
             _ = try await offThePool { try new.storeSnapshot(Array("b through 14".utf8), coveringThrough: 14, keepingRecordsAfter: 0) }
-            #expect(try await new.partitionJournal.jetStream.streamInfo("BB_P0").firstSequence == 15)
+            #expect(try await firstRecordStored(in: new.partitionJournal) == 15)
 
             // Another late one is refused, and nothing is purged or replaced.
             await #expect(throws: (any Error).self) {

@@ -108,7 +108,7 @@ import TestSupport
                 var records: [String] = []
                 let at = try await journal.recover(from: snapshots, restore: { snapshot, _ in state = snapshot.map { String(decoding: $0.state, as: UTF8.self) } },
                                                    apply: { _, bytes in records.append(String(decoding: bytes, as: UTF8.self)) })
-                return (state, records, at)
+                return (state, records, at.record)
             }
             var recovered = try await recover()
             #expect(recovered.state == "state after 5")
@@ -172,7 +172,7 @@ import TestSupport
             let end = try await reopened.recover(from: reopenedSnapshots, restore: { snapshot, _ in state = snapshot.map { String(decoding: $0.state, as: UTF8.self) } },
                                                  apply: { records.append(($0, String(decoding: $1, as: UTF8.self))) })
             #expect(state == "state after 4")
-            #expect(end == 600)
+            #expect(end == JournalEnd(message: 600, record: 600))
             #expect(records.map(\.0) == Array(5...600))
             #expect(records.map(\.1) == (5...600).map { "r\($0)" })
             await taker.close()

@@ -148,8 +148,8 @@ public final class ClusterRunner: Sendable {
                 let journal = try await node.partitionJournal()
                 let snapshots = try await node.snapshotStore()
                 let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
-                let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last == 0
-                var accounts: (PartitionJournal, RecoveredLog, UInt64)?
+                let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last.message == 0
+                var accounts: (PartitionJournal, RecoveredLog, JournalEnd)?
                 if let (accountsJournal, _) = try await node.accountsPartitionStreams(makingThem: isEmpty) {
                     let (accountsRecovered, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
                     accounts = (accountsJournal, accountsRecovered, accountsLast)
@@ -158,8 +158,8 @@ public final class ClusterRunner: Sendable {
                 return (journal, snapshots, recovered, last, try await node.sessionSecret(), accounts)
             }
             var (recovered, secret) = (cluster, current)
-            func holdsNothing(_ log: RecoveredLog, _ last: UInt64) -> Bool {
-                log.snapshot == nil && log.records.isEmpty && last == 0
+            func holdsNothing(_ log: RecoveredLog, _ last: JournalEnd) -> Bool {
+                log.snapshot == nil && log.records.isEmpty && last.message == 0
             }
             let isEmpty = holdsNothing(recovered, last) && accounts.map { holdsNothing($0.1, $0.2) } ?? true
             let isImport = isEmpty && holdsLocalState
@@ -172,12 +172,12 @@ public final class ClusterRunner: Sendable {
             }
             var storage = ClusterStorage(recovered: recovered, sessionSecret: secret, isImport: isImport, archive: archive,
                                          history: follower?.stream) { [self] queue in
-                streamJournal(journal, snapshots: snapshots, lastSequence: last, snapshotRevision: cluster.snapshotRevision,
+                streamJournal(journal, snapshots: snapshots, end: last, snapshotRevision: cluster.snapshotRevision,
                               completionQueue: queue)
             }
             if let (accountsJournal, accountsRecovered, accountsLast) = accounts {
                 storage.accountsPartition = AccountsPartitionStorage(recovered: accountsRecovered, makeJournal: { [self] queue in
-                    streamJournal(accountsJournal, snapshots: snapshots, lastSequence: accountsLast,
+                    streamJournal(accountsJournal, snapshots: snapshots, end: accountsLast,
                                   snapshotRevision: accountsRecovered.snapshotRevision, completionQueue: queue)
                 }, jetStream: node.jetStream, map: ClusterNode.map)
             }
@@ -188,8 +188,8 @@ public final class ClusterRunner: Sendable {
             try server.enableRelay(directory: node, connection: node.connection)
             self.server.withLock { $0 = server }
             logger.info("partition_serving", ["term": term, "snapshot_sequence": recovered.snapshotSequence,
-                                              "records": recovered.records.count, "journal_sequence": last,
-                                              "accounts_journal_sequence": accounts.map { "\($0.2)" } ?? "none (one journal)",
+                                              "records": recovered.records.count, "journal_sequence": last.record, "journal_message": last.message,
+                                              "accounts_journal_sequence": accounts.map { "\($0.2.record)" } ?? "none (one journal)",
                                               "ms": Int((ContinuousClock.now - started).seconds * 1000)])
             Task { await keepLeaseAndHeartbeatLeadersApart() }
         } catch {
@@ -199,10 +199,10 @@ public final class ClusterRunner: Sendable {
 
     /// A partition's stream as the application's journal: a publish with no definite answer is
     /// logged as it is tried again, and a fenced append ends the process (crash-only).
-    private func streamJournal(_ journal: PartitionJournal, snapshots: SnapshotStore, lastSequence: UInt64,
+    private func streamJournal(_ journal: PartitionJournal, snapshots: SnapshotStore, end: JournalEnd,
                                snapshotRevision: UInt64, completionQueue: DispatchQueue) -> StreamJournal {
         let logger = logger
-        return StreamJournal(journal: journal, snapshots: snapshots, nodeID: node.localNodeID, lastSequence: lastSequence,
+        return StreamJournal(journal: journal, snapshots: snapshots, nodeID: node.localNodeID, end: end,
                              snapshotRevision: snapshotRevision, completionQueue: completionQueue, onRetry: { news in
                                  switch news {
                                  case .started(let why):

@@ -1,10 +1,16 @@
 // The application's journal in a cluster: the JetStream stream of the partition this node owns
 // (docs/scale-out.md, sections 3, 4 and 6), behind the same CommitJournal as the local log.
 //
-// Appends are pipelined: each is fenced on the sequence before it and, after the first, on the
-// message id of this owner's append before it (AppendPipeline.swift says why both), carrying
-// `Nats-Msg-Id: <node>:<partition>:<sequence>`; AppendPipeline releases the acknowledgements in
-// order onto the completion queue (the publishing queue). An append with no definite answer (a
+// Records go out in batches (RecordBatch.swift): what the committers handed over by the time the
+// loop turns is one message (up to 256 KiB), so a burst of commits costs the NATS servers one
+// replication. Records keep numbers of their own (the application's sequences), one per record;
+// the stream's sequences count messages and are what the fences use.
+//
+// Messages are pipelined: each is fenced on the sequence before it and, after the first, on the
+// message id of this owner's message before it (AppendPipeline.swift says why both), carrying
+// `Nats-Msg-Id: <node>:<partition>:<message sequence>`; AppendPipeline releases the
+// acknowledgements in order, and each batch's records complete in order on the completion queue
+// (the publishing queue). An append with no definite answer (a
 // NATS server died, the stream is electing a leader) is published again with the same message id
 // and fences, with later appends held behind it, for up to the pipeline's retry bound. A refused
 // append, or one still unknown at the bound, fails with every later one, and `onFailure` is told
@@ -20,7 +26,7 @@
 // held across encoding, and the threads that commit never wait for the loop.
 //
 // Snapshots go to the object store (SnapshotStore), then the stream is purged through the
-// snapshot's sequence. That is safe because an order leaves memory only once it is in the
+// message the snapshot's last record ends. That is safe because an order leaves memory only once it is in the
 // cluster's history stream (HistoryStream.swift): every order is in the snapshot or in that
 // stream, so the archive never needs a purged record. Recovery is the latest snapshot plus a
 // replay of the stream after it (`recover`); the data directory's journal is never read.
@@ -33,9 +39,9 @@ import SocketServer
 import Synchronization
 
 final class StreamJournal: CommitJournal, @unchecked Sendable {
-    // Confinement: `pipeline`, `releasedThisTurn` and `isReleaseScheduled` are touched only on
-    // `loop.queue` (the NATS connection's loop); `handoff` and `appendedBytes` are safe from any
-    // thread.
+    // Confinement: `pipeline`, `nextRecordToStart`, `releasedThisTurn` and `isReleaseScheduled`
+    // are touched only on `loop.queue` (the NATS connection's loop); `handoff`, `messageEnds` and
+    // `appendedBytes` are safe from any thread.
     typealias Completion = @Sendable (Result<UInt64, Journal.JournalError>) -> Void
 
     let partitionJournal: PartitionJournal
@@ -50,7 +56,14 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         var payload: [UInt8]
         var completion: Completion
     }
-    typealias Pipeline = AppendPipeline<PendingAppend>
+    /// One message: consecutive records, numbered from `first`, kept until it is settled (it may
+    /// be published again, the same bytes under the same message id).
+    struct Batch: Sendable {
+        var first: UInt64
+        var appends: [PendingAppend]
+        var payload: [UInt8]
+    }
+    typealias Pipeline = AppendPipeline<Batch>
 
     /// Appends handed over and not yet started on the loop, and how many were ever handed over.
     private struct Handoff {
@@ -60,6 +73,10 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
 
     private let handoff: Mutex<Handoff>
     private var pipeline: Pipeline
+    private var nextRecordToStart: UInt64
+    /// The stored messages since the last purge, each with the number of its last record (the
+    /// first is where recovery ended): a snapshot's last record names the message to purge through.
+    private let messageEnds: Mutex<[JournalEnd]>
     private var releasedThisTurn: [Pipeline.Release] = []
     private var isReleaseScheduled = false
     private let appendedBytes = Atomic<Int>(0)
@@ -67,9 +84,10 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     /// stored only in place of that one (`storeSnapshot`).
     private let snapshotRevision: Mutex<UInt64>
 
-    /// `lastSequence`: where the stream ended when this node replayed it; the first append is
-    /// fenced on it. `snapshotRevision`: the revision of the snapshot it recovered from.
-    init(journal: PartitionJournal, snapshots: SnapshotStore, nodeID: String, lastSequence: UInt64,
+    /// `end`: where the stream ended when this node replayed it; the first message is fenced on
+    /// its last message, and records are numbered on from its last record. `snapshotRevision`:
+    /// the revision of the snapshot it recovered from.
+    init(journal: PartitionJournal, snapshots: SnapshotStore, nodeID: String, end: JournalEnd,
          snapshotRevision: UInt64 = 0,
          completionQueue: DispatchQueue, onRetry: @escaping @Sendable (RetryNews) -> Void = { _ in },
          onFailure: @escaping @Sendable (String) -> Void) {
@@ -81,8 +99,10 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         self.completionQueue = completionQueue
         self.onFailure = onFailure
         self.onRetry = onRetry
-        handoff = Mutex(Handoff(lastSequence: lastSequence))
-        pipeline = AppendPipeline(after: lastSequence)
+        handoff = Mutex(Handoff(lastSequence: end.record))
+        pipeline = AppendPipeline(after: end.message)
+        nextRecordToStart = end.record + 1
+        messageEnds = Mutex([end])
     }
 
     func appendRecord(_ payload: [UInt8], completion: @escaping Completion) {
@@ -95,17 +115,29 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         if isFirstOfBurst { loop.execute { self.startHandedOver() } }
     }
 
-    /// Starts every append handed over so far, in order. On the loop.
+    /// Starts every append handed over so far, in order, as few messages as fit. On the loop.
     private func startHandedOver() {
         let appends = handoff.withLock { handoff in
             defer { handoff.appends.removeAll(keepingCapacity: true) }
             return handoff.appends
         }
-        for append in appends {
-            switch pipeline.start(append) {
+        var start = 0
+        while start < appends.count {
+            var end = start
+            var size = 0
+            while end < appends.count,
+                  end == start || size + RecordBatch.encodedSize(of: appends[end].payload) <= RecordBatch.maximumBytes {
+                size += RecordBatch.encodedSize(of: appends[end].payload)
+                end += 1
+            }
+            let batch = Batch(first: nextRecordToStart, appends: Array(appends[start..<end]),
+                              payload: RecordBatch.encode(appends[start..<end].lazy.map(\.payload)))
+            nextRecordToStart += UInt64(end - start)
+            start = end
+            switch pipeline.start(batch) {
             case (.publish(let expected, let sequence, let followsOwnAppend), _):
                 send(Pipeline.Publish(expected: expected, sequence: sequence, followsOwnAppend: followsOwnAppend,
-                                      completion: append))
+                                      completion: batch))
             case (.refuse, let refused):
                 if let refused { release([refused], failure: nil) }
             case (.queued, _):
@@ -134,6 +166,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         let options = PublishOptions(messageID: messageID(of: publish.sequence), expectedLastSequence: publish.expected,
                                      expectedStream: journal.streamName)
         var headers = NATSHeaders()
+        headers.set(RecordBatch.firstRecordHeader, String(publish.completion.first))
         if publish.followsOwnAppend { headers.set(Self.expectedLastMessageIDHeader, messageID(of: publish.expected)) }
         let sequence = publish.sequence
         do {
@@ -186,6 +219,10 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         if let failure { onFailure(failure) }
         guard !released.isEmpty else { return }
         releasedThisTurn.append(contentsOf: released)
+        let stored = released.compactMap { entry in
+            entry.sequence.map { JournalEnd(message: $0, record: entry.completion.first + UInt64(entry.completion.appends.count) - 1) }
+        }
+        if !stored.isEmpty { messageEnds.withLock { $0 += stored } }
         guard !isReleaseScheduled else { return }
         isReleaseScheduled = true
         loop.execute {
@@ -194,7 +231,10 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
             self.releasedThisTurn.removeAll(keepingCapacity: true)
             self.completionQueue.async {
                 for entry in due {
-                    entry.completion.completion(entry.sequence.map { .success($0) } ?? .failure(.closed))
+                    let batch = entry.completion
+                    for (offset, append) in batch.appends.enumerated() {
+                        append.completion(entry.sequence == nil ? .failure(.closed) : .success(batch.first + UInt64(offset)))
+                    }
                 }
             }
         }
@@ -215,15 +255,19 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     func storeSnapshot(_ contents: [UInt8], inboxStates: InboxStates, coveringThrough sequence: UInt64,
                        keepingRecordsAfter bound: UInt64) throws -> StoredSnapshot {
         let (journal, snapshots) = (partitionJournal, snapshots)
+        // A cut is made with no commit in flight, so its last record ends a stored message.
+        guard let message = messageEnds.withLock({ ends in ends.last { $0.record == sequence }?.message }) else {
+            throw ClusterError("record \(sequence) of \(journal.partition) ends no stored message; a snapshot cut it in two")
+        }
         let snapshot = PartitionSnapshot(partition: journal.partition, sequence: sequence, state: contents,
-                                         outbox: inboxStates.outbox, inbox: inboxStates.reader)
+                                         outbox: inboxStates.outbox, inbox: inboxStates.reader, message: message)
         let expected = snapshotRevision.withLock { $0 }
         let stored = try blocking { () async throws -> UInt64 in
             var revision = expected
             for _ in 0..<Self.snapshotAttempts {
                 do {
                     revision = try await snapshots.save(snapshot, replacing: revision)
-                    try await journal.purge(through: sequence)
+                    try await journal.purge(through: message)
                     return revision
                 } catch Cluster.JournalError.snapshotReplaced {
                     let (other, otherRevision) = try await snapshots.latestWithRevision(of: journal.partition)
@@ -237,9 +281,10 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
             throw ClusterError("the snapshot of \(journal.partition) kept being replaced by other nodes' meanwhile")
         }
         snapshotRevision.withLock { $0 = stored }
+        messageEnds.withLock { ends in ends.removeAll { $0.message < message } }
         return StoredSnapshot(location: "\(SnapshotStore.bucketName)/\(journal.partition)", contentBytes: contents.count,
                               storedBytes: snapshot.encoded().count,
-                              removed: ["\(journal.streamName) through \(sequence)"])
+                              removed: ["\(journal.streamName) through message \(message) (record \(sequence))"])
     }
 
     /// Memory is never rebuilt in place in a cluster: a failed append ends the ownership.
@@ -259,10 +304,10 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     }
 
     /// The partition as stored: its latest snapshot and every record after it, up to the
-    /// stream's end when called.
-    static func recover(_ journal: PartitionJournal, from snapshots: SnapshotStore) async throws -> (RecoveredLog, lastSequence: UInt64) {
+    /// stream's end when called, and where that end is.
+    static func recover(_ journal: PartitionJournal, from snapshots: SnapshotStore) async throws -> (RecoveredLog, end: JournalEnd) {
         var recovered = RecoveredLog(snapshot: nil, snapshotSequence: 0, records: [])
-        let last = try await journal.recover(from: snapshots, restore: { snapshot, revision in
+        let end = try await journal.recover(from: snapshots, restore: { snapshot, revision in
             recovered.snapshot = snapshot?.state
             recovered.snapshotSequence = snapshot?.sequence ?? 0
             recovered.inboxStates = InboxStates(outbox: snapshot?.outbox, reader: snapshot?.inbox)
@@ -270,7 +315,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         }, apply: { sequence, record in
             recovered.records.append(JournalRecord(sequence: sequence, payload: record))
         })
-        return (recovered, last)
+        return (recovered, end)
     }
 
     /// Conditional saves tried before giving up, each after another node's snapshot was found

@@ -1,6 +1,7 @@
 // A partition's journal as a JetStream stream (docs/scale-out.md, sections 3 and 6): stream
 // `BB_P<n>` (`BB_A<n>` for accounts) on subject `bb.journal.p<n>`, three replicas in a cluster,
-// file storage, one message per record, the stream sequence the record's sequence.
+// file storage. A message is one record, numbered by its stream sequence, or a batch of records
+// numbered on from the last (RecordBatch.swift); the fence counts messages.
 //
 // Append is the commit point: a publish fenced with `Nats-Expected-Last-Sequence`, acknowledged
 // only once a quorum stored it. The fence is what makes ownership safe. The owner appends after
@@ -29,6 +30,8 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     case unavailable(PartitionID, NATSClientError)
     /// The stored snapshot is not one this code wrote (see PartitionSnapshot).
     case corruptSnapshot(PartitionID, String)
+    /// A stored message is not a record or batch this code wrote (see RecordBatch).
+    case corruptRecord(PartitionID, message: UInt64, String)
     /// Another node stored the partition's snapshot since the revision a conditional save expected.
     case snapshotReplaced(PartitionID)
 
@@ -40,6 +43,7 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
             "journal of \(partition) lacks records \(from)...\(through) and no snapshot covers them"
         case .unavailable(let partition, let error): "journal of \(partition) unavailable: \(error)"
         case .corruptSnapshot(let partition, let why): "snapshot of \(partition) unreadable: \(why)"
+        case .corruptRecord(let partition, let message, let why): "journal of \(partition) unreadable at message \(message): \(why)"
         case .snapshotReplaced(let partition): "snapshot of \(partition) was replaced by another node's meanwhile"
         }
     }
@@ -99,38 +103,68 @@ public struct PartitionJournal: Sendable {
         }
     }
 
-    /// Every record after `sequence`, in order, up to the journal's end as it was when called;
-    /// returns the last sequence passed to `apply` (or `sequence` when there were none).
-    public func replay(after sequence: UInt64, batch: Int = 256,
-                       _ apply: (_ sequence: UInt64, _ record: [UInt8]) throws -> Void) async throws -> UInt64 {
+    /// Every record after record number `record`, in order, up to the journal's end as it was
+    /// when called, read from the message after `message`, the stream sequence of the message
+    /// that record ends (nil: the same number, as in a stream written before batches). Returns
+    /// where the journal ended. Records are numbered as RecordBatch says; a number that skips is
+    /// a hole, refused as `missingRecords`.
+    public func replay(after record: UInt64, message: UInt64? = nil, batch: Int = 256,
+                       _ apply: (_ record: UInt64, _ payload: [UInt8]) throws -> Void) async throws -> JournalEnd {
+        let start = message ?? record
         let info: StreamInfo
         do {
             info = try await jetStream.streamInfo(streamName)
         } catch {
             throw JournalError.unavailable(partition, error)
         }
-        guard info.lastSequence > sequence else { return sequence }
-        if info.firstSequence > sequence + 1 {
-            throw JournalError.missingRecords(partition, from: sequence + 1, through: info.firstSequence - 1)
+        var end = JournalEnd(message: start, record: record)
+        guard info.lastSequence > start else { return end }
+        if info.firstSequence > start + 1 {
+            throw JournalError.missingRecords(partition, from: record + 1, through: record + (info.firstSequence - 1 - start))
         }
-        var last = sequence
         do {
-            while last < info.lastSequence {
-                let end = min(info.lastSequence, last + UInt64(max(1, batch)))
-                for message in try await jetStream.messages(in: streamName, sequences: (last + 1)...end) {
-                    guard message.sequence == last + 1 else {
-                        throw JournalError.missingRecords(partition, from: last + 1, through: message.sequence - 1)
+            while end.message < info.lastSequence {
+                let last = min(info.lastSequence, end.message + UInt64(max(1, batch)))
+                for message in try await jetStream.messages(in: streamName, sequences: (end.message + 1)...last) {
+                    guard message.sequence == end.message + 1 else {
+                        throw JournalError.missingRecords(partition, from: end.record + 1, through: end.record + (message.sequence - 1 - end.message))
                     }
-                    try apply(message.sequence, message.payload)
-                    last = message.sequence
+                    let (first, records) = try Self.records(of: message, in: partition)
+                    for (offset, payload) in records.enumerated() {
+                        let number = first + UInt64(offset)
+                        guard number == end.record + 1 else {
+                            throw number <= end.record
+                                ? JournalError.corruptRecord(partition, message: message.sequence,
+                                                             "record \(number) again after record \(end.record)")
+                                : JournalError.missingRecords(partition, from: end.record + 1, through: number - 1)
+                        }
+                        try apply(number, payload)
+                        end.record = number
+                    }
+                    end.message = message.sequence
                 }
             }
         } catch NATSClientError.jetStream(let error) where error.errorCode == JetStreamError.noMessageFound {
-            throw JournalError.missingRecords(partition, from: last + 1, through: info.lastSequence)
+            throw JournalError.missingRecords(partition, from: end.record + 1, through: end.record + (info.lastSequence - end.message))
         } catch let error as NATSClientError {
             throw JournalError.unavailable(partition, error)
         }
-        return last
+        return end
+    }
+
+    /// A stored message's first record number and records: a batch (RecordBatch), or one record
+    /// numbered by its stream sequence.
+    static func records(of message: StoredMessage, in partition: PartitionID) throws(JournalError) -> (first: UInt64, records: [[UInt8]]) {
+        guard let header = message.headers?[RecordBatch.firstRecordHeader] else {
+            return (message.sequence, [message.payload])
+        }
+        guard let first = RecordBatch.firstRecord(fromHeader: header) else {
+            throw .corruptRecord(partition, message: message.sequence, "\(RecordBatch.firstRecordHeader) is \(header), not a record number")
+        }
+        guard let records = RecordBatch.decode(message.payload) else {
+            throw .corruptRecord(partition, message: message.sequence, "a batch whose records are cut short")
+        }
+        return (first, records)
     }
 
     /// Removes the records up to and including `sequence` (after a snapshot covering them is stored).

@@ -7,8 +7,10 @@
 // BangbangStorage snapshot or a partition's half of one). Format 2 follows the state with what
 // carries the partition's personal events over the inbox (section 7b): a count of sections, then
 // each section a kind byte (0 the state, 1 the outbox, 2 the inbox reader), a 4-byte big-endian
-// length and its bytes (InboxProtocol's encoding for the last two);
-// without either, format 1 is written, which nodes from before the inbox read. The object store
+// length and its bytes (InboxProtocol's encoding for the last two), and 3 the stream sequence of
+// the message the state ends with (8 bytes, big-endian), present only once the journal holds
+// batches (RecordBatch.swift), when it is no longer the last record's number;
+// without any of them, format 1 is written, which nodes from before the inbox read. The object store
 // checks size and SHA-256 on read; the header is checked here, so a snapshot of another
 // partition or format is refused, never applied.
 import NATSClient
@@ -23,13 +25,18 @@ public struct PartitionSnapshot: Sendable, Equatable {
     /// An account partition's inbox reader: how far its inbox is applied to the personal streams
     /// `state` holds (InboxStateCodec).
     public var inbox: [UInt8]?
+    /// The stream sequence of the journal message whose last record is `sequence`; nil when it is
+    /// `sequence` itself (a journal with no batch before it).
+    public var message: UInt64?
 
-    public init(partition: PartitionID, sequence: UInt64, state: [UInt8], outbox: [UInt8]? = nil, inbox: [UInt8]? = nil) {
+    public init(partition: PartitionID, sequence: UInt64, state: [UInt8], outbox: [UInt8]? = nil, inbox: [UInt8]? = nil,
+                message: UInt64? = nil) {
         self.partition = partition
         self.sequence = sequence
         self.state = state
         self.outbox = outbox
         self.inbox = inbox
+        self.message = message == sequence ? nil : message
     }
 
     static let magic = Array("BBPS".utf8)
@@ -38,10 +45,13 @@ public struct PartitionSnapshot: Sendable, Equatable {
     static let stateKind: UInt8 = 0
     static let outboxKind: UInt8 = 1
     static let inboxKind: UInt8 = 2
+    static let messageKind: UInt8 = 3
 
     public func encoded() -> [UInt8] {
         let name = Array(partition.description.utf8)
-        let sections = [(Self.outboxKind, outbox), (Self.inboxKind, inbox)].compactMap { kind, bytes in bytes.map { (kind, $0) } }
+        let position = message.map { message in stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: message >> UInt64($0)) } }
+        let sections = [(Self.outboxKind, outbox), (Self.inboxKind, inbox), (Self.messageKind, position)]
+            .compactMap { kind, bytes in bytes.map { (kind, $0) } }
         var bytes = Self.magic
         bytes.append(sections.isEmpty ? Self.plainVersion : Self.sectionedVersion)
         bytes.append(UInt8(name.count))
@@ -94,7 +104,7 @@ public struct PartitionSnapshot: Sendable, Equatable {
             for byte in bytes[(offset + 1)..<(offset + 5)] { length = length << 8 | Int(byte) }
             offset += 5
             guard bytes.count - offset >= length else { throw .corruptSnapshot(partition, "section \(kind) is cut short") }
-            guard kind <= Self.inboxKind, sections[kind] == nil else {
+            guard kind <= Self.messageKind, sections[kind] == nil else {
                 throw .corruptSnapshot(partition, "section \(kind) is unknown or appears twice")
             }
             sections[kind] = Array(bytes[offset..<(offset + length)])
@@ -102,8 +112,17 @@ public struct PartitionSnapshot: Sendable, Equatable {
         }
         guard offset == bytes.count else { throw .corruptSnapshot(partition, "bytes follow the last section") }
         guard let state = sections[Self.stateKind] else { throw .corruptSnapshot(partition, "the state's section is missing") }
+        var message: UInt64?
+        if let position = sections[Self.messageKind] {
+            guard position.count == 8 else { throw .corruptSnapshot(partition, "the message section is not 8 bytes") }
+            let value = position.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            guard value < sequence else {
+                throw .corruptSnapshot(partition, "message \(value) cannot end record \(sequence): a message holds at least one record")
+            }
+            message = value
+        }
         self.init(partition: partition, sequence: sequence, state: state, outbox: sections[Self.outboxKind],
-                  inbox: sections[Self.inboxKind])
+                  inbox: sections[Self.inboxKind], message: message)
     }
 }
 
@@ -170,11 +189,12 @@ public struct SnapshotStore: Sendable {
 extension PartitionJournal {
     /// Rebuilds the partition: `restore` gets the latest snapshot (nil when there is none) and its
     /// revision (what the owner's next snapshot replaces), then `apply` every record after it.
-    /// Returns the journal sequence the state is now at: the owner's next append is fenced on it.
+    /// Returns where the journal ends: the owner's next append is fenced on its last message,
+    /// and numbers its records on from the last record.
     public func recover(from snapshots: SnapshotStore, restore: (PartitionSnapshot?, _ revision: UInt64) throws -> Void,
-                        apply: (_ sequence: UInt64, _ record: [UInt8]) throws -> Void) async throws -> UInt64 {
+                        apply: (_ record: UInt64, _ payload: [UInt8]) throws -> Void) async throws -> JournalEnd {
         let (snapshot, revision) = try await snapshots.latestWithRevision(of: partition)
         try restore(snapshot, revision)
-        return try await replay(after: snapshot?.sequence ?? 0, apply)
+        return try await replay(after: snapshot?.sequence ?? 0, message: snapshot?.message, apply)
     }
 }

@@ -32,13 +32,13 @@ import TestSupport
         let (boardsLog, boardsLast) = try await StreamJournal.recover(boardsJournal, from: snapshots)
         let (accountsLog, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
         let accountsPartition = AccountsPartitionStorage(recovered: accountsLog, makeJournal: { queue in
-            StreamJournal(journal: accountsJournal, snapshots: snapshots, nodeID: node, lastSequence: accountsLast,
+            StreamJournal(journal: accountsJournal, snapshots: snapshots, nodeID: node, end: accountsLast,
                           snapshotRevision: accountsLog.snapshotRevision,
                           completionQueue: queue, onFailure: { _ in })
         }, jetStream: jetStream)
         return ClusterStorage(recovered: importing ?? boardsLog, sessionSecret: Self.secret, isImport: importing != nil,
                               makeJournal: { queue in
-            StreamJournal(journal: boardsJournal, snapshots: snapshots, nodeID: node, lastSequence: boardsLast,
+            StreamJournal(journal: boardsJournal, snapshots: snapshots, nodeID: node, end: boardsLast,
                           snapshotRevision: boardsLog.snapshotRevision,
                           completionQueue: queue, onFailure: { _ in })
         }, accountsPartition: accountsPartition)
