@@ -23,7 +23,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Tests", "e2e"))
 
 from bbclient import Client, fresh_phone  # noqa: E402
-from nats_cluster import NatsCluster, free_ports  # noqa: E402
+from nats_cluster import NatsCluster, free_ports, jetstream_request  # noqa: E402
 from test_cluster_failover import Node, wait_until  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -75,7 +75,11 @@ def loadtest_durable(url, publishes, clients):
                     "--duration", str(max(1, publishes // 1000)), "--quiet", "--json", results],
                    check=True, stdout=subprocess.DEVNULL)
     elapsed = time.monotonic() - started
-    count = json.load(open(results))["counters"]["acknowledged_publishes"]
+    result = json.load(open(results))
+    count = result["counters"]["acknowledged_publishes"]
+    metrics = result.get("metrics", {})
+    if "acknowledgement_p50_ms" in metrics:
+        print(f"  acknowledgement p50 {metrics['acknowledgement_p50_ms']:.2f} ms, p99 {metrics['acknowledgement_p99_ms']:.2f} ms")
     os.unlink(results)
     return count, elapsed
 
@@ -91,6 +95,7 @@ def measure(label, url, pids, publishes, clients):
     total = sum(spent.values()) / count * 1e6
     print(f"{label}: {count} publishes in {elapsed:.1f} s ({count / elapsed:.0f}/s); CPU per publish, net of idle: "
           f"{parts}; total {total:.0f} µs")
+    return count
 
 
 @contextlib.contextmanager
@@ -131,7 +136,15 @@ def main():
     with clustered_nodes(directory, 2, LOAD_OPTIONS) as (nats, nodes):
         pids = {"owner": nodes[0].process.pid, "standby": nodes[1].process.pid}
         pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
-        measure("clustered owner (3 NATS, R3)", nodes[0].url, pids, publishes, clients)
+        count = measure("clustered owner (3 NATS, R3)", nodes[0].url, pids, publishes, clients)
+        # Messages each stream took for them (the warm-up's few included): a batch is one message.
+        streams = []
+        for stream in ("BB_P0", "BB_A0", "BB_I0"):
+            info = jetstream_request(nats.client_ports[0], f"$JS.API.STREAM.INFO.{stream}")
+            if "error" not in info:
+                messages = info["state"]["last_seq"]
+                streams.append(f"{stream} {messages} ({count / max(1, messages):.1f} publishes per message)")
+        print("stream messages: " + ", ".join(streams))
 
 if __name__ == "__main__":
     main()

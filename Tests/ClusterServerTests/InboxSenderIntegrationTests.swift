@@ -125,6 +125,34 @@ import TestSupport
         }
     }
 
+    /// Records handed over one at a time, each in a turn of its own, while the inbox answers:
+    /// one message per partition is on the wire at a time, and what arrives meanwhile goes out
+    /// together, so the inbox holds far fewer messages than there were records (one each without
+    /// the window), with every event applied once, in order.
+    @Test func recordsThatArriveWhileAMessageIsUnansweredGoOutTogether() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, first: 0, name: "source")
+            let jetStream = JetStream(connection: connection)
+            let inbox = try await PartitionInbox.create(Self.partitions[0], in: jetStream)
+            let source = InboxSource(space: .boards, index: 3)
+            let sender = InboxSender(jetStream: jetStream, outbox: InboxOutbox(source: source))
+            let records = UInt64(200)
+            for sequence in 1...records {
+                sender.send(journalSequence: sequence, at: 1_796_099_188_971, eventsByDestination: [
+                    (0, [InboxEvent(user: 2 * sequence, name: "order.changed", data: Array("#\(sequence)".utf8))]),
+                ])
+                // Far less than a replicated publish's round trip: each record is a turn of its own.
+                try await Task.sleep(for: .microseconds(100))
+            }
+            try await eventually(timeoutSeconds: 20, "every record delivered") { sender.undeliveredCount == 0 }
+            let messages = try await jetStream.streamInfo(inbox.streamName).lastSequence
+            print("InboxSenderIntegrationTests: \(records) records handed over one at a time went in \(messages) messages")
+            #expect(messages < records / 2, "\(messages) messages for \(records) records")
+            let (applied, copies, outOfOrder) = try await Self.applied(inbox)
+            #expect(applied[source] == Array(1...records) && copies == 0 && outOfOrder == 0)
+        }
+    }
+
     /// Messages as large as the codec allows are stored and read back: `STREAM.MSG.GET` answers
     /// with the message in base64 inside JSON, and that answer must fit one NATS message too.
     /// (With 1 MiB messages every read of a full one timed out.)

@@ -248,6 +248,31 @@ final class Failures: Sendable {
         }
     }
 
+    /// Commits that arrive one at a time while a message is unanswered wait for it and go out
+    /// together in the next (group commit): the stream holds far fewer messages than records (one
+    /// each without the window), and each record completes at its own number, in order.
+    @Test func appendsThatArriveWhileAMessageIsUnansweredGoOutTogether() async throws {
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "group-commit")
+            let (journal, _) = try await owner(connection, node: "a", failures: Failures())
+            let records = 200
+            let outcomes = Mutex<[Result<UInt64, Journal.JournalError>]>([])
+            for index in 1...records {
+                journal.appendRecord(Array("r\(index)".utf8)) { result in outcomes.withLock { $0.append(result) } }
+                // Far less than a replicated append's round trip: each record is a turn of its own.
+                try await Task.sleep(for: .microseconds(100))
+            }
+            try await eventually(timeoutSeconds: 20, "every append completed") { outcomes.withLock { $0.count } == records }
+            #expect(outcomes.withLock { $0 } == (1...records).map { .success(UInt64($0)) })
+            let messages = try await journal.partitionJournal.lastSequence()
+            print("StreamJournalIntegrationTests: \(records) appends made one at a time went in \(messages) messages")
+            #expect(messages < UInt64(records / 2), "\(messages) messages for \(records) records")
+            let (_, recovered) = try await owner(connection, node: "b", failures: Failures())
+            #expect(texts(recovered) == (1...records).map { "r\($0)" })
+            await connection.close()
+        }
+    }
+
     @Test func aSnapshotInTheObjectStorePlusTheStreamAfterItIsThePartition() async throws {
         try await withCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "owner")

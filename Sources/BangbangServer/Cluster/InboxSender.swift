@@ -5,6 +5,10 @@
 // messages per account partition however many records the burst held. The stream's answers
 // come back on the same loop, where the outbox lives, so an answer costs no lock and no thread hop.
 //
+// One message per account partition is on the wire at a time: what is added for a partition while
+// its message is unanswered goes out together in the next (group commit, as the journal's, in
+// StreamJournal.swift), so a busy source costs each inbox few replications.
+//
 // A failed publish (refused, timed out, connection lost) makes the outbox send again everything
 // of that partition not yet delivered. The partition is paused first (50 ms, doubling to 2 s
 // while failures go on, back to 50 ms after an acknowledgement), and what is added for it
@@ -18,8 +22,8 @@ import SocketServer
 import Synchronization
 
 final class InboxSender: @unchecked Sendable {
-    // Confinement: `outbox`, `pauses` and `paused` are touched only on `loop` (the NATS
-    // connection's loop); `handoff`, `inTransit` and `undelivered` are safe from any thread.
+    // Confinement: `outbox`, `pauses`, `paused` and `unanswered` are touched only on `loop` (the
+    // NATS connection's loop); `handoff`, `inTransit` and `undelivered` are safe from any thread.
     typealias Record = (journalSequence: UInt64, at: Int64, eventsByDestination: [(destination: UInt16, events: [InboxEvent])])
 
     /// What is handed over to the loop, in order: a snapshot's request for the outbox's state
@@ -35,6 +39,9 @@ final class InboxSender: @unchecked Sendable {
     private var outbox: InboxOutbox
     private var pauses: [UInt16: Int] = [:]
     private var paused: Set<UInt16> = []
+    /// Publishes sent and not yet answered, by account partition: while one is, nothing more is
+    /// sent there.
+    private var unanswered: [UInt16: Int] = [:]
     /// Records (and state requests) handed over and not yet added to the outbox, in journal order.
     private let handoff = Mutex<[Handed]>([])
     private let undelivered = Atomic<Int>(0)
@@ -110,9 +117,12 @@ final class InboxSender: @unchecked Sendable {
         publishReady()
     }
 
-    /// Publishes every entry not yet sent to a partition that is not paused.
+    /// Publishes every entry not yet sent to a partition that is neither paused nor waiting for an
+    /// answer.
     private func publishReady() {
-        for publish in outbox.publishes(excluding: paused) {
+        let waiting = paused.union(unanswered.keys)
+        for publish in outbox.publishes(excluding: waiting) {
+            unanswered[publish.destination, default: 0] += 1
             do {
                 try jetStream.startPublish(PartitionInbox.subject(of: PartitionID(space: .accounts, index: Int(publish.destination))),
                                            payload: InboxCodec.encode(publish.message)) { [self] result in
@@ -128,7 +138,15 @@ final class InboxSender: @unchecked Sendable {
         undelivered.store(outbox.pendingCount, ordering: .releasing)
     }
 
+    /// Every publish gets one answer (an acknowledgement, or a failure: a timeout at the latest).
+    private func answered(_ publish: InboxOutbox.Publish) {
+        let left = (unanswered[publish.destination] ?? 1) - 1
+        unanswered[publish.destination] = left > 0 ? left : nil
+    }
+
     private func acknowledged(_ publish: InboxOutbox.Publish, storedAt sequence: UInt64) {
+        answered(publish)
+        defer { publishReady() }
         outbox.acknowledged(publish)
         if !paused.contains(publish.destination) { pauses[publish.destination] = nil }
         undelivered.store(outbox.pendingCount, ordering: .releasing)
@@ -142,7 +160,12 @@ final class InboxSender: @unchecked Sendable {
     }
 
     private func failed(_ publish: InboxOutbox.Publish, _ error: NATSClientError) {
-        guard outbox.failed(publish) else { return }
+        answered(publish)
+        guard outbox.failed(publish) else {
+            // An earlier attempt's answer: what waited behind it may go now.
+            loop.execute { [self] in publishReady() }
+            return
+        }
         onFailure(publish.destination, error)
         let destination = publish.destination
         let pause = pauses[destination] ?? Self.firstPauseMilliseconds

@@ -10,25 +10,25 @@
 // message id of this owner's message before it (AppendPipeline.swift says why both), carrying
 // `Nats-Msg-Id: <node>:<partition>:<message sequence>`; AppendPipeline releases the
 // acknowledgements in order, and each batch's records complete in order on the completion queue
-// (the publishing queue). An append with no definite answer (a
-// NATS server died, the stream is electing a leader) is published again with the same message id
-// and fences, with later appends held behind it, for up to the pipeline's retry bound. A refused
-// append, or one still unknown at the bound, fails with every later one, and `onFailure` is told
-// once: the node stops owning the partition (crash-only, the process exits and comes back as a
-// standby). Those appends complete with `.closed`, which the application treats as "shutting
-// down": it answers `storage_unavailable` and does not try to rebuild memory in place.
+// (the publishing queue). A message with no definite answer (a NATS server died, the stream is
+// electing a leader) is published again with the same message id and fences, with later ones
+// held behind it, for up to the pipeline's retry bound. A refused message, or one still unknown
+// at the bound, fails with every later one, and `onFailure` is told once: the node stops owning
+// the partition (crash-only, the process exits and comes back as a standby). Their records
+// complete with `.closed`, which the application treats as "shutting down": it answers
+// `storage_unavailable` and does not try to rebuild memory in place.
 //
 // The pipeline lives on the NATS connection's loop, where the stream's answers arrive: an
 // append is handed over under a short lock (the first of a burst schedules one turn of the loop),
-// the loop starts the burst's appends in the order they were handed over, queues them on the
-// connection, reads each acknowledgement in a callback, and sends the completions released
+// the loop batches the burst's appends in the order they were handed over, queues the messages
+// on the connection, reads each acknowledgement in a callback, and sends the completions released
 // during one turn to the completion queue in one block. So an append costs no task and no lock
 // held across encoding, and the threads that commit never wait for the loop.
 //
 // Snapshots go to the object store (SnapshotStore), then the stream is purged through the
-// message the snapshot's last record ends. That is safe because an order leaves memory only once it is in the
-// cluster's history stream (HistoryStream.swift): every order is in the snapshot or in that
-// stream, so the archive never needs a purged record. Recovery is the latest snapshot plus a
+// message the snapshot's last record ends. That is safe because an order leaves memory only once
+// it is in the cluster's history stream (HistoryStream.swift): every order is in the snapshot or
+// in that stream, so the archive never needs a purged record. Recovery is the latest snapshot plus a
 // replay of the stream after it (`recover`); the data directory's journal is never read.
 import Cluster
 import Dispatch
@@ -51,16 +51,17 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     private let completionQueue: DispatchQueue
     private let onFailure: @Sendable (String) -> Void
     private let onRetry: @Sendable (RetryNews) -> Void
-    /// An append's record, kept until it is settled: it may be published again.
+    /// An append handed over, until the loop puts it in a batch.
     struct PendingAppend: Sendable {
         var payload: [UInt8]
         var completion: Completion
     }
     /// One message: consecutive records, numbered from `first`, kept until it is settled (it may
-    /// be published again, the same bytes under the same message id).
+    /// be published again, the same bytes under the same message id), with each record's
+    /// completion.
     struct Batch: Sendable {
         var first: UInt64
-        var appends: [PendingAppend]
+        var completions: [Completion]
         var payload: [UInt8]
     }
     typealias Pipeline = AppendPipeline<Batch>
@@ -115,8 +116,18 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         if isFirstOfBurst { loop.execute { self.startHandedOver() } }
     }
 
-    /// Starts every append handed over so far, in order, as few messages as fit. On the loop.
+    /// Messages on the wire at once, at most: while one is, what the committers hand over waits
+    /// and goes out together in the next message (group commit, as the local journal's batches),
+    /// so the busier the partition, the more each replication carries. A lone commit goes at once.
+    /// One measured best (docs/scale-out.md, section 12): with more, a message rarely waited long
+    /// enough to carry much, and the NATS servers' share per publish went back up.
+    static let maximumMessagesInFlight = 1
+
+    /// Starts every append handed over so far, in order, as few messages as fit, once fewer than
+    /// `maximumMessagesInFlight` are on the wire (or at once, to refuse them, once appends fail).
+    /// On the loop.
     private func startHandedOver() {
+        guard pipeline.inFlightCount < Self.maximumMessagesInFlight || pipeline.failure != nil else { return }
         let appends = handoff.withLock { handoff in
             defer { handoff.appends.removeAll(keepingCapacity: true) }
             return handoff.appends
@@ -130,7 +141,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
                 size += RecordBatch.encodedSize(of: appends[end].payload)
                 end += 1
             }
-            let batch = Batch(first: nextRecordToStart, appends: Array(appends[start..<end]),
+            let batch = Batch(first: nextRecordToStart, completions: appends[start..<end].map(\.completion),
                               payload: RecordBatch.encode(appends[start..<end].lazy.map(\.payload)))
             nextRecordToStart += UInt64(end - start)
             start = end
@@ -192,6 +203,8 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         if let (duration, rounds) = step.retrySettled { onRetry(.settled(duration, rounds: rounds)) }
         release(step.released, failure: step.newFailure)
         for publish in step.publish { send(publish) }
+        // A message settled: what waited behind the window goes out.
+        if !step.released.isEmpty { startHandedOver() }
         if let delay = step.retryAfter {
             let milliseconds = Int(delay.components.seconds * 1_000 + delay.components.attoseconds / 1_000_000_000_000_000)
             loop.schedule(afterMilliseconds: max(1, milliseconds)) {
@@ -220,7 +233,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         guard !released.isEmpty else { return }
         releasedThisTurn.append(contentsOf: released)
         let stored = released.compactMap { entry in
-            entry.sequence.map { JournalEnd(message: $0, record: entry.completion.first + UInt64(entry.completion.appends.count) - 1) }
+            entry.sequence.map { JournalEnd(message: $0, record: entry.completion.first + UInt64(entry.completion.completions.count) - 1) }
         }
         if !stored.isEmpty { messageEnds.withLock { $0 += stored } }
         guard !isReleaseScheduled else { return }
@@ -232,8 +245,8 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
             self.completionQueue.async {
                 for entry in due {
                     let batch = entry.completion
-                    for (offset, append) in batch.appends.enumerated() {
-                        append.completion(entry.sequence == nil ? .failure(.closed) : .success(batch.first + UInt64(offset)))
+                    for (offset, completion) in batch.completions.enumerated() {
+                        completion(entry.sequence == nil ? .failure(.closed) : .success(batch.first + UInt64(offset)))
                     }
                 }
             }
