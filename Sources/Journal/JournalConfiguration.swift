@@ -62,6 +62,11 @@ public struct JournalConfiguration: Sendable {
     /// rely on; the server turns it on.
     public var preallocationSize = 0
 
+    /// Told of every batch written: how many records it held and how long its write (and its
+    /// fdatasync under `.always`) took. For metrics: it runs on the writer's thread, between
+    /// batches, so it must be quick. Default nil.
+    public var batchObserver: (@Sendable (_ records: Int, _ seconds: Double) -> Void)?
+
     /// The system calls this journal makes, and the faults they inject.
     /// Default `.live`: the real calls. Tests hand in a layer with a fault rule; it affects this
     /// journal only.

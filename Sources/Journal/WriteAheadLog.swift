@@ -262,7 +262,12 @@ public final class WriteAheadLog: Sendable {
                 return (bytes, waiters)
             }
             guard var batch else { return }
+            let started = ContinuousClock.now
             let result = commit(batch.bytes, firstSequence: batch.waiters[0].sequence)
+            if let observer = configuration.batchObserver, case .success = result {
+                let elapsed = (ContinuousClock.now - started).components
+                observer(batch.waiters.count, Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+            }
             if let completionQueue = configuration.completionQueue {
                 let waiters = batch.waiters
                 completionQueue.async { Self.complete(waiters, with: result) }

@@ -273,6 +273,45 @@ final class Failures: Sendable {
         }
     }
 
+    /// What batches save a take-over: the same records replayed from a stream of one record per
+    /// message (as before batches) and from one of batches as a busy owner writes them (eight
+    /// records a message). Release build:
+    /// `REPLAY_BENCHMARK=20000 swift test -c release --build-path .build-rel -Xswiftc -enable-testing --filter StreamJournalIntegrationTests/measure`
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["REPLAY_BENCHMARK"] != nil))
+    func measureReplayOfSingleRecordsAndOfBatches() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["REPLAY_BENCHMARK"] ?? "") ?? 20_000
+        try await withCluster { cluster in
+            let connection = try await connectClient(to: cluster, name: "replay")
+            let jetStream = JetStream(connection: connection)
+            let snapshots = try await SnapshotStore.create(in: jetStream)
+            let record = { (index: Int) in Array("record \(index) ".utf8) + [UInt8](repeating: 0x2A, count: 180) }
+            let single = try await PartitionJournal.create(PartitionID(space: .boards, index: 1), in: jetStream)
+            for start in stride(from: 0, to: count, by: 1_000) {
+                let pending = try (start..<min(count, start + 1_000)).map { index in
+                    try jetStream.startPublish(single.subject, payload: record(index))
+                }
+                for acknowledgement in pending { _ = try await acknowledgement.acknowledgement() }
+            }
+            let batched = try await PartitionJournal.create(PartitionID(space: .boards, index: 2), in: jetStream)
+            let writer = StreamJournal(journal: batched, snapshots: snapshots, nodeID: "bench", end: JournalEnd(message: 0, record: 0),
+                                       completionQueue: DispatchQueue(label: "bench.commits")) { _ in }
+            for start in stride(from: 0, to: count, by: 8) {
+                _ = await appendInOneTurn((start..<min(count, start + 8)).map(record), to: writer)
+            }
+            for journal in [single, batched] {
+                let started = ContinuousClock.now
+                let (recovered, end) = try await StreamJournal.recover(journal, from: snapshots)
+                let elapsed = ContinuousClock.now - started
+                #expect(recovered.records.count == count && end.record == UInt64(count))
+                #expect(recovered.records.map(\.payload) == (0..<count).map(record))
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                print("StreamJournalIntegrationTests: replayed \(count) records from \(end.message) messages in "
+                      + "\(String(format: "%.2f", seconds)) s (\(Int(Double(count) / seconds)) records/s)")
+            }
+            await connection.close()
+        }
+    }
+
     @Test func aSnapshotInTheObjectStorePlusTheStreamAfterItIsThePartition() async throws {
         try await withCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "owner")

@@ -51,7 +51,11 @@ import TestSupport
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let faults = FaultScript()
-        let (journal, _) = try openJournal(directory, configuration(faults: faults))
+        var settings = configuration(faults: faults)
+        // What a server's metrics are told of each batch.
+        let observed = Mutex<[(records: Int, seconds: Double)]>([])
+        settings.batchObserver = { records, seconds in observed.withLock { $0.append((records, seconds)) } }
+        let (journal, _) = try openJournal(directory, settings)
         // Hold the first batch's fdatasync so every other append lands while it is in flight.
         let gate = DispatchSemaphore(value: 0)
         faults.holdNextSync(until: gate)
@@ -77,6 +81,9 @@ import TestSupport
         #expect(Set(sequences.withLock { $0.keys }) == Set(1...UInt64(count)))
         #expect(statistics.syncs <= 4, "expected a handful of group commits, got \(statistics.syncs) syncs for \(count) appends")
         #expect(statistics.batches == statistics.syncs)
+        let batches = observed.withLock { $0 }
+        #expect(batches.count == statistics.batches && batches.reduce(0) { $0 + $1.records } == count)
+        #expect(batches.allSatisfy { $0.records >= 1 && $0.seconds >= 0 })
 
         let (_, recovery) = try openJournal(directory)
         #expect(recovery.records.map(\.sequence) == Array(1...UInt64(count)))

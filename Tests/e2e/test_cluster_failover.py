@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -401,47 +402,65 @@ def test_under_load_a_killed_owners_publishers_resume_on_the_survivor_with_gap_f
     is among its `published` events, each once. The events of publishes acknowledged just before
     the kill were numbered through the inbox; the new owner numbers them again from the journal
     and the inbox as the old one did."""
-    import threading
-
     _, (owner, standby) = machines
-    workers = 4
-    stop = threading.Event()
-    results = [None] * workers
+    publishers = Publishers(owner.url, 4, "load")
+    time.sleep(2.0)
+    owner.kill()
+    results = publishers.finish()
+    wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)
+    acknowledged = assert_each_resumes_gap_free(results, standby.url)
+    print(f"\n{acknowledged} publishes acknowledged by the killed owner; every one's event resumed on the survivor, "
+          f"gap-free")
 
-    def work(index):
-        client = Client(owner.url)
+
+class Publishers:
+    """Clients publishing on one node without pause, each logged in with a phone of its own,
+    until told to finish or cut off by the node. Each result: the client's session token, the
+    ids of the publishes acknowledged to it, the `order.changed` events it received, and the
+    close code it was cut off with (None if it was not)."""
+
+    def __init__(self, url, count, title):
+        self.stop = threading.Event()
+        self.results = [None] * count
+        self.threads = [threading.Thread(target=self._work, args=(url, index, title)) for index in range(count)]
+        for thread in self.threads:
+            thread.start()
+
+    def _work(self, url, index, title):
+        client = Client(url)
         client.login(fresh_phone())
-        acknowledged, seen = [], []
+        acknowledged, seen, close_code = [], [], None
         try:
-            while not stop.is_set():
+            while not self.stop.is_set():
                 reply = client.call("order.publish", {
                     "type": "bounty", "campus": "North", "deadline": int(time.time() * 1000) + 3_600_000, "tip": 100,
-                    "details": {"title": f"w{index}", "description": "load"}})
+                    "details": {"title": f"w{index}", "description": title}})
                 if reply["ok"]:
                     acknowledged.append(reply["data"]["order"]["id"])
                 seen += [e for e in client.events if e["event"] == "order.changed"]
                 client.events.clear()
-        except Exception:
-            pass  # the owner died
+        except Exception as error:  # the node went away, or told the client to
+            close_code = getattr(getattr(error, "rcvd", None), "code", None)
         seen += [e for e in client.events if e["event"] == "order.changed"]
-        results[index] = (client.token, acknowledged, seen)
+        self.results[index] = (client.token, acknowledged, seen, close_code)
         client.close()
 
-    threads = [threading.Thread(target=work, args=(index,)) for index in range(workers)]
-    for thread in threads:
-        thread.start()
-    time.sleep(2.0)
-    owner.kill()
-    stop.set()
-    for thread in threads:
-        thread.join(30)
-    wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)
+    def finish(self):
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(30)
+        return self.results
 
-    for token, acknowledged, seen in results:
-        assert acknowledged, "each worker published before the kill"
+
+def assert_each_resumes_gap_free(results, url):
+    """Each publisher's events were gap-free, and resuming on `url` from the last it processed
+    brings the ones it missed under the numbers that follow: among them, the event of every
+    publish acknowledged to it, each once. Returns how many publishes were acknowledged."""
+    for token, acknowledged, seen, _ in results:
+        assert acknowledged, "each publisher published before its node went"
         seqs = [e["seq"] for e in seen]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) if seqs else True, seqs
-        with Client(standby.url) as resumed:
+        with Client(url) as resumed:
             last = seqs[-1] if seqs else 0
             reply = resumed.ok("auth.resume", {"token": token, "last_seq": last})
             assert reply["resync"] is False, (reply, last)
@@ -451,8 +470,7 @@ def test_under_load_a_killed_owners_publishers_resume_on_the_survivor_with_gap_f
         assert len(published) == len(set(published)), "an event twice"
         missing = set(acknowledged) - set(published)
         assert not missing, f"acknowledged publishes with no event: {sorted(missing)}"
-    print(f"\n{sum(len(r[1]) for r in results)} publishes acknowledged by the killed owner; every one's event "
-          f"resumed on the survivor, gap-free")
+    return sum(len(result[1]) for result in results)
 
 
 MOVE_BACK_MS = 3000
@@ -485,8 +503,6 @@ def test_the_partition_moves_back_to_its_preferred_node_when_it_rejoins_under_lo
     final snapshot), deletes its lease and exits 75 for its supervisor. Publishers working on the
     holder meanwhile reconnect to the preferred node and resume gap-free, with the event of every
     publish acknowledged to them, each once."""
-    import threading
-
     preferred_name, other_name = sorted(["bb1", "bb2"], key=lambda name: rendezvous_score("p0", name), reverse=True)
     extra = ["--move-back-ms", str(MOVE_BACK_MS)]
     nats = NatsCluster.start()
@@ -506,32 +522,7 @@ def test_the_partition_moves_back_to_its_preferred_node_when_it_rejoins_under_lo
         preferred.kill()
         wait_until(other.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the other node to take the partition over", other)
 
-        workers = 3
-        stop = threading.Event()
-        results = [None] * workers
-
-        def work(index):
-            client = Client(other.url)
-            client.login(fresh_phone())
-            acknowledged, seen, close_code = [], [], None
-            try:
-                while not stop.is_set():
-                    reply = client.call("order.publish", {
-                        "type": "bounty", "campus": "North", "deadline": int(time.time() * 1000) + 3_600_000,
-                        "tip": 100, "details": {"title": f"w{index}", "description": "moving back"}})
-                    if reply["ok"]:
-                        acknowledged.append(reply["data"]["order"]["id"])
-                    seen += [e for e in client.events if e["event"] == "order.changed"]
-                    client.events.clear()
-            except Exception as error:  # the holder handed the partition back
-                close_code = getattr(getattr(error, "rcvd", None), "code", None)
-            seen += [e for e in client.events if e["event"] == "order.changed"]
-            results[index] = (client.token, acknowledged, seen, close_code)
-            client.close()
-
-        threads = [threading.Thread(target=work, args=(index,)) for index in range(workers)]
-        for thread in threads:
-            thread.start()
+        publishers = Publishers(other.url, 3, "moving back")
         time.sleep(0.5)
         rejoined_at = time.monotonic()
         preferred = Node(preferred_name, ports[0], str(tmp_path), nats.urls, extra=extra)
@@ -541,9 +532,7 @@ def test_the_partition_moves_back_to_its_preferred_node_when_it_rejoins_under_lo
         exited_at = time.monotonic()
         wait_until(preferred.is_ready, LEASE_MS / 1000 + 5, "the preferred node to serve again", preferred)
         moved = time.monotonic() - exited_at
-        stop.set()
-        for thread in threads:
-            thread.join(30)
+        results = publishers.finish()
         print(f"\npartition moved back {exited_at - rejoined_at:.2f} s after the rejoin (move-back {MOVE_BACK_MS} ms); "
               f"served by the preferred node {moved:.2f} s after the holder exited")
         assert exited_at - rejoined_at >= MOVE_BACK_MS / 1000, "handed back before the rejoined node was live long enough"
@@ -557,24 +546,13 @@ def test_the_partition_moves_back_to_its_preferred_node_when_it_rejoins_under_lo
         print(f"no node served the partition for {serving - stopping:.2f} s (from the holder beginning to stop to the "
               f"preferred node serving, by their logs)")
 
-        for token, acknowledged, seen, close_code in results:
-            assert acknowledged, "each worker published before the move"
-            assert close_code == 1012, close_code
-            seqs = [e["seq"] for e in seen]
-            assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) if seqs else True, seqs
-            with Client(preferred.url) as resumed:
-                last = seqs[-1] if seqs else 0
-                reply = resumed.ok("auth.resume", {"token": token, "last_seq": last})
-                assert reply["resync"] is False, (reply, last)
-                replayed = [e for e in resumed.events if e["event"] == "order.changed"]
-                assert resumed.ok("order.get", {"order_id": before["id"]})["order"]["id"] == before["id"]
-            assert [e["seq"] for e in replayed] == list(range(last + 1, last + 1 + len(replayed))), replayed
-            published = [e["data"]["order"]["id"] for e in seen + replayed if e["data"]["change"] == "published"]
-            assert len(published) == len(set(published)), "an event twice"
-            missing = set(acknowledged) - set(published)
-            assert not missing, f"acknowledged publishes with no event: {sorted(missing)}"
-        print(f"{sum(len(r[1]) for r in results)} publishes acknowledged by the holder; every one's event resumed on "
-              f"the preferred node, gap-free")
+        assert [result[3] for result in results] == [1012] * len(results), "publishers not told to come back"
+        acknowledged = assert_each_resumes_gap_free(results, preferred.url)
+        with Client(preferred.url) as client:
+            client.login(fresh_phone())
+            assert client.ok("order.get", {"order_id": before["id"]})["order"]["id"] == before["id"]
+        print(f"{acknowledged} publishes acknowledged by the holder; every one's event resumed on the preferred node, "
+              f"gap-free")
     finally:
         for node in nodes:
             node.stop()

@@ -127,6 +127,10 @@ def test_metrics_move_as_traffic_moves(server):
     grew("bangbang_races_lost_total")
     grew("bangbang_pushes_sent_total", by=2)
     grew("bangbang_request_duration_seconds_count", '{operation="order.publish"}')
+    # Three logins, a publish and an accept: five records, in at least one batch of the journal.
+    grew("bangbang_journal_batch_records_sum", by=5)
+    grew("bangbang_journal_batch_records_count")
+    grew("bangbang_journal_fsync_seconds_count")
     assert value(after, "bangbang_process_resident_bytes") > 1_000_000
     # The three connections closed: the gauge comes back down.
     deadline = time.monotonic() + 5

@@ -119,6 +119,11 @@ final class Application: @unchecked Sendable {
             logger.warning("simulated_full_disk", ["detail": "journal writes fail with ENOSPC while \(flagFile) exists (test setting)"])
             journalConfiguration.simulateFullDisk(when: { access(flagFile, F_OK) == 0 })
         }
+        let observeBatch: @Sendable (Int, Double) -> Void = { [metrics] records, seconds in
+            metrics.journalBatchRecords.observe(Double(records))
+            metrics.journalFsyncLatency.observe(seconds)
+        }
+        journalConfiguration.batchObserver = observeBatch
         if let configure = journalTestHook { configure(&journalConfiguration) }
         let journal: any CommitJournal
         let recovery: RecoveredLog
@@ -126,6 +131,7 @@ final class Application: @unchecked Sendable {
             // The data directory holds only the node's archive here; nothing else makes it.
             try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
             journal = cluster.makeJournal(publishingQueue)
+            (journal as? StreamJournal)?.observeBatches(observeBatch)
             recovery = cluster.recovered
         } else {
             let (local, recovered) = try WriteAheadLog.open(directory: configuration.dataDirectory, configuration: journalConfiguration)
@@ -150,6 +156,7 @@ final class Application: @unchecked Sendable {
         let publisher: Publisher
         if let partitioned = cluster?.accountsPartition {
             accountsJournal = partitioned.makeJournal(publishingQueue)
+            (accountsJournal as? StreamJournal)?.observeBatches(observeBatch)
             accountsRecovery = partitioned.recovered
             let states = try Self.inboxStates(boards: recovery.inboxStates, accounts: accountsRecovery.inboxStates)
             publisher = Publisher(queue: publishingQueue, streams: streams) { accounts in

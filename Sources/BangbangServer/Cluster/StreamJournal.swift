@@ -40,8 +40,8 @@ import Synchronization
 
 final class StreamJournal: CommitJournal, @unchecked Sendable {
     // Confinement: `pipeline`, `nextRecordToStart`, `releasedThisTurn` and `isReleaseScheduled`
-    // are touched only on `loop.queue` (the NATS connection's loop); `handoff`, `messageEnds` and
-    // `appendedBytes` are safe from any thread.
+    // are touched only on `loop.queue` (the NATS connection's loop); `handoff`, `messageEnds`,
+    // `batchObserver` and `appendedBytes` are safe from any thread.
     typealias Completion = @Sendable (Result<UInt64, Journal.JournalError>) -> Void
 
     let partitionJournal: PartitionJournal
@@ -63,6 +63,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         var first: UInt64
         var completions: [Completion]
         var payload: [UInt8]
+        var startedAt: ContinuousClock.Instant
     }
     typealias Pipeline = AppendPipeline<Batch>
 
@@ -81,6 +82,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     private var releasedThisTurn: [Pipeline.Release] = []
     private var isReleaseScheduled = false
     private let appendedBytes = Atomic<Int>(0)
+    private let batchObserver = Mutex<(@Sendable (_ records: Int, _ seconds: Double) -> Void)?>(nil)
     /// The revision of the partition's snapshot this node last read or stored: a snapshot is
     /// stored only in place of that one (`storeSnapshot`).
     private let snapshotRevision: Mutex<UInt64>
@@ -142,7 +144,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
                 end += 1
             }
             let batch = Batch(first: nextRecordToStart, completions: appends[start..<end].map(\.completion),
-                              payload: RecordBatch.encode(appends[start..<end].lazy.map(\.payload)))
+                              payload: RecordBatch.encode(appends[start..<end].lazy.map(\.payload)), startedAt: .now)
             nextRecordToStart += UInt64(end - start)
             start = end
             switch pipeline.start(batch) {
@@ -236,6 +238,13 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
             entry.sequence.map { JournalEnd(message: $0, record: entry.completion.first + UInt64(entry.completion.completions.count) - 1) }
         }
         if !stored.isEmpty { messageEnds.withLock { $0 += stored } }
+        if let observer = batchObserver.withLock({ $0 }) {
+            let now = ContinuousClock.now
+            for entry in released where entry.sequence != nil {
+                let elapsed = (now - entry.completion.startedAt).components
+                observer(entry.completion.completions.count, Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+            }
+        }
         guard !isReleaseScheduled else { return }
         isReleaseScheduled = true
         loop.execute {
@@ -251,6 +260,12 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Tells `observer` of every message stored: how many records it held and how long it took
+    /// from its first publish to its acknowledgement (for metrics; on the loop, so quick).
+    func observeBatches(_ observer: @escaping @Sendable (_ records: Int, _ seconds: Double) -> Void) {
+        batchObserver.withLock { $0 = observer }
     }
 
     var nextSequence: UInt64 { handoff.withLock { $0.lastSequence + 1 } }

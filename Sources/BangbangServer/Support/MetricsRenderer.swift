@@ -70,8 +70,11 @@ enum MetricsRenderer {
         let openOrders = metrics.openOrders.withLock { $0 }
         out += "# HELP bangbang_open_orders Open orders per board shard.\n# TYPE bangbang_open_orders gauge\n"
         for (key, value) in openOrders.sorted(by: { $0.key < $1.key }) { out += "bangbang_open_orders{\(key)} \(value)\n" }
-        histogram("bangbang_journal_fsync_seconds", "WriteAheadLog batch write+fsync time.", metrics.journalFsyncLatency)
-        histogram("bangbang_journal_batch_records", "Records per journal batch.", metrics.journalBatchRecords)
+        histogram("bangbang_journal_fsync_seconds",
+                  "Time a journal batch took to be durable: its write and fsync, or in a cluster its stream message's publish to acknowledgement.",
+                  metrics.journalFsyncLatency)
+        histogram("bangbang_journal_batch_records", "Records per journal batch (in a cluster, per stream message).",
+                  metrics.journalBatchRecords)
         histogram("bangbang_snapshot_duration_seconds", "Snapshot write time.", metrics.snapshotDuration)
         gauge("bangbang_snapshot_bytes", "Size of the newest snapshot.", metrics.snapshotBytes.current)
         counter("bangbang_archived_orders_total", "Closed order revisions written to the order archive.", metrics.archivedOrders.current)

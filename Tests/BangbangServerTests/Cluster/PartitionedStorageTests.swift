@@ -108,6 +108,11 @@ import TestSupport
         let rendered = MetricsRenderer.render(first.app.metrics, openConnections: 0, residentBytes: 0)
         #expect(rendered.contains("bangbang_inbox_applied_position \(inboxEnd)\n"))
         #expect(rendered.contains("bangbang_inbox_undelivered_entries 0\n"))
+        // Every record of both journals counted in a stream message's batch.
+        let batches = first.app.metrics.journalBatchRecords.snapshot
+        let records = Int(first.app.journal.nextSequence - 1) + Int(first.app.accountsJournal.nextSequence - 1)
+        #expect(Int(batches.sum) == records && batches.count >= 1 && batches.count <= records, "\(batches) for \(records) records")
+        #expect(first.app.metrics.journalFsyncLatency.snapshot.count == batches.count)
 
         let accountState = await first.accountState()
         let shards = await first.shardStates()
