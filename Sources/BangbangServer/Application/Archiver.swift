@@ -78,7 +78,7 @@ final class Archiver: Sendable {
     private let state = Mutex(State())
     private let logger: Logger
     private let metrics: ServerMetrics
-    private let archivedHandler = Mutex<(@Sendable ([(id: OrderID, revision: Int)]) -> Void)?>(nil)
+    private let archivedHandler = HandlerSlot<[(id: OrderID, revision: Int)]>()
     /// Runs on `queue` before a batch is stored; a throw fails the batch (it is retried).
     private let beforeStoring: (@Sendable ([ArchivedOrder]) throws -> Void)?
 
@@ -92,7 +92,7 @@ final class Archiver: Sendable {
 
     /// Told, on `queue`, of every (id, revision) a committed batch stored. Set once, at start.
     func onArchived(_ handler: @escaping @Sendable ([(id: OrderID, revision: Int)]) -> Void) {
-        archivedHandler.withLock { $0 = handler }
+        archivedHandler.set(handler)
     }
 
     /// A durable record, and the order it left closed, if any. Call in sequence order (the
@@ -196,7 +196,7 @@ final class Archiver: Sendable {
             return (!state.pending.isEmpty && scheduleIfNeeded(&state), recovered)
         }
         if recovered { logger.info("archive_write_recovered", ["orders": taken.batch.count]) }
-        archivedHandler.withLock { $0 }?(taken.batch.map { ($0.order.id, $0.order.revision) })
+        archivedHandler(taken.batch.map { ($0.order.id, $0.order.revision) })
         if more { schedule(after: .never) }
     }
 }

@@ -22,18 +22,18 @@ final class CommitTracking: Sendable {
     private let tracker = Mutex(CommitTracker())
     /// Told of every failed append, before the request that made it hears of it (schedules the
     /// rebuild from disk; see Durability.swift). Set once, before the first commit.
-    private let storageFailureHandler = Mutex<(@Sendable (JournalError) -> Void)?>(nil)
+    private let storageFailureHandler = HandlerSlot<JournalError>()
 
     func withLock<Result: Sendable>(_ body: (inout CommitTracker) -> Result) -> Result {
         tracker.withLock { body(&$0) }
     }
 
     func onStorageFailure(_ handler: @escaping @Sendable (JournalError) -> Void) {
-        storageFailureHandler.withLock { $0 = handler }
+        storageFailureHandler.set(handler)
     }
 
     fileprivate func noteFailure(_ error: JournalError) {
-        storageFailureHandler.withLock { $0 }?(error)
+        storageFailureHandler(error)
     }
 }
 

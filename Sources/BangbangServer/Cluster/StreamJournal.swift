@@ -82,7 +82,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     private var releasedThisTurn: [Pipeline.Release] = []
     private var isReleaseScheduled = false
     private let appendedBytes = Atomic<Int>(0)
-    private let batchObserver = Mutex<(@Sendable (_ records: Int, _ seconds: Double) -> Void)?>(nil)
+    private let batchObserver = HandlerSlot<(records: Int, seconds: Double)>()
     /// The revision of the partition's snapshot this node last read or stored: a snapshot is
     /// stored only in place of that one (`storeSnapshot`).
     private let snapshotRevision: Mutex<UInt64>
@@ -238,12 +238,10 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
             entry.sequence.map { JournalEnd(message: $0, record: entry.completion.first + UInt64(entry.completion.completions.count) - 1) }
         }
         if !stored.isEmpty { messageEnds.withLock { $0 += stored } }
-        if let observer = batchObserver.withLock({ $0 }) {
-            let now = ContinuousClock.now
-            for entry in released where entry.sequence != nil {
-                let elapsed = (now - entry.completion.startedAt).components
-                observer(entry.completion.completions.count, Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
-            }
+        let now = ContinuousClock.now
+        for entry in released where entry.sequence != nil {
+            let elapsed = (now - entry.completion.startedAt).components
+            batchObserver((entry.completion.completions.count, Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18))
         }
         guard !isReleaseScheduled else { return }
         isReleaseScheduled = true
@@ -265,7 +263,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
     /// Tells `observer` of every message stored: how many records it held and how long it took
     /// from its first publish to its acknowledgement (for metrics; on the loop, so quick).
     func observeBatches(_ observer: @escaping @Sendable (_ records: Int, _ seconds: Double) -> Void) {
-        batchObserver.withLock { $0 = observer }
+        batchObserver.set { observer($0.records, $0.seconds) }
     }
 
     var nextSequence: UInt64 { handoff.withLock { $0.lastSequence + 1 } }
