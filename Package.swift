@@ -21,8 +21,10 @@
 //   rule; sans-I/O) imports nothing; Cluster carries it on a JetStream stream.
 //   NATSClient (JetStream, KV, object store; used by Cluster and by the server's Cluster/)
 //            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
+//   JournalProtocol (a partition journal's stream messages: batches of numbered records; sans-I/O)
+//   imports nothing.
 //   Cluster (partitions of a multi-node deployment, their leases and journals on JetStream; used
-//   by the server with --nats) → {NATSClient, JSON, InboxProtocol}; its decisions are pure, the NATS calls thin.
+//   by the server with --nats) → {NATSClient, JSON, InboxProtocol, JournalProtocol}; its decisions are pure, the NATS calls thin.
 //   BangbangServer → OrderArchive (closed orders in SQLite) → CSQLite only: it
 //   stores encoded orders as opaque bytes, like Journal.
 import PackageDescription
@@ -76,7 +78,7 @@ let package = Package(
         .target(name: "BangbangServer",
                 dependencies: ["WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
                                "BangbangStorage", "OrderArchive",
-                               "Crypto", "CLinux", "CZlib", "Platform", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol", "InboxProtocol"],
+                               "Crypto", "CLinux", "CZlib", "Platform", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol", "InboxProtocol", "JournalProtocol"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
         // The frames a gateway node and the partition's owner exchange about relayed WebSocket
@@ -85,6 +87,9 @@ let package = Package(
         // Personal events between partitions: the inbox message, the source's outbox and the
         // reader's rule; sans-I/O, no imports, fuzzed.
         .target(name: "InboxProtocol", swiftSettings: strict),
+        // A partition journal's stream messages: batches of records with numbers of their own;
+        // sans-I/O, no imports, fuzzed.
+        .target(name: "JournalProtocol", swiftSettings: strict),
         // Closed orders in SQLite; stores each order's encoded bytes opaquely, so it imports no
         // Bangbang module.
         .target(name: "OrderArchive", dependencies: ["CSQLite"], swiftSettings: strict),
@@ -92,7 +97,7 @@ let package = Package(
                 swiftSettings: strict),
         // Where partitions live when several nodes share the work: who should own each (pure),
         // who does (leases in a KV bucket), and each partition's journal and snapshots.
-        .target(name: "Cluster", dependencies: ["NATSClient", "JSON", "InboxProtocol"], swiftSettings: strict),
+        .target(name: "Cluster", dependencies: ["NATSClient", "JSON", "InboxProtocol", "JournalProtocol"], swiftSettings: strict),
         // What tests share: the seeded generator, the drip-feed verifier, `eventually`.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         // The server's entry point, and `bangbang admin` (Admin/): the operator's command line,
@@ -121,11 +126,11 @@ let package = Package(
         .target(name: "NATSTestSupport", dependencies: ["NATSClient", "TestSupport"], path: "Tests/NATSTestSupport", swiftSettings: strict),
         .testTarget(name: "NATSClientTests", dependencies: ["TestSupport", "NATSClient", "NATSProtocol", "JSON", "NATSTestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "InboxProtocol", "NATSClient", "NATSTestSupport", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "InboxProtocol", "JournalProtocol", "NATSClient", "NATSTestSupport", "TestSupport"], swiftSettings: strict),
         // The server's side of a cluster (its stream journal, shared secret, owner directory)
         // against a real 3-node JetStream cluster.
         .testTarget(name: "ClusterServerTests",
-                    dependencies: ["BangbangServer", "Cluster", "InboxProtocol", "NATSClient", "NATSTestSupport", "Journal", "TestSupport"],
+                    dependencies: ["BangbangServer", "Cluster", "InboxProtocol", "JournalProtocol", "NATSClient", "NATSTestSupport", "Journal", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal", "Platform"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),

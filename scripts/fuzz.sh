@@ -7,7 +7,7 @@
 # How it works. SwiftPM cannot host a libFuzzer entry point without a product of its own, so
 # this script drives swiftc directly: the library modules a target needs (Crypto,
 # WebSocketProtocol, BangbangCore, JSON, BangbangProtocol, Forwarding, NATSProtocol, RelayProtocol,
-# InboxProtocol) are compiled once, instrumented with
+# InboxProtocol, JournalProtocol) are compiled once, instrumented with
 # `-sanitize=fuzzer,address`, into `.build/fuzz/modules/`; each target in `fuzz/<name>/main.swift`
 # is then compiled and linked against them with libFuzzer's own `main`. Builds are cached under
 # `.build/fuzz/` keyed on a hash of every source file and of the compiler flags, so a second run
@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-20}
 case $seconds in ''|*[!0-9]*) echo "usage: $0 [SECONDS_PER_TARGET]" >&2; exit 2 ;; esac
-all_targets="http-request http-response websocket-frames inflate json forwarding nats-protocol relay-protocol inbox-protocol"
+all_targets="http-request http-response websocket-frames inflate json forwarding nats-protocol relay-protocol inbox-protocol record-batch"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 root=.build/fuzz
@@ -45,14 +45,14 @@ link=(-use-ld=lld -lz -lssl -lcrypto)
 
 # Each module with the modules it imports; the cache key of a module covers its imports' keys.
 declare -A module_deps=([Crypto]="" [WebSocketProtocol]="Crypto" [BangbangCore]="Crypto"
-                        [JSON]="" [BangbangProtocol]="BangbangCore JSON" [Forwarding]="" [NATSProtocol]="" [RelayProtocol]="" [InboxProtocol]="")
+                        [JSON]="" [BangbangProtocol]="BangbangCore JSON" [Forwarding]="" [NATSProtocol]="" [RelayProtocol]="" [InboxProtocol]="" [JournalProtocol]="")
 
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 flags_hash=$( { "$swiftc" --version 2>&1; echo "${flags[*]} ${link[*]}"; } | sha256sum | cut -c1-16)
 sources_of() { find "Sources/$1" -name '*.swift' | LC_ALL=C sort; }
 
 declare -A module_hash
-for name in Crypto WebSocketProtocol BangbangCore JSON BangbangProtocol Forwarding NATSProtocol RelayProtocol InboxProtocol; do   # dependencies first
+for name in Crypto WebSocketProtocol BangbangCore JSON BangbangProtocol Forwarding NATSProtocol RelayProtocol InboxProtocol JournalProtocol; do   # dependencies first
     module_hash[$name]=$( { hash_of $(sources_of "$name") Sources/CZlib/* Sources/COpenSSL/*; echo "$flags_hash";
                             for dep in ${module_deps[$name]}; do echo "${module_hash[$dep]}"; done; } | sha256sum | cut -c1-16)
 done
@@ -77,6 +77,7 @@ build_target() {
         nats-protocol) used+=(NATSProtocol) ;;
         relay-protocol) used+=(RelayProtocol) ;;
         inbox-protocol) used+=(InboxProtocol) ;;
+        record-batch) used+=(JournalProtocol) ;;
         *) used+=(WebSocketProtocol) ;;
     esac
     local key
@@ -95,7 +96,7 @@ build_target() {
 # chains side by side, then the targets in pairs. `wait PID` fails the script if a build failed.
 build_started=$SECONDS
 build_module Crypto
-{ build_module WebSocketProtocol && build_module Forwarding && build_module NATSProtocol && build_module RelayProtocol && build_module InboxProtocol; } & wsp=$!
+{ build_module WebSocketProtocol && build_module Forwarding && build_module NATSProtocol && build_module RelayProtocol && build_module InboxProtocol && build_module JournalProtocol; } & wsp=$!
 { build_module BangbangCore && build_module JSON && build_module BangbangProtocol; } & core=$!
 wait $wsp
 wait $core
@@ -117,6 +118,7 @@ max_len() {
         nats-protocol) echo 8192 ;;   # past its 512-byte line and 2 KiB payload limits
         relay-protocol) echo 4096 ;;   # envelopes of many small frames; lengths are u8/u16/u32
         inbox-protocol) echo 4096 ;;   # messages and states of many small events or entries; lengths are u8/u16/u32
+        record-batch) echo 4096 ;;   # batches of many small records; every length is a u32
     esac
 }
 

@@ -5,6 +5,7 @@
 @testable import BangbangCore
 import BangbangStorage
 import Cluster
+import JournalProtocol
 import Dispatch
 import Foundation
 import Journal

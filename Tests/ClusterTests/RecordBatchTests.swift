@@ -2,6 +2,7 @@
 // exactly, and anything else (cut short, a wrong count, bytes after the last record, damage) is
 // refused or read as some whole batch, never a crash; a snapshot names the message its last record
 // ends, and refuses a position no message could have.
+import JournalProtocol
 import Testing
 import TestSupport
 @testable import Cluster
@@ -47,7 +48,7 @@ import TestSupport
     @Test func theHeaderIsARecordNumberAndNothingElse() {
         #expect(RecordBatch.firstRecord(fromHeader: "1") == 1)
         #expect(RecordBatch.firstRecord(fromHeader: "18446744073709551615") == UInt64.max)
-        for bad in ["", "0", "-3", "+3", " 3", "3 ", "3a", "0x10", "18446744073709551616", "٣"] {
+        for bad in ["", "0", "05", "00", "-3", "+3", " 3", "3 ", "3a", "0x10", "18446744073709551616", "٣"] {
             #expect(RecordBatch.firstRecord(fromHeader: bad) == nil, "\(bad)")
         }
     }

@@ -250,3 +250,21 @@ inbox_seeds = {
 }
 for name, (setup, data) in inbox_seeds.items():
     write("inbox-protocol", name, bytes([setup]) + data)
+
+
+# record-batch: reader byte (even: a batch payload, odd: a `Bb-Records` header value), then its
+# bytes. A payload is the count of records, then each record's length and bytes (u32 each).
+def record_batch(records):
+    return struct.pack(">I", len(records)) + b"".join(struct.pack(">I", len(r)) + r for r in records)
+
+
+record_seeds = {
+    "batch-one": (0x00, record_batch([b"\x01\x02journal entry"])),
+    "batch-several": (0x02, record_batch([b"a" * 40, b"", "订单".encode(), b"\x00\xff" * 8])),
+    "batch-empty-record": (0x04, record_batch([b""])),
+    "header": (0x01, b"105"),
+    "header-largest": (0x03, b"18446744073709551615"),
+    "header-zero": (0x05, b"0"),
+}
+for name, (setup, data) in record_seeds.items():
+    write("record-batch", name, bytes([setup]) + data)

@@ -33,6 +33,7 @@
 import Cluster
 import Dispatch
 import Journal
+import JournalProtocol
 import NATSClient
 import NATSProtocol
 import SocketServer

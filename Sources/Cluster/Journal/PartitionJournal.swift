@@ -15,6 +15,7 @@
 // by sequence, many requests in flight), never the cluster's meta leader: a node takes a
 // partition over right after another died, and the NATS server that died may have been the
 // meta leader, whose election takes 4 to 9 s or more, where the stream's own may be done.
+import JournalProtocol
 import NATSClient
 
 /// Why an append or a replay failed.

@@ -9,7 +9,8 @@
 // (every number 4 bytes, big-endian); a count that does not match is refused. A message
 // without the header is one record numbered by its stream sequence, as every record was stored
 // before batches; the two agree until a stream's first batch, after which every message has one.
-// Sans-I/O: bytes in, records out, every length checked against what remains.
+// Sans-I/O, no imports, fuzzed (`fuzz/record-batch`): bytes in, records out, every length checked
+// against what remains.
 
 public enum RecordBatch {
     /// The header naming a batch's first record number.
@@ -71,23 +72,13 @@ public enum RecordBatch {
         return offset == bytes.count ? records : nil
     }
 
-    /// A header value's first record number: decimal digits, at least 1.
+    /// A header value's first record number: decimal digits as `String(number)` writes them (no
+    /// sign, no leading zero), at least 1.
     public static func firstRecord(fromHeader value: String) -> UInt64? {
-        guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = UInt64(value), number >= 1 else {
+        guard let lead = value.utf8.first, lead != 0x30, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let number = UInt64(value), number >= 1 else {
             return nil
         }
         return number
-    }
-}
-
-/// Where a partition's journal ends: the stream sequence of its last message and the number of its
-/// last record (equal until the stream's first batch).
-public struct JournalEnd: Sendable, Equatable {
-    public var message: UInt64
-    public var record: UInt64
-
-    public init(message: UInt64, record: UInt64) {
-        self.message = message
-        self.record = record
     }
 }
