@@ -130,7 +130,8 @@ let package = Package(
         // The server's side of a cluster (its stream journal, shared secret, owner directory)
         // against a real 3-node JetStream cluster.
         .testTarget(name: "ClusterServerTests",
-                    dependencies: ["BangbangServer", "Cluster", "InboxProtocol", "JournalProtocol", "NATSClient", "NATSTestSupport", "Journal", "TestSupport"],
+                    dependencies: ["BangbangServer", "Cluster", "InboxProtocol", "JournalProtocol", "NATSClient", "NATSProtocol", "NATSTestSupport", "Journal",
+                                   "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal", "Platform"], swiftSettings: strict),
         .testTarget(name: "OrderArchiveTests", dependencies: ["OrderArchive", "CSQLite"], swiftSettings: strict),

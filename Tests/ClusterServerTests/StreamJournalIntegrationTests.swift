@@ -5,11 +5,12 @@
 @testable import BangbangCore
 import BangbangStorage
 import Cluster
-import JournalProtocol
 import Dispatch
 import Foundation
 import Journal
+import JournalProtocol
 import NATSClient
+import NATSProtocol
 import NATSTestSupport
 import Synchronization
 import Testing
@@ -246,6 +247,36 @@ final class Failures: Sendable {
             #expect(afterSnapshot.snapshotSequence == 110 && texts(afterSnapshot) == ["r111"])
             #expect(afterSnapshot.records.map(\.sequence) == [111])
             await connection.close()
+        }
+    }
+
+    /// A stream holding what this code never writes (a batch cut short, a header that is not a
+    /// record number, a batch whose numbers repeat or skip) is refused by name at recovery, never
+    /// read around: the node does not serve a state with a hole in it.
+    @Test func aDamagedBatchInTheStreamIsRefusedAtRecovery() async throws {
+        let damaged: [(header: String, payload: [UInt8], says: String)] = [
+            ("2", Array(RecordBatch.encode([Array("r2".utf8), Array("r3".utf8)]).dropLast()), "cut short"),
+            ("two", RecordBatch.encode([Array("r2".utf8)]), "not a record number"),
+            ("1", RecordBatch.encode([Array("r1 again".utf8)]), "record 1 again"),
+            ("5", RecordBatch.encode([Array("r5".utf8)]), "lacks records 2...4"),
+        ]
+        for (index, damage) in damaged.enumerated() {
+            try await withCluster { cluster in
+                let connection = try await connectClient(to: cluster, name: "damage-\(index)")
+                let (journal, _) = try await owner(connection, node: "a", failures: Failures())
+                #expect(await appendInOneTurn([Array("r1".utf8)], to: journal) == [.success(1)])
+                var headers = NATSHeaders()
+                headers.set(RecordBatch.firstRecordHeader, damage.header)
+                _ = try await journal.partitionJournal.jetStream.publish(journal.partitionJournal.subject, payload: damage.payload,
+                                                                          headers: headers)
+                do {
+                    _ = try await owner(connection, node: "b", failures: Failures())
+                    Issue.record("a stream with \(damage.says) was recovered")
+                } catch {
+                    #expect("\(error)".contains(damage.says), "\(error)")
+                }
+                await connection.close()
+            }
         }
     }
 
