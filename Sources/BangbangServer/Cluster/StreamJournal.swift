@@ -241,8 +241,7 @@ final class StreamJournal: CommitJournal, @unchecked Sendable {
         if !stored.isEmpty { messageEnds.withLock { $0 += stored } }
         let now = ContinuousClock.now
         for entry in released where entry.sequence != nil {
-            let elapsed = (now - entry.completion.startedAt).components
-            batchObserver((entry.completion.completions.count, Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18))
+            batchObserver((entry.completion.completions.count, (now - entry.completion.startedAt).seconds))
         }
         guard !isReleaseScheduled else { return }
         isReleaseScheduled = true
