@@ -19,8 +19,20 @@ swift build --build-tests
 # sockets) starved one another past their own timeouts, each run failing a different one. A run
 # still going after 25 minutes is hung, and fails here with the tests it was in (Swift Testing
 # prints each test's start) rather than at CI's own limit.
-timeout --kill-after=10 1500 swift test --skip-build --skip ConnectionMisuseTests --no-parallel
-timeout --kill-after=10 300 swift test --skip-build --filter ConnectionMisuseTests
+# Each run's output is kept and, when it fails, its failures are printed again at the end, where a
+# reader of a long log looks first.
+run_unit_tests() {
+    local log="$1"; shift
+    if ! "$@" 2>&1 | tee "$log"; then
+        echo "test.sh: unit tests failed; what failed, from $log:"
+        grep -E '✘|error:|failed|Fatal error' "$log" | grep -v ' started\.$' | tail -60
+        return 1
+    fi
+}
+run_unit_tests .build/unit-tests.log \
+    timeout --kill-after=10 1500 swift test --skip-build --skip ConnectionMisuseTests --no-parallel
+run_unit_tests .build/unit-tests-exit.log \
+    timeout --kill-after=10 300 swift test --skip-build --filter ConnectionMisuseTests
 
 export BANGBANG_BINARY="$PWD/.build/debug/bangbang"
 "$python" -m pytest -q -p no:cacheprovider Tests/e2e

@@ -95,10 +95,21 @@ public final class NATSCluster: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// Freezes node `index` (SIGSTOP) until `thaw`: it keeps its connections and reads nothing,
+    /// so what a client sends it waits unanswered for as long as the test says, where waiting on
+    /// a slow answer would be a race.
+    public func freeze(_ index: Int) {
+        processes[index]?.signal(SIGSTOP)
+    }
+
+    public func thaw(_ index: Int) {
+        processes[index]?.signal(SIGCONT)
+    }
+
     /// Stops every node still running (SIGTERM, then SIGKILL after two seconds) and removes
     /// the store directories.
     public func stop() {
-        for (_, process) in processes { process.signal(SIGTERM) }
+        for (_, process) in processes { process.signal(SIGCONT); process.signal(SIGTERM) }
         let deadline = Date().addingTimeInterval(2)
         for (_, process) in processes {
             while process.isRunning, Date() < deadline { usleep(10_000) }
