@@ -28,6 +28,8 @@ public final class Server: @unchecked Sendable {
     private let staticSite = Mutex<StaticSite?>(nil)
     /// Cluster mode's `/ws` routing and relay (Cluster/Server+Relay.swift); nil on a single node.
     let relay = Mutex<ClusterRelay?>(nil)
+    /// Cluster mode's answers to requests other nodes route to the partitions this one owns.
+    let routedRequests = Mutex<OwnerRequests?>(nil)
 
     /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
     /// server holds or that cannot be written). Does not listen yet.
@@ -237,6 +239,8 @@ public final class Server: @unchecked Sendable {
     public func shutdown(timeout: Duration = .seconds(5), closing code: CloseCode = .goingAway,
                          reason: String = "server shutting down") {
         isReady.withLock { $0 = false }
+        // Other nodes' requests find the next owner rather than a journal about to close.
+        routedRequests.withLock { $0 }?.stopAll()
         socketServer?.stop(closeConnections: false)
         let done = DispatchGroup()
         for registry in registries {

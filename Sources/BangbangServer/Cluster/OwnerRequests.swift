@@ -11,21 +11,25 @@ import Synchronization
 final class OwnerRequests: Sendable {
     let requests: PartitionRequests
     let app: Application
+    let map: PartitionMap
     private let queue = DispatchQueue(label: "bangbang.routed", qos: .userInitiated)
     private let subscriptions = Mutex<[PartitionID: NATSSubscription]>([:])
 
-    init(requests: PartitionRequests, app: Application) {
+    init(requests: PartitionRequests, app: Application, map: PartitionMap) {
         self.requests = requests
         self.app = app
+        self.map = map
     }
 
     /// Starts answering `partition`'s requests; nothing if already answering them.
     func serve(_ partition: PartitionID) throws(NATSClientError) {
-        let (app, requests, queue) = (app, requests, queue)
+        let (app, requests, queue, map) = (app, requests, queue, map)
         try subscriptions.withLock { (table) throws(NATSClientError) in
             guard table[partition] == nil else { return }
             table[partition] = try requests.serve(partition, deliveringOn: queue) { payload, responder in
-                RoutedOperations.run(Array(payload), app: app) { reply in responder.answer(reply) }
+                RoutedOperations.run(Array(payload), serving: partition, of: map, app: app) { reply in
+                    responder.answer(reply)
+                }
             }
         }
     }

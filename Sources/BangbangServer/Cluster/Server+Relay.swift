@@ -1,6 +1,8 @@
 // The server's seam to cluster mode: the owner side hands in who owns the partition and the
-// node's NATS connection; `/ws` then follows the owner (ClusterRelay.swift). A server that is
-// not clustered never consults any of this.
+// node's NATS connection; `/ws` then follows the owner (ClusterRelay.swift), and the requests
+// other nodes route to the partitions this node owns are answered (OwnerRequests.swift). A server
+// that is not clustered never consults any of this.
+import Cluster
 import NATSClient
 import WebSocketProtocol
 import WebSocketServer
@@ -20,6 +22,18 @@ extension Server {
         try relay.start()
         self.relay.withLock { $0 = relay }
         return relay
+    }
+
+    /// Answers the requests other nodes route to `partitions` (of a deployment partitioned by
+    /// `map`) over `connection`, until `shutdown`. Only in cluster mode (`--nats`).
+    @discardableResult
+    func serveRoutedRequests(for partitions: [PartitionID], of map: PartitionMap,
+                             connection: NATSConnection) throws(NATSClientError) -> OwnerRequests {
+        precondition(configuration.isClustered, "routed requests are answered in cluster mode only (--nats)")
+        let owner = OwnerRequests(requests: PartitionRequests(connection: connection), app: application, map: map)
+        for partition in partitions { try owner.serve(partition) }
+        routedRequests.withLock { $0 = owner }
+        return owner
     }
 
     /// A relaying endpoint while another node owns the partition; nil for a local session.

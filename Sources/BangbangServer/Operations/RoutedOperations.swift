@@ -2,14 +2,18 @@
 // holds a client's connection sends a request about an order to the owner of the order's board
 // partition, with the facts about the actor that the owner decides on; the owner runs the same
 // operation it runs for a connection of its own and answers with the reply message itself, made
-// for the client's request id, so the node passes it on byte for byte. Only the order operations
-// are routed: logging in, watching the boards and administration need the connection, and run
-// where it is.
+// for the client's request id, so the node passes it on byte for byte. Two kinds are routed, each
+// to the partition that decides it: an order's operations to its board partition's owner, and the
+// account operations that need nothing of the connection but its user (the profile, the runner's
+// verification, feedback, passwords) to the owner of that user's account partition. Logging in,
+// the list of sessions, watching the boards and administration need the connection, and run
+// where it is; a user's history is in every node's archive, and is read there.
 //
 // A routed request is the client's request with the actor added, members in key order:
 //   {"actor": {"runner": true, "user": 42}, "data": {…}, "id": 7, "op": "order.accept"}
 import BangbangCore
 import BangbangProtocol
+import Cluster
 
 /// Who asks, as the node holding their connection knows them.
 struct RoutedActor: Sendable, Equatable {
@@ -74,13 +78,35 @@ final class RoutedCall: Sendable {
 }
 
 enum RoutedOperations {
-    /// The operations an owner runs for another node's connection.
-    static let names: Set<String> = Set(OrderOperations.all.map(\.name))
+    /// The operations a board partition's owner runs for another node's connection.
+    static let orderOperations: Set<String> = Set(OrderOperations.all.map(\.name))
+    /// The operations an account partition's owner runs for another node's connection.
+    static let accountOperations: Set<String> = Set(
+        ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name])
 
-    /// Runs the routed request `payload` on this node, which owns the partition it concerns, and
-    /// gives `answer` the reply message, exactly once (from any queue). Bad input gets a
-    /// `bad_request` or `unknown_operation` reply, never a crash.
-    static func run(_ payload: [UInt8], app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
+    static func names(in space: PartitionSpace) -> Set<String> {
+        switch space {
+        case .boards: orderOperations
+        case .accounts: accountOperations
+        }
+    }
+
+    /// The account partition that decides an account operation: the one of the user it reads or
+    /// changes, which is the actor, except for `profile.get` of another user (`user_id`).
+    static func accountPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID {
+        if request.operation == ProfileOperations.get.name, case .object(let data)? = request.data,
+           case .integer(let subject)? = data["user_id"], subject > 0 {
+            return map.partition(ofUser: UInt64(subject))
+        }
+        return map.partition(ofUser: request.actor.user.rawValue)
+    }
+
+    /// Runs the routed request `payload` on this node, which owns `partition` (of a deployment
+    /// partitioned by `map`), and gives `answer` the reply message, exactly once (from any
+    /// queue). Bad input, an operation `partition` does not decide, or a user whose account is
+    /// another partition's gets a `bad_request` or `unknown_operation` reply, never a crash.
+    static func run(_ payload: [UInt8], serving partition: PartitionID, of map: PartitionMap, app: Application,
+                    answer: @escaping @Sendable ([UInt8]) -> Void) {
         let request: RoutedRequest
         switch RoutedRequest.decode(payload) {
         case .success(let decoded): request = decoded
@@ -88,10 +114,18 @@ enum RoutedOperations {
             app.metrics.requests.increment(label: "routed:bad_request")
             return answer(Reply.failure(id: failure.id, error: failure.error))
         }
-        guard names.contains(request.operation), let operation = OperationTable.shared.operations[request.operation] else {
+        guard names(in: partition.space).contains(request.operation),
+              let operation = OperationTable.shared.operations[request.operation] else {
             app.metrics.requests.increment(label: "routed:unknown_operation")
             return answer(Reply.failure(id: request.id, error: DomainError(.unknownOperation,
-                "\"\(request.operation)\" is not an operation a partition's owner runs for another node")))
+                "\"\(request.operation)\" is not an operation the owner of \(partition) runs for another node")))
+        }
+        let deciding = partition.space == .accounts ? accountPartition(of: request, in: map) : partition
+        guard deciding == partition else {
+            app.metrics.requests.increment(label: "routed:bad_request")
+            return answer(Reply.failure(id: request.id, error: DomainError(.badRequest,
+                "the account this \"\(request.operation)\" concerns is in \(deciding), and this is the owner of \(partition)",
+                field: "actor")))
         }
         let call = RoutedCall(app: app, actor: request.actor, answer: answer)
         let context = OperationContext(caller: .routed(call), requestID: request.id, operation: operation.name,

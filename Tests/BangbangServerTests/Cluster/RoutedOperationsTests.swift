@@ -1,6 +1,7 @@
-// Order operations routed to a partition's owner over a real nats-server: the owner runs them as
-// it runs a connection's, deciding on the actor's facts the request carries, and answers with the
-// very reply message a connection of its own would get; bad input gets a clear error and changes
+// Order and account operations routed to a partition's owner over a real nats-server: the owner
+// runs them as it runs a connection's, deciding on the actor's facts the request carries, and
+// answers with the very reply message a connection of its own would get; bad input, an operation
+// the partition does not decide and a user of another partition get a clear error and change
 // nothing.
 import BangbangCore
 import BangbangProtocol
@@ -43,6 +44,7 @@ import TestSupport
         let clientConnection: NATSConnection
         let client: PartitionRequests
         let partition = PartitionID(space: .boards, index: 0)
+        let accounts = PartitionID(space: .accounts, index: 0)
 
         private init(nats: NATSCluster, harness: ApplicationHarness, ownerConnection: NATSConnection,
                      clientConnection: NATSConnection) throws {
@@ -50,9 +52,11 @@ import TestSupport
             self.harness = harness
             self.ownerConnection = ownerConnection
             self.clientConnection = clientConnection
-            owner = OwnerRequests(requests: PartitionRequests(connection: ownerConnection), app: harness.app)
+            owner = OwnerRequests(requests: PartitionRequests(connection: ownerConnection), app: harness.app,
+                                  map: PartitionMap(partitionCount: 1))
             client = PartitionRequests(connection: clientConnection)
             try owner.serve(partition)
+            try owner.serve(accounts)
         }
 
         static func start() async throws -> RoutedSetup {
@@ -67,6 +71,10 @@ import TestSupport
 
         func route(_ request: RoutedRequest) async throws -> [UInt8] {
             try await client.request(partition, payload: request.encoded()).get()
+        }
+
+        func routeToAccounts(_ request: RoutedRequest) async throws -> [String: JSONValue] {
+            try RoutedOperationsTests.reply(try await client.request(accounts, payload: request.encoded()).get())
         }
 
         func stop() async {
@@ -150,6 +158,96 @@ import TestSupport
         await setup.stop()
     }
 
+    /// The owner of an account partition runs the account operations routed to it for the user
+    /// the request names: an edit of the profile, the runner's verification sent and read,
+    /// feedback; it answers, byte for byte, what the same operation gives a connection of its own.
+    /// An operation of the other space, sent to either partition, is refused and changes nothing.
+    @Test func theAccountPartitionsOwnerRunsRoutedAccountOperations() async throws {
+        let setup = try await RoutedSetup.start()
+        defer { setup.nats.stop() }
+        let user = try await setup.harness.logIn("13800138005")
+        let actor = RoutedActor(user: user, isApprovedRunner: false)
+
+        let edited = try await setup.routeToAccounts(RoutedRequest(id: 1, operation: "profile.update",
+                                                                   data: ["nickname": "Xiao Li", "dorm": "Dorm 7"], actor: actor))
+        #expect(edited["id"] == 1 && edited["ok"] == .bool(true), "\(edited)")
+        guard case .object(let data)? = edited["data"], case .object(let profile)? = data["user"] else {
+            Issue.record("no profile in \(edited)")
+            return
+        }
+        #expect(profile["nickname"] == "Xiao Li" && profile["dorm"] == "Dorm 7")
+        let read = try await setup.client.request(setup.accounts, payload: RoutedRequest(
+            id: 2, operation: "profile.get", data: nil, actor: actor).encoded()).get()
+        let local = await withCheckedContinuation { continuation in
+            RoutedOperations.run(RoutedRequest(id: 2, operation: "profile.get", data: nil, actor: actor).encoded(),
+                                 serving: setup.accounts, of: PartitionMap(partitionCount: 1), app: setup.harness.app) {
+                continuation.resume(returning: $0)
+            }
+        }
+        #expect(read == local)
+        #expect(try Self.reply(read)["data"] == edited["data"])
+
+        let submitted = try await setup.routeToAccounts(RoutedRequest(id: 3, operation: "runner.submit_verification", data: [
+            "real_name": "Li Lei", "student_id": "2023123456", "school": "North Campus University"], actor: actor))
+        #expect(submitted["ok"] == .bool(true), "\(submitted)")
+        let verification = try await setup.routeToAccounts(RoutedRequest(id: 4, operation: "runner.verification", data: nil, actor: actor))
+        guard case .object(let data)? = verification["data"], case .object(let state)? = data["verification"] else {
+            Issue.record("no verification in \(verification)")
+            return
+        }
+        #expect(state["status"] == "pending", "\(verification)")
+        let feedback = try await setup.routeToAccounts(RoutedRequest(id: 5, operation: "feedback.submit",
+                                                                     data: ["text": "The parcel board is great"], actor: actor))
+        #expect(feedback["ok"] == .bool(true), "\(feedback)")
+        #expect(await setup.harness.accountState().feedback.count == 1)
+
+        // Each partition runs only what it decides.
+        let before = await setup.harness.accountState()
+        let orderToAccounts = try await setup.routeToAccounts(RoutedRequest(id: 6, operation: "order.publish",
+                                                                            data: Self.draft(now: setup.harness.clock.now), actor: actor))
+        #expect(Self.errorCode(orderToAccounts) == "unknown_operation" && orderToAccounts["id"] == 6)
+        let profileToBoards = try Self.reply(try await setup.route(RoutedRequest(id: 7, operation: "profile.update",
+                                                                                 data: ["nickname": "Someone Else"], actor: actor)))
+        #expect(Self.errorCode(profileToBoards) == "unknown_operation" && profileToBoards["id"] == 7)
+        let login = try await setup.routeToAccounts(RoutedRequest(id: 8, operation: "auth.resume", data: ["token": "t"], actor: actor))
+        #expect(Self.errorCode(login) == "unknown_operation")
+        #expect(await setup.harness.accountState() == before)
+        await setup.stop()
+    }
+
+    /// An account operation goes to the partition of the account it concerns (the actor's, or
+    /// the one `profile.get` names); an owner sent one for an account of another partition says
+    /// so and runs nothing.
+    @Test func anAccountOfAnotherPartitionIsRefusedByName() async throws {
+        let harness = try ApplicationHarness()
+        let map = PartitionMap(partitionCount: 4)
+        let user = try await harness.logIn("13800138006")
+        let home = map.partition(ofUser: user.rawValue)
+        let elsewhere = PartitionID(space: .accounts, index: (home.index + 1) % 4)
+        let actor = RoutedActor(user: user, isApprovedRunner: false)
+        let edit = RoutedRequest(id: "e", operation: "profile.update", data: ["nickname": "Xiao Li"], actor: actor)
+        #expect(RoutedOperations.accountPartition(of: edit, in: map) == home)
+        let other = UInt64(1_000_003)
+        let look = RoutedRequest(id: "g", operation: "profile.get", data: ["user_id": .integer(Int64(other))], actor: actor)
+        #expect(RoutedOperations.accountPartition(of: look, in: map) == map.partition(ofUser: other))
+
+        func run(_ request: RoutedRequest, serving partition: PartitionID) async throws -> [String: JSONValue] {
+            try Self.reply(await withCheckedContinuation { continuation in
+                RoutedOperations.run(request.encoded(), serving: partition, of: map, app: harness.app) { continuation.resume(returning: $0) }
+            })
+        }
+        let before = await harness.accountState()
+        let refused = try await run(edit, serving: elsewhere)
+        #expect(Self.errorCode(refused) == "bad_request" && refused["id"] == "e", "\(refused)")
+        guard case .object(let error)? = refused["error"], case .string(let message)? = error["message"] else {
+            Issue.record("no message in \(refused)")
+            return
+        }
+        #expect(message.contains("\(home)") && message.contains("\(elsewhere)"), "\(message)")
+        #expect(await harness.accountState() == before)
+        #expect(try await run(edit, serving: home)["ok"] == .bool(true))
+    }
+
     /// The requesting node passes the owner's answer on as it came; without an owner within the
     /// bound the client hears `storage_unavailable` for its request; a request sent and never
     /// answered closes the connection with 1012, since it may have been carried out.
@@ -206,7 +304,9 @@ import TestSupport
             routed.append(microseconds(clock.now - started))
             started = clock.now
             _ = await withCheckedContinuation { continuation in
-                RoutedOperations.run(payload, app: app) { continuation.resume(returning: $0) }
+                RoutedOperations.run(payload, serving: partition, of: PartitionMap(partitionCount: 1), app: app) {
+                    continuation.resume(returning: $0)
+                }
             }
             direct.append(microseconds(clock.now - started))
         }
