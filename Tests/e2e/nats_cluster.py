@@ -45,12 +45,18 @@ def jetstream_info(port: int, timeout: float = 1.0) -> dict:
 
 def jetstream_request(port: int, subject: str, timeout: float = 1.0) -> dict:
     """One JetStream API request with an empty body, and its JSON answer."""
+    return json.loads(nats_request(port, subject, b"", timeout))
+
+
+def nats_request(port: int, subject: str, payload: bytes, timeout: float = 1.0) -> bytes:
+    """One core NATS request and the payload of its answer, over a connection of its own."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         reader = s.makefile("rb")
         if not reader.readline().startswith(b"INFO "):
             raise RuntimeError("no INFO")
         s.sendall(b'CONNECT {"verbose":false,"headers":true,"no_responders":true}\r\n'
-                  b"SUB _INBOX.probe 1\r\nPUB " + subject.encode() + b" _INBOX.probe 0\r\n\r\n")
+                  b"SUB _INBOX.probe 1\r\nPUB " + subject.encode() + b" _INBOX.probe "
+                  + str(len(payload)).encode() + b"\r\n" + payload + b"\r\n")
         while True:
             line = reader.readline()
             if not line:
@@ -59,7 +65,7 @@ def jetstream_request(port: int, subject: str, timeout: float = 1.0) -> dict:
                 s.sendall(b"PONG\r\n")
             elif line.startswith(b"MSG "):
                 size = int(line.split()[-1])
-                return json.loads(reader.read(size + 2)[:size])
+                return reader.read(size + 2)[:size]
             elif line.startswith(b"HMSG "):
                 raise RuntimeError("no responders")
             elif line.startswith(b"-ERR"):

@@ -4,13 +4,14 @@ messages to it. Clients on different nodes see each other's orders live (the fee
 the progress), an accept race spread across all three nodes has exactly one winner, and when the
 owner goes away the relayed clients are told to reconnect with 1012 and resume on the new
 owner."""
+import json
 import threading
 import time
 
 import pytest
 
 from bbclient import Client, fresh_phone
-from nats_cluster import NatsCluster, free_ports
+from nats_cluster import NatsCluster, free_ports, nats_request
 from test_cluster_failover import LEASE_MS, Node, publish, wait_until
 
 ADMIN_PHONE = "+8613000000000"
@@ -29,6 +30,8 @@ def nodes(tmp_path):
                 wait_until(node.is_ready, 20, "the first node to own the partition", node)
             else:
                 wait_until(lambda: "cluster_joined" in node.log(), 20, f"{node.name} to join", node)
+        for node in started:
+            node.nats = nats
         yield started
     finally:
         for node in started:
@@ -138,3 +141,49 @@ def _resume(node, token):
             return reply["data"] if reply["ok"] else None
     except Exception:
         return None
+
+
+def routed(nats, partition, request):
+    """A request another node routes to `partition`'s owner (docs/scale-out.md, 7b), sent here
+    over a raw NATS connection: the answer's status byte (0 answered) and its reply message."""
+    answer = nats_request(nats.client_ports[0], f"bb.req.{partition}", json.dumps(request).encode(), timeout=5)
+    return answer[0], json.loads(answer[1:])
+
+
+def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(nodes):
+    """The owner answers `bb.req.p0` (orders) and `bb.req.a0` (accounts) for a user another node
+    holds the connection of: what it does there is the world every client sees, live."""
+    owner, second, _ = nodes
+    nats = owner.nats
+    publisher = logged_in(owner)
+    watcher = logged_in(second)
+    try:
+        actor = {"user": publisher.user["id"], "runner": False}
+        status, edited = routed(nats, "a0", {"id": 1, "op": "profile.update", "data": {"nickname": "Routed Li"},
+                                             "actor": actor})
+        assert status == 0 and edited["ok"] and edited["id"] == 1, edited
+        assert edited["data"]["user"]["nickname"] == "Routed Li"
+        assert publisher.ok("profile.get")["user"]["nickname"] == "Routed Li"
+
+        watcher.ok("board.subscribe", {"types": ["bounty"]})
+        deadline = int(time.time() * 1000) + 3_600_000
+        status, published = routed(nats, "p0", {"id": "p", "op": "order.publish", "actor": actor, "data": {
+            "type": "bounty", "campus": "North", "deadline": deadline, "tip": 100,
+            "details": {"title": "routed to the owner", "description": "e2e"}}})
+        assert status == 0 and published["ok"], published
+        order = published["data"]["order"]
+        assert order["publisher"] == publisher.user["id"]
+        entered = watcher.wait_event(lambda e: e["event"] == "feed.enter" and e["data"]["order"]["id"] == order["id"])
+        assert entered["data"]["order"]["details"]["title"] == "routed to the owner"
+        assert publisher.ok("order.get", {"order_id": order["id"]})["order"]["status"] == "open"
+
+        # Each partition runs only what it decides; what it refuses changes nothing.
+        status, refused = routed(nats, "p0", {"id": 2, "op": "profile.update", "data": {"nickname": "Nope"},
+                                              "actor": actor})
+        assert status == 0 and refused["error"]["code"] == "unknown_operation", refused
+        status, refused = routed(nats, "a0", {"id": 3, "op": "auth.logout", "actor": actor})
+        assert refused["error"]["code"] == "unknown_operation", refused
+        assert publisher.ok("profile.get")["user"]["nickname"] == "Routed Li"
+    finally:
+        publisher.close()
+        watcher.close()
