@@ -39,8 +39,16 @@ public struct AccountState: Codable, Sendable, Equatable {
     public private(set) var grantedAdministrators: Set<UserID> = []
     /// In id order, so entry `n` has id `n + 1`.
     public private(set) var feedback: [FeedbackEntry] = []
-    /// The id the next registration gets. Ids start at 1 and are never reused.
+    /// Where the next registration's id is looked for: it gets the first id of `idSpace` from
+    /// here. Ids start at 1 and are never reused.
     public private(set) var nextUserID: UInt64 = 1
+
+    /// The ids this state's account partition hands out (every id but on a partition of many).
+    /// A setting of the deployment, not stored: a snapshot is read into the space it is given.
+    public var idSpace: UserIDSpace { accounts.space }
+
+    /// The id the next registration gets.
+    public var nextRegisteredID: UserID { UserID(rawValue: idSpace.firstID(atLeast: nextUserID)) }
 
     /// Every session, each kept with its user's account.
     public var sessions: SessionTable { SessionTable(accounts: accounts) }
@@ -48,14 +56,17 @@ public struct AccountState: Codable, Sendable, Equatable {
     /// The compact record of `user`'s account, for the store's own reads.
     func record(_ user: UserID) -> AccountRecord? { accounts.record(user) }
 
-    public init() {}
+    public init(idSpace: UserIDSpace = .all) {
+        accounts = AccountTable(space: idSpace)
+    }
 
     /// The state as a snapshot holds it. An account's sessions are those its list names, in its
     /// order, whose session names it as their user: always all of them in a state that `apply`
     /// built, and all that `activeSessions` ever showed in any other.
     public init(accounts: [UserID: UserAccount], userByPhone: [PhoneNumber: UserID], sessions: [SessionID: Session],
-                grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64) {
-        var table = AccountTable(expecting: accounts.keys)
+                grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64,
+                idSpace: UserIDSpace = .all) {
+        var table = AccountTable(expecting: accounts.keys, space: idSpace)
         for (id, account) in accounts {
             var kept = SmallList<SessionRecord>()
             for sessionID in account.sessions {
@@ -69,6 +80,17 @@ public struct AccountState: Codable, Sendable, Equatable {
         self.grantedAdministrators = grantedAdministrators
         self.feedback = feedback
         self.nextUserID = nextUserID
+    }
+
+    /// The same state with its accounts laid out for `space`: a snapshot is read with every id's
+    /// layout, and the partition that recovers it places it in its own.
+    public func placed(in space: UserIDSpace) -> AccountState {
+        guard space != idSpace else { return self }
+        var table = AccountTable(expecting: Array(accounts.keys), space: space)
+        for (user, record) in accounts.records { table.insert(record, for: user) }
+        var placed = self
+        placed.accounts = table
+        return placed
     }
 
     /// The only mutation. Events come from decide methods run against this very state (or from

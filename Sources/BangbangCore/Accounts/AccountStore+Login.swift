@@ -38,7 +38,7 @@ extension AccountStore {
             let session = makeSession(for: user, device: deviceName, now: now, using: &generator)
             return AccountDecision(throttle: check.throttle, .success(.loggedIn(.init(session: session, method: .code))))
         }
-        let user = UserID(rawValue: state.nextUserID)
+        let user = state.nextRegisteredID
         let session = makeSession(for: user, device: deviceName, now: now, using: &generator)
         let registration = AccountEvent.Registration(user: user, phone: phone,
                                                      nickname: Profile.defaultNickname(for: user), session: session)

@@ -51,10 +51,11 @@ public struct AccountStore: Sendable, Equatable {
     public private(set) var state: AccountState
     public private(set) var throttle: AccountThrottle
 
-    /// A store over `state` (empty, or a snapshot to replay the journal tail onto).
+    /// A store over `state` (empty, or a snapshot to replay the journal tail onto), laid out for
+    /// the policy's ids.
     public init(policy: AccountPolicy = AccountPolicy(), state: AccountState = AccountState()) {
         self.policy = policy
-        self.state = state
+        self.state = state.placed(in: policy.userIDs)
         self.throttle = AccountThrottle()
     }
 

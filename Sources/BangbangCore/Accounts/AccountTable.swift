@@ -1,17 +1,19 @@
 // Where the account records live: in pages indexed by user id.
 //
-// User ids are handed out in order from 1 and never reused (`AccountState.nextUserID`), so the
+// User ids are handed out in order and never reused (`AccountState.nextUserID`, within the
+// table's `UserIDSpace`: every id on one account partition, every P-th with many), so the
 // records need no hash table. A dictionary of records stored each record beside its key with a
 // quarter to over half of its buckets empty (its capacity is a power of two, at most three
-// quarters full): about 200 bytes per account for a record of 112. Here id `n` is slot
-// `(n - 1) % pageSize` of page `(n - 1) / pageSize`; a page is made whole when the first id in it
-// arrives, so only the last page has room unused, and a lookup is two array indexings.
+// quarters full): about 200 bytes per account for a record of 112. Here the id of ordinal `k` in
+// the space (id `k + 1` on one partition) is slot `k % pageSize` of page `k / pageSize`; a page
+// is made whole when the first id in it arrives, so only the last page has room unused, and a
+// lookup is two array indexings.
 //
 // Pages are also what a snapshot's copy-on-write copies: the first change after a cut copies the
 // list of pages and the one page it touches, where a dictionary was copied whole.
 //
 // Ids that do not continue the run — which only a hand-written or damaged snapshot holds, since
-// registration always takes the next id — go to a dictionary of outliers; a page made later takes
+// registration always takes the next id, or ids of another space — go to a dictionary of outliers; a page made later takes
 // over the outliers that fall into it, so every id has one place: its page if that exists, else
 // the outliers.
 
@@ -22,17 +24,22 @@ public struct AccountTable: Sendable {
 
     fileprivate typealias Page = [AccountRecord?]
 
+    /// The ids the pages are laid out for.
+    public let space: UserIDSpace
     private var pages: [Page] = []
     private var outliers: [UserID: AccountRecord] = [:]
     public private(set) var count = 0
 
-    init() {}
+    init(space: UserIDSpace = .all) {
+        self.space = space
+    }
 
     /// A table about to be given the records of `ids`: the pages for them are made at once, as far
     /// as at least half of their slots will be used; ids beyond go to the outliers.
-    init(expecting ids: some Collection<UserID>) {
+    init(expecting ids: some Collection<UserID>, space: UserIDSpace = .all) {
+        self.space = space
         let densest = UInt64(2 * ids.count)
-        let last = ids.lazy.map(\.rawValue).filter { $0 <= densest }.max() ?? 0
+        let last = ids.lazy.compactMap(space.ordinal(of:)).filter { $0 < densest }.max().map { $0 + 1 } ?? 0
         let pageCount = Int((last + UInt64(Self.pageSize) - 1) / UInt64(Self.pageSize))
         pages = (0..<pageCount).map { _ in Page(repeating: nil, count: Self.pageSize) }
     }
@@ -53,7 +60,7 @@ public struct AccountTable: Sendable {
 
     /// Adds the record of an id that has none.
     mutating func insert(_ record: AccountRecord, for user: UserID) {
-        if location(of: user) == nil, let page = Self.page(of: user), page == pages.count { appendPage() }
+        if location(of: user) == nil, let page = page(of: user), page == pages.count { appendPage() }
         if let (page, slot) = location(of: user) {
             precondition(pages[page][slot] == nil, "internal inconsistency in AccountTable: an id inserted twice")
             pages[page][slot] = record
@@ -78,16 +85,18 @@ public struct AccountTable: Sendable {
     }
 
     /// Every record with its id, in no particular order.
-    var records: Records { Records(pages: pages, outliers: outliers) }
+    var records: Records { Records(space: space, pages: pages, outliers: outliers) }
 
     /// Records kept outside the pages (for tests: in-order ids have none).
     var outlierCount: Int { outliers.count }
 
     struct Records: Sequence {
+        fileprivate let space: UserIDSpace
         fileprivate let pages: [Page]
         fileprivate let outliers: [UserID: AccountRecord]
 
         struct Iterator: IteratorProtocol {
+            fileprivate let space: UserIDSpace
             fileprivate let pages: [Page]
             fileprivate var page = 0
             fileprivate var slot = 0
@@ -99,29 +108,31 @@ public struct AccountTable: Sendable {
                     slot += 1
                     if slot == AccountTable.pageSize { (page, slot) = (page + 1, 0) }
                     if let record = pages[currentPage][currentSlot] {
-                        return (AccountTable.user(page: currentPage, slot: currentSlot), record)
+                        return (AccountTable.user(page: currentPage, slot: currentSlot, in: space), record)
                     }
                 }
                 return outliers.next().map { (user: $0.key, record: $0.value) }
             }
         }
 
-        func makeIterator() -> Iterator { Iterator(pages: pages, outliers: outliers.makeIterator()) }
+        func makeIterator() -> Iterator { Iterator(space: space, pages: pages, outliers: outliers.makeIterator()) }
     }
 
     // MARK: Placement
 
-    private static func page(of user: UserID) -> Int? {
-        guard user.rawValue >= 1 else { return nil }
-        let page = (user.rawValue - 1) / UInt64(pageSize)
+    private func page(of user: UserID) -> Int? {
+        guard let ordinal = space.ordinal(of: user) else { return nil }
+        let page = ordinal / UInt64(Self.pageSize)
         return page < UInt64(Int.max) ? Int(page) : nil
     }
 
-    private static func user(page: Int, slot: Int) -> UserID { UserID(rawValue: UInt64(page * pageSize + slot) + 1) }
+    private static func user(page: Int, slot: Int, in space: UserIDSpace) -> UserID {
+        space.user(ordinal: UInt64(page * pageSize + slot))
+    }
 
     private func location(of user: UserID) -> (page: Int, slot: Int)? {
-        guard let page = Self.page(of: user), page < pages.count else { return nil }
-        return (page, Int((user.rawValue - 1) % UInt64(Self.pageSize)))
+        guard let ordinal = space.ordinal(of: user), ordinal / UInt64(Self.pageSize) < UInt64(pages.count) else { return nil }
+        return (Int(ordinal / UInt64(Self.pageSize)), Int(ordinal % UInt64(Self.pageSize)))
     }
 
     /// Makes the next page and moves into it the outliers whose ids it covers.
@@ -129,7 +140,7 @@ public struct AccountTable: Sendable {
         var page = Page(repeating: nil, count: Self.pageSize)
         if !outliers.isEmpty {
             for slot in page.indices {
-                page[slot] = outliers.removeValue(forKey: Self.user(page: pages.count, slot: slot))
+                page[slot] = outliers.removeValue(forKey: Self.user(page: pages.count, slot: slot, in: space))
             }
         }
         pages.append(page)

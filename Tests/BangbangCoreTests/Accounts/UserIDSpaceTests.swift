@@ -1,0 +1,90 @@
+// The ids an account partition hands out (docs/scale-out.md, 7b item 4): the first id of a space
+// from any point, against counting up; a space's ids placed densely in the account table, others
+// kept aside; registrations that take their partition's ids, across a snapshot read back.
+import Foundation
+import Testing
+import TestSupport
+@testable import BangbangCore
+
+@Suite struct UserIDSpaceTests {
+    @Test(arguments: [1, 2, 3, 4, 7, 64])
+    func theFirstIdAtLeastAnyIdIsWhatCountingUpFinds(partitions: Int) {
+        for partition in 0..<partitions {
+            let space = UserIDSpace(partitions: partitions, partition: partition)
+            for start in UInt64(0)...300 {
+                let counted = (max(start, 1)...).first { $0 % UInt64(partitions) == UInt64(partition) }!
+                #expect(space.firstID(atLeast: start) == counted, "\(space) from \(start)")
+                let user = UserID(counted)
+                #expect(space.contains(user))
+                let ordinal = space.ordinal(of: user)
+                #expect(ordinal.map(space.user(ordinal:)) == user)
+                if start >= 1, start != counted { #expect(!space.contains(UserID(start)) && space.ordinal(of: UserID(start)) == nil) }
+            }
+            #expect(space.ordinal(of: UserID(space.firstID(atLeast: 1))) == 0, "the first id has the first place")
+        }
+        #expect(!UserIDSpace.all.contains(UserID(0)))
+    }
+
+    private static func record(_ tag: Int) -> AccountRecord {
+        AccountRecord(phone: PhoneNumber(rawValue: "+86138\(tag)"), nickname: "n\(tag)",
+                      registeredAt: Timestamp(milliseconds: Int64(tag)), sessions: [])
+    }
+
+    /// A partition's ids, every 64th, fill pages as one partition's consecutive ids do: none is
+    /// kept aside; an id of another partition is, and is found there.
+    @Test func aPartitionsIdsFillItsPagesAsOnePartitionsDo() {
+        let space = UserIDSpace(partitions: 64, partition: 5)
+        var table = AccountTable(space: space)
+        var model: [UserID: AccountRecord] = [:]
+        for ordinal in 0..<UInt64(3 * AccountTable.pageSize + 5) {
+            let user = UserID(5 + 64 * ordinal)
+            table.insert(Self.record(Int(ordinal)), for: user)
+            model[user] = Self.record(Int(ordinal))
+        }
+        #expect(table.outlierCount == 0)
+        let stranger = UserID(6)
+        table.insert(Self.record(-1), for: stranger)
+        model[stranger] = Self.record(-1)
+        #expect(table.outlierCount == 1)
+        #expect(table.count == model.count)
+        #expect(Dictionary(uniqueKeysWithValues: table.records.map { ($0.user, $0.record) }) == model)
+        for (user, record) in model { #expect(table.record(user) == record) }
+        #expect(table.record(UserID(5 + 64 * UInt64(3 * AccountTable.pageSize + 5))) == nil && table.record(UserID(7)) == nil)
+
+        // Loaded from a snapshot's list, the same layout.
+        let loaded = AccountTable(expecting: Array(model.keys), space: space)
+        var filled = loaded
+        for (user, record) in model { filled.insert(record, for: user) }
+        #expect(filled.outlierCount == 1 && filled == table)
+    }
+
+    /// Registrations on partition 2 of 4 take ids 2, 6, 10 …; the state read back from its
+    /// snapshot form and placed in the partition's space is the same state, and the next
+    /// registration goes on from there.
+    @Test func registrationsTakeTheIdsOfTheirPartitionAcrossASnapshot() throws {
+        let space = UserIDSpace(partitions: 4, partition: 2)
+        var policy = AccountPolicy()
+        policy.userIDs = space
+        var harness = AccountHarness(policy: policy)
+        let users = try (1...5).map { try harness.logIn("1380013800\($0)").user }
+        #expect(users == ([2, 6, 10, 14, 18] as [UInt64]).map { UserID($0) })
+        #expect(try harness.logIn("13800138001").user == UserID(2), "a known phone logs in to its account")
+        #expect(harness.store.state.accounts.outlierCount == 0)
+
+        let snapshot = try JSONEncoder().encode(harness.store.state)
+        let read = try JSONDecoder().decode(AccountState.self, from: snapshot)
+        #expect(read.idSpace == .all, "a snapshot does not name a space")
+        let placed = read.placed(in: space)
+        #expect(placed == harness.store.state && placed.idSpace == space && placed.accounts.outlierCount == 0)
+        // A store made from the snapshot with the partition's policy places it so.
+        var restored = AccountHarness(policy: policy)
+        restored.store = AccountStore(policy: policy, state: read)
+        #expect(restored.store.state == harness.store.state && restored.store.state.idSpace == space)
+        #expect(try restored.logIn("13800138009").user == UserID(22))
+        // Read with every id's policy instead, the ids it already gave stay where they are and
+        // the next one is simply the next id: the space is the deployment's to give, every time.
+        var unplaced = AccountHarness()
+        unplaced.store = AccountStore(state: read)
+        #expect(try unplaced.logIn("13800138009").user == UserID(19))
+    }
+}
