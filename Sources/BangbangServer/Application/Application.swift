@@ -104,6 +104,11 @@ final class Application: @unchecked Sendable {
             }
         }
         policy.administratorPhones = adminPhones
+        // An account partition registers users with ids of its own residue (docs/scale-out.md,
+        // 7b item 4): every id while the map has one account partition, as on a single node.
+        if let partitioned = cluster?.accountsPartition {
+            policy.userIDs = UserIDSpace(partitions: partitioned.map.partitionCount, partition: partitioned.partition.index)
+        }
 
         var journalConfiguration = JournalConfiguration(syncPolicy: Self.syncPolicy(configuration.fsyncPolicy))
         // Changes are applied in memory before they are appended, so a change queued behind a

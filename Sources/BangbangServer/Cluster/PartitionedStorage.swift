@@ -24,6 +24,8 @@ struct AccountsPartitionStorage: Sendable {
     /// Where the inbox's senders and follower talk.
     var jetStream: JetStream
     var map = PartitionMap(partitionCount: 1)
+    /// Which of the map's account partitions this is.
+    var partition = PartitionID(space: .accounts, index: 0)
 }
 
 /// The inbox between a node's partitions: a sender per source the node commits for, and the
