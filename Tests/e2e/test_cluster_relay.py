@@ -184,6 +184,11 @@ def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(node
         status, refused = routed(nats, "a0", {"id": 3, "op": "auth.logout", "actor": actor})
         assert refused["error"]["code"] == "unknown_operation", refused
         assert publisher.ok("profile.get")["user"]["nickname"] == "Routed Li"
+
+        # The owner counts what it answered for other nodes, by partition.
+        _, metrics, _ = owner.http("/metrics")
+        assert 'bangbang_routed_requests_total{partition="a0"} 2' in metrics, metrics
+        assert 'bangbang_routed_requests_total{partition="p0"} 2' in metrics, metrics
     finally:
         publisher.close()
         watcher.close()

@@ -24,9 +24,11 @@ final class OwnerRequests: Sendable {
     /// Starts answering `partition`'s requests; nothing if already answering them.
     func serve(_ partition: PartitionID) throws(NATSClientError) {
         let (app, requests, queue, map) = (app, requests, queue, map)
+        let (counter, label) = (app.metrics.relay.routedRequests, partition.description)
         try subscriptions.withLock { (table) throws(NATSClientError) in
             guard table[partition] == nil else { return }
             table[partition] = try requests.serve(partition, deliveringOn: queue) { payload, responder in
+                counter.increment(label: label)
                 RoutedOperations.run(Array(payload), serving: partition, of: map, app: app) { reply in
                     responder.answer(reply)
                 }

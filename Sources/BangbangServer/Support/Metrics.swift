@@ -117,6 +117,8 @@ final class RelayMetrics: Sendable {
     let publishFailures = Counter()
     /// 1 while this node owns the partition.
     let isOwner = Gauge()
+    /// Requests other nodes routed to a partition this node owns, by partition (OwnerRequests).
+    let routedRequests = LabeledCounter()
 
     func markClustered() { clustered.store(true, ordering: .relaxed) }
     var isClustered: Bool { clustered.load(ordering: .relaxed) }

@@ -95,6 +95,8 @@ enum MetricsRenderer {
                     relay.envelopesRefused.current)
             counter("bangbang_relay_publish_failures_total", "Relay envelopes that could not be published (their frames are lost).",
                     relay.publishFailures.current)
+            labeled("bangbang_routed_requests_total", "Requests other nodes routed to a partition this node owns, by partition.",
+                    "partition", relay.routedRequests.current)
         }
         if metrics.inbox.isActive {
             let inbox = metrics.inbox
