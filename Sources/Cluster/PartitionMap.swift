@@ -61,9 +61,16 @@ public struct PartitionMap: Sendable, Equatable {
         PartitionID(space: .boards, index: Int(Self.fnv1a32(campus.utf8) % UInt32(partitionCount)))
     }
 
-    /// The account partition of a user id (ids are allocated in sequence, so a modulo spreads them).
+    /// The account partition of a user id: a partition registers users with ids of its own
+    /// residue (BangbangCore's `IDSpace`), and ids from before partitions spread by the modulo.
     public func partition(ofUser user: UInt64) -> PartitionID {
         PartitionID(space: .accounts, index: Int(user % UInt64(partitionCount)))
+    }
+
+    /// The board partition of an order, from its id's serial (`OrderID.serial`): a partition's
+    /// shards hand out serials of its own residue, as account partitions do user ids.
+    public func partition(ofOrderSerial serial: UInt64) -> PartitionID {
+        PartitionID(space: .boards, index: Int(serial % UInt64(partitionCount)))
     }
 
     /// `nodes` from most to least preferred owner of `partition`; the same for every node that

@@ -43,8 +43,8 @@ public struct AccountPolicy: Sendable, Equatable {
     /// Largest page of an administrator listing; bounds the work one request can cause.
     public var maximumPageSize: Int
     /// The ids this account partition gives new users: every id on one partition (a single
-    /// node); on partition `n` of `P`, those congruent to `n` mod `P` (UserIDSpace.swift).
-    public var userIDs: UserIDSpace = .all
+    /// node); on partition `n` of `P`, those congruent to `n` mod `P` (IDSpace.swift).
+    public var userIDs: IDSpace = .all
 
     public init(codeLifetime: Duration = .seconds(5 * 60),
                 codeMaxWrongAttempts: Int = 5,

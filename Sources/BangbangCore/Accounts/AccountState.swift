@@ -45,7 +45,7 @@ public struct AccountState: Codable, Sendable, Equatable {
 
     /// The ids this state's account partition hands out (every id but on a partition of many).
     /// A setting of the deployment, not stored: a snapshot is read into the space it is given.
-    public var idSpace: UserIDSpace { accounts.space }
+    public var idSpace: IDSpace { accounts.space }
 
     /// The id the next registration gets.
     public var nextRegisteredID: UserID { UserID(rawValue: idSpace.firstID(atLeast: nextUserID)) }
@@ -56,7 +56,7 @@ public struct AccountState: Codable, Sendable, Equatable {
     /// The compact record of `user`'s account, for the store's own reads.
     func record(_ user: UserID) -> AccountRecord? { accounts.record(user) }
 
-    public init(idSpace: UserIDSpace = .all) {
+    public init(idSpace: IDSpace = .all) {
         accounts = AccountTable(space: idSpace)
     }
 
@@ -65,7 +65,7 @@ public struct AccountState: Codable, Sendable, Equatable {
     /// built, and all that `activeSessions` ever showed in any other.
     public init(accounts: [UserID: UserAccount], userByPhone: [PhoneNumber: UserID], sessions: [SessionID: Session],
                 grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64,
-                idSpace: UserIDSpace = .all) {
+                idSpace: IDSpace = .all) {
         var table = AccountTable(expecting: accounts.keys, space: idSpace)
         for (id, account) in accounts {
             var kept = SmallList<SessionRecord>()
@@ -84,7 +84,7 @@ public struct AccountState: Codable, Sendable, Equatable {
 
     /// The same state with its accounts laid out for `space`: a snapshot is read with every id's
     /// layout, and the partition that recovers it places it in its own.
-    public func placed(in space: UserIDSpace) -> AccountState {
+    public func placed(in space: IDSpace) -> AccountState {
         guard space != idSpace else { return self }
         var table = AccountTable(expecting: Array(accounts.keys), space: space)
         for (user, record) in accounts.records { table.insert(record, for: user) }

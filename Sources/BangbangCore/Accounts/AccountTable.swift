@@ -1,11 +1,11 @@
 // Where the account records live: in pages indexed by user id.
 //
 // User ids are handed out in order and never reused (`AccountState.nextUserID`, within the
-// table's `UserIDSpace`: every id on one account partition, every P-th with many), so the
+// table's `IDSpace`: every id on one account partition, every P-th with many), so the
 // records need no hash table. A dictionary of records stored each record beside its key with a
 // quarter to over half of its buckets empty (its capacity is a power of two, at most three
 // quarters full): about 200 bytes per account for a record of 112. Here the id of ordinal `k` in
-// the space (id `k + 1` on one partition) is slot `k % pageSize` of page `k / pageSize`; a page
+// the space (the id itself on one partition) is slot `k % pageSize` of page `k / pageSize`; a page
 // is made whole when the first id in it arrives, so only the last page has room unused, and a
 // lookup is two array indexings.
 //
@@ -25,21 +25,21 @@ public struct AccountTable: Sendable {
     fileprivate typealias Page = [AccountRecord?]
 
     /// The ids the pages are laid out for.
-    public let space: UserIDSpace
+    public let space: IDSpace
     private var pages: [Page] = []
     private var outliers: [UserID: AccountRecord] = [:]
     public private(set) var count = 0
 
-    init(space: UserIDSpace = .all) {
+    init(space: IDSpace = .all) {
         self.space = space
     }
 
     /// A table about to be given the records of `ids`: the pages for them are made at once, as far
     /// as at least half of their slots will be used; ids beyond go to the outliers.
-    init(expecting ids: some Collection<UserID>, space: UserIDSpace = .all) {
+    init(expecting ids: some Collection<UserID>, space: IDSpace = .all) {
         self.space = space
         let densest = UInt64(2 * ids.count)
-        let last = ids.lazy.compactMap(space.ordinal(of:)).filter { $0 < densest }.max().map { $0 + 1 } ?? 0
+        let last = ids.lazy.compactMap({ space.ordinal(of: $0.rawValue) }).filter { $0 < densest }.max().map { $0 + 1 } ?? 0
         let pageCount = Int((last + UInt64(Self.pageSize) - 1) / UInt64(Self.pageSize))
         pages = (0..<pageCount).map { _ in Page(repeating: nil, count: Self.pageSize) }
     }
@@ -91,12 +91,12 @@ public struct AccountTable: Sendable {
     var outlierCount: Int { outliers.count }
 
     struct Records: Sequence {
-        fileprivate let space: UserIDSpace
+        fileprivate let space: IDSpace
         fileprivate let pages: [Page]
         fileprivate let outliers: [UserID: AccountRecord]
 
         struct Iterator: IteratorProtocol {
-            fileprivate let space: UserIDSpace
+            fileprivate let space: IDSpace
             fileprivate let pages: [Page]
             fileprivate var page = 0
             fileprivate var slot = 0
@@ -121,17 +121,17 @@ public struct AccountTable: Sendable {
     // MARK: Placement
 
     private func page(of user: UserID) -> Int? {
-        guard let ordinal = space.ordinal(of: user) else { return nil }
+        guard let ordinal = space.ordinal(of: user.rawValue) else { return nil }
         let page = ordinal / UInt64(Self.pageSize)
         return page < UInt64(Int.max) ? Int(page) : nil
     }
 
-    private static func user(page: Int, slot: Int, in space: UserIDSpace) -> UserID {
-        space.user(ordinal: UInt64(page * pageSize + slot))
+    private static func user(page: Int, slot: Int, in space: IDSpace) -> UserID {
+        UserID(rawValue: space.id(ordinal: UInt64(page * pageSize + slot)))
     }
 
     private func location(of user: UserID) -> (page: Int, slot: Int)? {
-        guard let ordinal = space.ordinal(of: user), ordinal / UInt64(Self.pageSize) < UInt64(pages.count) else { return nil }
+        guard let ordinal = space.ordinal(of: user.rawValue), ordinal / UInt64(Self.pageSize) < UInt64(pages.count) else { return nil }
         return (Int(ordinal / UInt64(Self.pageSize)), Int(ordinal % UInt64(Self.pageSize)))
     }
 

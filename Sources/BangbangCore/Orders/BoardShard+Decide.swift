@@ -7,7 +7,7 @@ extension BoardShard {
     public func decidePublish(_ submitted: OrderDraft, by publisher: UserID, now: Timestamp, rules: OrderRules,
                               using random: inout some RandomNumberGenerator) throws(DomainError) -> OrderEvent {
         let draft = try submitted.validated(now: now, rules: rules)
-        let id = OrderID(shard: index, serial: nextSerial)
+        let id = nextOrderID
         var code: String?
         if draft.wantsDeliveryCode {
             let digits = UInt16.random(in: 0...9999, using: &random)

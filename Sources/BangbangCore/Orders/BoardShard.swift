@@ -41,7 +41,12 @@
 public struct BoardShard: Equatable, Sendable {
     /// This shard's index; every order it owns has `id.shard == index`.
     public let index: Int
-    /// The serial the next published order gets. Serials are never reused.
+    /// The serials this shard's board partition hands out: every serial on one partition; on
+    /// partition `n` of `P`, those congruent to `n` mod `P`, so an order's id names its partition
+    /// (IDSpace.swift). A setting of the deployment, not stored in a snapshot.
+    public let serials: IDSpace
+    /// Where the next published order's serial is looked for: it gets the first serial of
+    /// `serials` from here. Serials are never reused.
     public private(set) var nextSerial: UInt64 = 1
     /// Every order of the shard: live ones, and closed ones until they move to the archive.
     public private(set) var orders = OrderTable()
@@ -55,12 +60,16 @@ public struct BoardShard: Equatable, Sendable {
     /// The minimum `nextDueTime` over `timedIDs`, maintained by `index`.
     var earliestDue: Timestamp?
 
-    public init(index: Int) {
+    public init(index: Int, serials: IDSpace = .all) {
         precondition(index >= 0 && UInt64(index) < (1 << OrderID.shardBits), "shard index out of range")
         self.index = index
-        openIDs = OrderIDSet(shard: index)
-        timedIDs = OrderIDSet(shard: index)
+        self.serials = serials
+        openIDs = OrderIDSet(shard: index, serials: serials)
+        timedIDs = OrderIDSet(shard: index, serials: serials)
     }
+
+    /// The id the next published order gets.
+    public var nextOrderID: OrderID { OrderID(shard: index, serial: serials.firstID(atLeast: nextSerial)) }
 
     /// The order with this id, if this shard owns it.
     public func order(_ id: OrderID) -> Order? { orders[id] }
@@ -172,14 +181,14 @@ extension BoardShard: Codable {
     }
 
     /// A shard as a snapshot holds it, its indexes rebuilt; nil if the index is out of range or
-    /// an order belongs to another shard or appears twice.
-    public init?(index: Int, nextSerial: UInt64, restoring orders: [Order]) {
+    /// an order belongs to another shard (or another partition's `serials`) or appears twice.
+    public init?(index: Int, nextSerial: UInt64, restoring orders: [Order], serials: IDSpace = .all) {
         guard index >= 0, UInt64(index) < (1 << OrderID.shardBits) else { return nil }
-        self.init(index: index)
+        self.init(index: index, serials: serials)
         self.nextSerial = nextSerial
         for var order in orders {
             order.refreshSearchText()
-            guard order.id.shard == index, self.orders[order.id] == nil else { return nil }
+            guard order.id.shard == index, serials.contains(order.id.serial), self.orders[order.id] == nil else { return nil }
             self.orders[order.id] = order
             self.index(nil, order)
         }

@@ -1,39 +1,49 @@
 // OrderIDSet: a set of one shard's order ids, kept as bits indexed by serial.
 //
-// A shard hands out serials in order, so the orders it holds lie in a window of serials that
-// moves forward as orders are published and leave. The set keeps one bit per serial of that
-// window: inserting the newest order sets a bit in the same word as the order before it, where a
+// A shard hands out serials in order (every serial on one board partition, every P-th with
+// many: its `IDSpace`), so the orders it holds lie in a window of serials that moves forward as
+// orders are published and leave. The set keeps one bit per serial of that window, by the
+// serial's ordinal in the space: inserting the newest order sets a bit in the same word as the order before it, where a
 // hash set wrote to a random slot of a table as large as the board (a cache miss per insert, and
 // every member rehashed each time the table grew). Words below the lowest member are skipped
 // through `head` and given back once they are half the array, so removing from the front costs
 // O(1) amortized and the array stays about as long as the window. Members iterate in ascending
 // order, by id.
 
-/// A set of the order ids of one shard (`shard`); ids of other shards are a caller's mistake.
+/// A set of the order ids of one shard (`shard`) whose serials are of `serials`; other ids are a
+/// caller's mistake.
 struct OrderIDSet: Sendable {
     let shard: Int
-    /// Bit `s % 64` of `words[head + s / 64 - firstWord]` is set when serial `s` is a member.
-    /// `words[head]` is nonzero unless the set is empty; the words before it are unused.
+    let serials: IDSpace
+    /// Bit `k % 64` of `words[head + k / 64 - firstWord]` is set when the serial of ordinal `k` is
+    /// a member. `words[head]` is nonzero unless the set is empty; the words before it are unused.
     private var words: [UInt64] = []
     private var head = 0
-    /// The serial word (`serial / 64`) that `words[head]` holds.
+    /// The ordinal word (`ordinal / 64`) that `words[head]` holds.
     private var firstWord = 0
     private(set) var count = 0
 
-    init(shard: Int) {
+    init(shard: Int, serials: IDSpace = .all) {
         self.shard = shard
+        self.serials = serials
     }
 
     var isEmpty: Bool { count == 0 }
 
+    /// Words of bits held (for tests: how densely the members lie).
+    var wordCount: Int { words.count }
+
     func contains(_ id: OrderID) -> Bool {
-        guard id.shard == shard, let index = index(ofWord: Self.word(of: id)) else { return false }
-        return words[index] & Self.bit(of: id) != 0
+        guard id.shard == shard, let ordinal = serials.ordinal(of: id.serial),
+              let index = index(ofWord: Self.word(of: ordinal)) else { return false }
+        return words[index] & Self.bit(of: ordinal) != 0
     }
 
     mutating func insert(_ id: OrderID) {
-        precondition(id.shard == shard, "OrderIDSet: order \(id) is not in shard \(shard)")
-        let word = Self.word(of: id)
+        guard id.shard == shard, let ordinal = serials.ordinal(of: id.serial) else {
+            preconditionFailure("OrderIDSet: order \(id) is not in shard \(shard) with \(serials)")
+        }
+        let word = Self.word(of: ordinal)
         if count == 0 {
             words.removeAll(keepingCapacity: true)
             words.append(0)
@@ -53,7 +63,7 @@ struct OrderIDSet: Sendable {
             words.append(contentsOf: repeatElement(0, count: head + word - firstWord - words.count + 1))
         }
         let index = head + word - firstWord
-        let bit = Self.bit(of: id)
+        let bit = Self.bit(of: ordinal)
         if words[index] & bit == 0 {
             words[index] |= bit
             count += 1
@@ -61,8 +71,9 @@ struct OrderIDSet: Sendable {
     }
 
     mutating func remove(_ id: OrderID) {
-        guard id.shard == shard, let index = index(ofWord: Self.word(of: id)) else { return }
-        let bit = Self.bit(of: id)
+        guard id.shard == shard, let ordinal = serials.ordinal(of: id.serial),
+              let index = index(ofWord: Self.word(of: ordinal)) else { return }
+        let bit = Self.bit(of: ordinal)
         guard words[index] & bit != 0 else { return }
         words[index] &= ~bit
         count -= 1
@@ -86,8 +97,8 @@ struct OrderIDSet: Sendable {
         return head + word - firstWord
     }
 
-    private static func word(of id: OrderID) -> Int { Int(id.serial >> 6) }
-    private static func bit(of id: OrderID) -> UInt64 { 1 << (id.serial & 63) }
+    private static func word(of ordinal: UInt64) -> Int { Int(ordinal >> 6) }
+    private static func bit(of ordinal: UInt64) -> UInt64 { 1 << (ordinal & 63) }
 }
 
 extension OrderIDSet: Sequence {
@@ -104,8 +115,8 @@ extension OrderIDSet: Sequence {
             }
             let bit = remaining.trailingZeroBitCount
             remaining &= remaining - 1
-            let serial = UInt64(set.firstWord + index - set.head) << 6 | UInt64(bit)
-            return OrderID(shard: set.shard, serial: serial)
+            let ordinal = UInt64(set.firstWord + index - set.head) << 6 | UInt64(bit)
+            return OrderID(shard: set.shard, serial: set.serials.id(ordinal: ordinal))
         }
     }
 

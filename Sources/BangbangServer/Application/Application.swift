@@ -107,7 +107,7 @@ final class Application: @unchecked Sendable {
         // An account partition registers users with ids of its own residue (docs/scale-out.md,
         // 7b item 4): every id while the map has one account partition, as on a single node.
         if let partitioned = cluster?.accountsPartition {
-            policy.userIDs = UserIDSpace(partitions: partitioned.map.partitionCount, partition: partitioned.partition.index)
+            policy.userIDs = IDSpace(partitions: partitioned.map.partitionCount, partition: partitioned.partition.index)
         }
 
         var journalConfiguration = JournalConfiguration(syncPolicy: Self.syncPolicy(configuration.fsyncPolicy))

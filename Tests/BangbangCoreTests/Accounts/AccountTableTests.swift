@@ -78,18 +78,20 @@ import TestSupport
         for user in dense { table.insert(Self.record(Int(user.rawValue)), for: user) }
         #expect(table.outlierCount == 0)
 
-        let sparse = [UserID(1), UserID(3), UserID(.max), UserID(0)]
+        // Id 0 is never handed out and has its slot on the first page all the same.
+        let sparse = [UserID(1), UserID(3), UserID(.max), UserID(0), UserID(1 << 40)]
         var small = AccountTable(expecting: sparse)
         for user in sparse { small.insert(Self.record(Int(user.rawValue % 1000)), for: user) }
         #expect(small.outlierCount == 2)
         #expect(small.record(UserID(.max)) == Self.record(Int(UInt64.max % 1000)))
+        #expect(small.record(UserID(0)) == Self.record(0))
     }
 
     @Test func equalityIgnoresPlacement() {
         var first = AccountTable(), second = AccountTable()
-        let far = UserID(UInt64(AccountTable.pageSize) * 2 + 1)
+        let far = UserID(UInt64(AccountTable.pageSize) * 2)
         first.insert(Self.record(1), for: far)      // no page yet: an outlier
-        for id in 1...UInt64(AccountTable.pageSize) * 2 {
+        for id in 1..<UInt64(AccountTable.pageSize) * 2 {
             first.insert(Self.record(Int(id)), for: UserID(id))
             second.insert(Self.record(Int(id)), for: UserID(id))
         }

@@ -51,7 +51,7 @@ struct ShardDriver {
     var random = SeededGenerator(seed: 42)
     var rules = Fixture.rules
 
-    init(index: Int = 0) { shard = BoardShard(index: index) }
+    init(index: Int = 0, serials: IDSpace = .all) { shard = BoardShard(index: index, serials: serials) }
 
     @discardableResult
     mutating func publish(_ draft: OrderDraft, by user: UserID = Fixture.publisher,

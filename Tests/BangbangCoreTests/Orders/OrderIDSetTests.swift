@@ -39,6 +39,35 @@ import TestSupport
         #expect(Array(bits) == reference.sorted())
     }
 
+    /// A board partition's serials (every 64th, from 5): the same behaviour against a hash set,
+    /// in as few words as one partition's consecutive serials take; a serial of another
+    /// partition is never a member.
+    @Test func aPartitionsSerialsAreKeptAsDenselyAsConsecutiveOnes() {
+        let serials = IDSpace(partitions: 64, partition: 5)
+        var random = SeededGenerator(seed: 7)
+        var bits = OrderIDSet(shard: 2, serials: serials)
+        var dense = OrderIDSet(shard: 2)
+        var reference: Set<OrderID> = []
+        for step in 0..<5_000 {
+            let ordinal = UInt64(step / 2) + random.next() % 200
+            let id = Self.id(5 + 64 * ordinal, shard: 2)
+            if random.next() % 3 == 0 {
+                bits.remove(id)
+                dense.remove(Self.id(ordinal + 1, shard: 2))
+                reference.remove(id)
+            } else {
+                bits.insert(id)
+                dense.insert(Self.id(ordinal + 1, shard: 2))
+                reference.insert(id)
+            }
+            #expect(bits.contains(id) == reference.contains(id) && bits.count == reference.count, "step \(step)")
+            #expect(!bits.contains(Self.id(6 + 64 * ordinal, shard: 2)))
+        }
+        #expect(Array(bits) == reference.sorted())
+        #expect(Array(bits).map { ($0.serial - 5) / 64 + 1 } == Array(dense).map(\.serial))
+        #expect(bits.wordCount == dense.wordCount, "\(bits.wordCount) words against \(dense.wordCount)")
+    }
+
     /// A window of 300 orders sliding over 100,000 serials: the words left behind are given
     /// back, and an old serial can still come back below the window.
     @Test func aSlidingWindowKeepsItsMembers() {

@@ -215,6 +215,21 @@ import TestSupport
         await setup.stop()
     }
 
+    /// The ids a partition hands out name it: a board partition's order serials and an account
+    /// partition's user ids are read back to that partition by the map every node routes with.
+    @Test func theIdsAPartitionHandsOutNameIt() {
+        let map = PartitionMap(partitionCount: 64)
+        for index in 0..<64 {
+            let space = IDSpace(partitions: 64, partition: index)
+            var id: UInt64 = 0
+            for _ in 0..<20 {
+                id = space.firstID(atLeast: id + 1)
+                #expect(map.partition(ofOrderSerial: id) == PartitionID(space: .boards, index: index))
+                #expect(map.partition(ofUser: id) == PartitionID(space: .accounts, index: index))
+            }
+        }
+    }
+
     /// An account operation goes to the partition of the account it concerns (the actor's, or
     /// the one `profile.get` names); an owner sent one for an account of another partition says
     /// so and runs nothing.

@@ -6,23 +6,23 @@ import Testing
 import TestSupport
 @testable import BangbangCore
 
-@Suite struct UserIDSpaceTests {
+@Suite struct IDSpaceTests {
     @Test(arguments: [1, 2, 3, 4, 7, 64])
     func theFirstIdAtLeastAnyIdIsWhatCountingUpFinds(partitions: Int) {
         for partition in 0..<partitions {
-            let space = UserIDSpace(partitions: partitions, partition: partition)
+            let space = IDSpace(partitions: partitions, partition: partition)
             for start in UInt64(0)...300 {
                 let counted = (max(start, 1)...).first { $0 % UInt64(partitions) == UInt64(partition) }!
                 #expect(space.firstID(atLeast: start) == counted, "\(space) from \(start)")
-                let user = UserID(counted)
-                #expect(space.contains(user))
-                let ordinal = space.ordinal(of: user)
-                #expect(ordinal.map(space.user(ordinal:)) == user)
-                if start >= 1, start != counted { #expect(!space.contains(UserID(start)) && space.ordinal(of: UserID(start)) == nil) }
+                #expect(space.contains(counted))
+                let ordinal = space.ordinal(of: counted)
+                #expect(ordinal.map(space.id(ordinal:)) == counted)
+                if start >= 1, start != counted { #expect(!space.contains(start) && space.ordinal(of: start) == nil) }
             }
-            #expect(space.ordinal(of: UserID(space.firstID(atLeast: 1))) == 0, "the first id has the first place")
+            #expect(space.ordinal(of: space.firstID(atLeast: 1)) == (partition == 0 ? 1 : 0),
+                    "the first id has the first place (after 0's, in partition 0)")
+            #expect(space.firstID(atLeast: 0) != 0, "0 is never handed out")
         }
-        #expect(!UserIDSpace.all.contains(UserID(0)))
     }
 
     private static func record(_ tag: Int) -> AccountRecord {
@@ -33,7 +33,7 @@ import TestSupport
     /// A partition's ids, every 64th, fill pages as one partition's consecutive ids do: none is
     /// kept aside; an id of another partition is, and is found there.
     @Test func aPartitionsIdsFillItsPagesAsOnePartitionsDo() {
-        let space = UserIDSpace(partitions: 64, partition: 5)
+        let space = IDSpace(partitions: 64, partition: 5)
         var table = AccountTable(space: space)
         var model: [UserID: AccountRecord] = [:]
         for ordinal in 0..<UInt64(3 * AccountTable.pageSize + 5) {
@@ -62,7 +62,7 @@ import TestSupport
     /// snapshot form and placed in the partition's space is the same state, and the next
     /// registration goes on from there.
     @Test func registrationsTakeTheIdsOfTheirPartitionAcrossASnapshot() throws {
-        let space = UserIDSpace(partitions: 4, partition: 2)
+        let space = IDSpace(partitions: 4, partition: 2)
         var policy = AccountPolicy()
         policy.userIDs = space
         var harness = AccountHarness(policy: policy)
@@ -86,5 +86,33 @@ import TestSupport
         var unplaced = AccountHarness()
         unplaced.store = AccountStore(state: read)
         #expect(try unplaced.logIn("13800138009").user == UserID(19))
+    }
+}
+
+/// A board partition's shard publishes orders whose serials are its partition's, so the id names
+/// the partition; a snapshot's orders of another partition are refused, not taken in.
+@Suite struct OrderSerialSpaceTests {
+    @Test func aBoardPartitionsShardPublishesSerialsOfItsOwn() throws {
+        let serials = IDSpace(partitions: 8, partition: 3)
+        var driver = ShardDriver(index: 1, serials: serials)
+        let ids = try (0..<5).map { _ throws(DomainError) in try driver.publish(Fixture.bounty()) }
+        #expect(ids.map(\.serial) == [3, 11, 19, 27, 35] && ids.allSatisfy { $0.shard == 1 })
+        #expect(driver.shard.openCount == 5)
+        try driver.run(.accept(isVerifiedRunner: true), on: ids[2], by: Fixture.runner)
+        #expect(driver.shard.openCount == 4 && driver.status(ids[2]) == .accepted)
+
+        // Replayed into a shard of the same partition, the same shard; its next order goes on.
+        var replayed = BoardShard(index: 1, serials: serials)
+        for event in driver.journal { replayed.apply(event) }
+        #expect(replayed == driver.shard)
+        #expect(replayed.nextOrderID == OrderID(shard: 1, serial: 43))
+
+        // A snapshot's orders are taken only by a shard of their partition.
+        let orders = Array(driver.shard.orders.values)
+        #expect(BoardShard(index: 1, nextSerial: driver.shard.nextSerial, restoring: orders, serials: serials) == driver.shard)
+        #expect(BoardShard(index: 1, nextSerial: driver.shard.nextSerial, restoring: orders,
+                           serials: IDSpace(partitions: 8, partition: 4)) == nil)
+        #expect(BoardShard(index: 1, nextSerial: driver.shard.nextSerial, restoring: orders) != nil,
+                "every serial is of the one partition of a single node")
     }
 }
