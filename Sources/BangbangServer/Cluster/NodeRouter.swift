@@ -26,6 +26,15 @@ struct NodeRouter: Sendable {
         Self.outcome(of: await requests.request(partition, payload: request.encoded()), for: request.id)
     }
 
+    /// Sends `request` to the owner of the partition that decides it (`RoutedOperations.partition`).
+    /// One that names none (an order operation without its campus or order id) goes to the
+    /// first partition of its space, whose owner answers it with the operation's own refusal.
+    func route(_ request: RoutedRequest, in map: PartitionMap) async -> Outcome {
+        let space: PartitionSpace = RoutedOperations.accountOperations.contains(request.operation) ? .accounts : .boards
+        let partition = RoutedOperations.partition(of: request, in: map) ?? PartitionID(space: space, index: 0)
+        return await route(request, to: partition)
+    }
+
     static func outcome(of result: Result<[UInt8], RouteFailure>, for id: JSONValue) -> Outcome {
         switch result {
         case .success(let reply):

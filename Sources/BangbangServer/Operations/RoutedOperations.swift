@@ -101,10 +101,26 @@ enum RoutedOperations {
         return map.partition(ofUser: request.actor.user.rawValue)
     }
 
+    /// The partition that decides `request`, read from it with no lookup (docs/scale-out.md,
+    /// section 2): a publish's campus's board partition, the board partition any other order
+    /// operation's `order_id` names, the account partition of the account an account operation
+    /// concerns. Nil for an operation that is not routed, and for an order operation without a
+    /// campus or order id to read, which the operation itself refuses wherever it runs.
+    static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
+        if accountOperations.contains(request.operation) { return accountPartition(of: request, in: map) }
+        guard orderOperations.contains(request.operation), case .object(let data)? = request.data else { return nil }
+        if request.operation == OrderOperations.publish.name {
+            guard case .string(let campus)? = data["campus"] else { return nil }
+            return map.partition(ofCampus: campus)
+        }
+        guard case .integer(let id)? = data["order_id"], id > 0 else { return nil }
+        return map.partition(ofOrderSerial: OrderID(rawValue: UInt64(id)).serial)
+    }
+
     /// Runs the routed request `payload` on this node, which owns `partition` (of a deployment
     /// partitioned by `map`), and gives `answer` the reply message, exactly once (from any
-    /// queue). Bad input, an operation `partition` does not decide, or a user whose account is
-    /// another partition's gets a `bad_request` or `unknown_operation` reply, never a crash.
+    /// queue). Bad input, an operation `partition` does not decide, or an account or order of
+    /// another partition gets a `bad_request` or `unknown_operation` reply, never a crash.
     static func run(_ payload: [UInt8], serving partition: PartitionID, of map: PartitionMap, app: Application,
                     answer: @escaping @Sendable ([UInt8]) -> Void) {
         let request: RoutedRequest
@@ -120,12 +136,13 @@ enum RoutedOperations {
             return answer(Reply.failure(id: request.id, error: DomainError(.unknownOperation,
                 "\"\(request.operation)\" is not an operation the owner of \(partition) runs for another node")))
         }
-        let deciding = partition.space == .accounts ? accountPartition(of: request, in: map) : partition
+        let deciding = Self.partition(of: request, in: map) ?? partition
         guard deciding == partition else {
             app.metrics.requests.increment(label: "routed:bad_request")
+            let what = partition.space == .accounts ? "the account this" : "the order this"
             return answer(Reply.failure(id: request.id, error: DomainError(.badRequest,
-                "the account this \"\(request.operation)\" concerns is in \(deciding), and this is the owner of \(partition)",
-                field: "actor")))
+                "\(what) \"\(request.operation)\" concerns is in \(deciding), and this is the owner of \(partition)",
+                field: partition.space == .accounts ? "actor" : "data")))
         }
         let call = RoutedCall(app: app, actor: request.actor, answer: answer)
         let context = OperationContext(caller: .routed(call), requestID: request.id, operation: operation.name,

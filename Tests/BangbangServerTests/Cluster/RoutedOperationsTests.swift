@@ -230,6 +230,42 @@ import TestSupport
         }
     }
 
+    /// A node reads the partition a request goes to from the request alone: a publish's campus,
+    /// an order id's serial, the account concerned; an owner sent an order of another partition
+    /// says so and runs nothing, and one of its own runs as usual.
+    @Test func theDecidingPartitionIsReadFromTheRequest() async throws {
+        let map = PartitionMap(partitionCount: 64)
+        let actor = RoutedActor(user: UserID(130), isApprovedRunner: true)
+        func partition(_ operation: String, _ data: JSONValue?) -> PartitionID? {
+            RoutedOperations.partition(of: RoutedRequest(id: 1, operation: operation, data: data, actor: actor), in: map)
+        }
+        let order = OrderID(shard: 3, serial: 64 * 5 + 17)
+        #expect(partition("order.publish", ["campus": "North", "type": "bounty"]) == map.partition(ofCampus: "North"))
+        #expect(partition("order.accept", ["order_id": .integer(Int64(order.rawValue))]) == PartitionID(space: .boards, index: 17))
+        #expect(partition("order.rate", ["order_id": .integer(Int64(order.rawValue)), "stars": 5]) == PartitionID(space: .boards, index: 17))
+        #expect(partition("profile.update", ["nickname": "x"]) == PartitionID(space: .accounts, index: 2))
+        #expect(partition("profile.get", ["user_id": 67]) == PartitionID(space: .accounts, index: 3))
+        #expect(partition("order.get", [:]) == nil && partition("order.get", ["order_id": "7"]) == nil)
+        #expect(partition("order.publish", nil) == nil && partition("board.subscribe", ["types": ["bounty"]]) == nil)
+
+        let harness = try ApplicationHarness()
+        let small = PartitionMap(partitionCount: 4)
+        func run(_ request: RoutedRequest, serving partition: PartitionID) async throws -> [String: JSONValue] {
+            try Self.reply(await withCheckedContinuation { continuation in
+                RoutedOperations.run(request.encoded(), serving: partition, of: small, app: harness.app) { continuation.resume(returning: $0) }
+            })
+        }
+        let p1 = PartitionID(space: .boards, index: 1)
+        let elsewhere = try await run(RoutedRequest(id: "x", operation: "order.cancel", data: [
+            "order_id": .integer(Int64(OrderID(shard: 0, serial: 6).rawValue))], actor: actor), serving: p1)
+        #expect(Self.errorCode(elsewhere) == "bad_request" && elsewhere["id"] == "x", "\(elsewhere)")
+        let ours = try await run(RoutedRequest(id: "y", operation: "order.get", data: [
+            "order_id": .integer(Int64(OrderID(shard: 0, serial: 5).rawValue))], actor: actor), serving: p1)
+        #expect(Self.errorCode(ours) == "not_found" && ours["id"] == "y", "\(ours)")
+        let unnamed = try await run(RoutedRequest(id: "z", operation: "order.get", data: [:], actor: actor), serving: p1)
+        #expect(Self.errorCode(unnamed) == "invalid_field", "the operation's own refusal: \(unnamed)")
+    }
+
     /// An account operation goes to the partition of the account it concerns (the actor's, or
     /// the one `profile.get` names); an owner sent one for an account of another partition says
     /// so and runs nothing.
@@ -278,6 +314,13 @@ import TestSupport
         }
         let rawID = try Self.orderID(in: Self.reply(bytes))
         #expect(await setup.harness.order(OrderID(rawValue: UInt64(rawID)))?.status == .open)
+        // Or to the partition the request names, here the one of a deployment of one.
+        let get = RoutedRequest(id: "g", operation: "order.get", data: ["order_id": .integer(rawID)], actor: Self.publisher)
+        guard case .reply(let got) = await router.route(get, in: PartitionMap(partitionCount: 1)) else {
+            Issue.record("no reply to a request routed by what it names")
+            return
+        }
+        #expect(try Self.reply(got)["ok"] == .bool(true))
 
         var impatient = setup.client
         impatient.policy = RoutePolicy(boundMilliseconds: 300)
