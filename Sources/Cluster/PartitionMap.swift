@@ -67,6 +67,13 @@ public struct PartitionMap: Sendable, Equatable {
         PartitionID(space: .accounts, index: Int(user % UInt64(partitionCount)))
     }
 
+    /// The account partition that keeps what is keyed by a phone (its codes, their throttles, the
+    /// user it belongs to; docs/scale-out.md 7b item 4): FNV-1a (32 bits) of the phone in E.164,
+    /// modulo the count.
+    public func partition(ofPhone phone: String) -> PartitionID {
+        PartitionID(space: .accounts, index: Int(Self.fnv1a32(phone.utf8) % UInt32(partitionCount)))
+    }
+
     /// The board partition of an order, from its id's serial (`OrderID.serial`): a partition's
     /// shards hand out serials of its own residue, as account partitions do user ids.
     public func partition(ofOrderSerial serial: UInt64) -> PartitionID {

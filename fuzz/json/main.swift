@@ -6,7 +6,7 @@
 //   - nesting deeper than the parser's limit never parses (the limit guards the stack);
 //   - `Request.decode` agrees with the parser: it succeeds only on a JSON object, and the id
 //     it reports on failure is null or an integer or a short string;
-//   - a routed request's envelope (`allowing: ["actor"]`) reads what the plain one reads the same
+//   - a routed request's envelope (`allowing: ["actor", "client"]`) reads what the plain one reads the same
 //     way, with nothing extra, and adds at most the member it allows.
 import BangbangProtocol
 
@@ -56,14 +56,15 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         require((try? JSONParser.parse(reply)) != nil, "the bad_request reply is not valid JSON")
     }
     let plain = Request.decode(input)
-    switch (plain, Request.decode(input, allowing: ["actor"])) {
+    switch (plain, Request.decode(input, allowing: ["actor", "client"])) {
     case (.success(let request), .success(let routed)):
         require(routed.request.id == request.id && routed.request.operation == request.operation
                 && routed.request.data == request.data && routed.extra.isEmpty, "a routed envelope read a request differently")
     case (.success, .failure):
         fatalError("a routed envelope refused a plain request")
     case (.failure, .success(let routed)):
-        require(Set(routed.extra.keys) == ["actor"], "a routed envelope accepted \(routed.extra.keys.sorted())")
+        require(!routed.extra.isEmpty && Set(routed.extra.keys).isSubset(of: ["actor", "client"]),
+                "a routed envelope accepted \(routed.extra.keys.sorted())")
     case (.failure, .failure):
         break
     }

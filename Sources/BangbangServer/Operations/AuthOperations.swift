@@ -55,7 +55,7 @@ enum AuthOperations {
     }
 
     static let requestCode = Operation("auth.request_code", requiresLogin: false) { context, arguments throws(DomainError) in
-        let requester = context.session.user
+        let requester = context.requester
         // Purpose `change_phone` needs a login, and `unauthenticated` comes before any field.
         if requester == nil, arguments.members["purpose"] == .string(CodePurpose.changePhone.rawValue) {
             throw DomainError(.unauthenticated, "Log in before changing your phone number.")
@@ -64,7 +64,7 @@ enum AuthOperations {
         let phone = try arguments.string("phone", maxLength: 32)
         _ = try PhoneNumber(parsing: phone)
         let purpose = try arguments.optionalChoice("purpose", as: CodePurpose.self) ?? .login
-        let clientIP = context.session.channel?.clientOrigin.address.description ?? "unknown"
+        let clientIP = context.clientAddress
         let app = context.app
         app.accounts.perform { owner in
             let now = app.clock()

@@ -94,7 +94,25 @@ struct OperationContext: Sendable {
             guard let user = session.user else { fatalError("internal inconsistency in OperationContext: no user for \(operation)") }
             return user
         case .routed(let call):
-            return call.actor.user
+            guard let actor = call.actor else { fatalError("internal inconsistency in OperationContext: no actor for \(operation)") }
+            return actor.user
+        }
+    }
+
+    /// The logged-in user if there is one, for operations that run with or without a login.
+    var requester: UserID? {
+        switch caller {
+        case .session(let session): session.user
+        case .routed(let call): call.actor?.user
+        }
+    }
+
+    /// The client's address, for limits that count by address: the connection's, or the one
+    /// the node holding it sent.
+    var clientAddress: String {
+        switch caller {
+        case .session(let session): session.channel?.clientOrigin.address.description ?? "unknown"
+        case .routed(let call): call.clientAddress ?? "unknown"
         }
     }
 
@@ -103,7 +121,7 @@ struct OperationContext: Sendable {
     var isApprovedRunner: Bool {
         switch caller {
         case .session: app.isApprovedRunner(user)
-        case .routed(let call): call.actor.isApprovedRunner
+        case .routed(let call): call.actor?.isApprovedRunner ?? false
         }
     }
 

@@ -8,61 +8,24 @@
 // verification, feedback, passwords) to the owner of that user's account partition. Logging in,
 // the list of sessions, watching the boards and administration need the connection, and run
 // where it is; a user's history is in every node's archive, and is read there.
-//
-// A routed request is the client's request with the actor added, members in key order:
-//   {"actor": {"runner": true, "user": 42}, "data": {…}, "id": 7, "op": "order.accept"}
+// What a routed request carries is RoutedRequest.swift.
 import BangbangCore
 import BangbangProtocol
 import Cluster
 
-/// Who asks, as the node holding their connection knows them.
-struct RoutedActor: Sendable, Equatable {
-    let user: UserID
-    let isApprovedRunner: Bool
-}
-
-struct RoutedRequest: Sendable {
-    var id: JSONValue
-    var operation: String
-    var data: JSONValue?
-    var actor: RoutedActor
-
-    func encoded() -> [UInt8] {
-        var object: [String: JSONValue] = [
-            "actor": ["runner": .bool(actor.isApprovedRunner), "user": .integer(Int64(actor.user.rawValue))],
-            "id": id, "op": .string(operation),
-        ]
-        if let data { object["data"] = data }
-        return JSONWriter.encode(.object(object))
-    }
-
-    /// Reads a routed request; a failure carries the request's id when one could be read.
-    static func decode(_ bytes: [UInt8]) -> Result<RoutedRequest, RequestDecodeFailure> {
-        let base: Request
-        let extra: [String: JSONValue]
-        switch bytes.withUnsafeBytes({ Request.decode($0, allowing: ["actor"]) }) {
-        case .success(let decoded): (base, extra) = decoded
-        case .failure(let failure): return .failure(failure)
-        }
-        guard case .object(let actor)? = extra["actor"], actor.count == 2,
-              case .integer(let user)? = actor["user"], user > 0, case .bool(let isRunner)? = actor["runner"] else {
-            return .failure(RequestDecodeFailure(id: base.id, error: DomainError(.badRequest,
-                "a routed request needs an \"actor\": {\"user\": id, \"runner\": true or false}", field: "actor")))
-        }
-        return .success(RoutedRequest(id: base.id, operation: base.operation, data: base.data,
-                                      actor: RoutedActor(user: UserID(UInt64(user)), isApprovedRunner: isRunner)))
-    }
-}
-
 /// A routed request in progress on the owner: where its one reply goes.
 final class RoutedCall: Sendable {
     let app: Application
-    let actor: RoutedActor
+    /// Who asks; nil for a connection not logged in (only operations that need no login run so).
+    let actor: RoutedActor?
+    /// The client's address as the node holding the connection established it, when sent.
+    let clientAddress: String?
     private let answer: @Sendable ([UInt8]) -> Void
 
-    init(app: Application, actor: RoutedActor, answer: @escaping @Sendable ([UInt8]) -> Void) {
+    init(app: Application, request: RoutedRequest, answer: @escaping @Sendable ([UInt8]) -> Void) {
         self.app = app
-        self.actor = actor
+        actor = request.actor
+        clientAddress = request.clientAddress
         self.answer = answer
     }
 
@@ -80,9 +43,12 @@ final class RoutedCall: Sendable {
 enum RoutedOperations {
     /// The operations a board partition's owner runs for another node's connection.
     static let orderOperations: Set<String> = Set(OrderOperations.all.map(\.name))
-    /// The operations an account partition's owner runs for another node's connection.
+    /// The operations an account partition's owner runs for another node's connection: those
+    /// of a user's own account, and a code requested for a phone (in the phone's partition,
+    /// docs/scale-out.md 7b item 4), which needs no login.
     static let accountOperations: Set<String> = Set(
-        ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name])
+        ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name,
+                                             AuthOperations.requestCode.name])
 
     static func names(in space: PartitionSpace) -> Set<String> {
         switch space {
@@ -91,21 +57,27 @@ enum RoutedOperations {
         }
     }
 
-    /// The account partition that decides an account operation: the one of the user it reads or
-    /// changes, which is the actor, except for `profile.get` of another user (`user_id`).
-    static func accountPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID {
+    /// The account partition that decides an account operation: the phone's for a code
+    /// requested, else the one of the user it reads or changes, which is the actor, except for
+    /// `profile.get` of another user (`user_id`). Nil when the request names neither.
+    static func accountPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
+        if request.operation == AuthOperations.requestCode.name {
+            guard case .object(let data)? = request.data, case .string(let text)? = data["phone"],
+                  let phone = try? PhoneNumber(parsing: text) else { return nil }
+            return map.partition(ofPhone: phone.rawValue)
+        }
         if request.operation == ProfileOperations.get.name, case .object(let data)? = request.data,
            case .integer(let subject)? = data["user_id"], subject > 0 {
             return map.partition(ofUser: UInt64(subject))
         }
-        return map.partition(ofUser: request.actor.user.rawValue)
+        return request.actor.map { map.partition(ofUser: $0.user.rawValue) }
     }
 
     /// The partition that decides `request`, read from it with no lookup (docs/scale-out.md,
     /// section 2): a publish's campus's board partition, the board partition any other order
     /// operation's `order_id` names, the account partition of the account an account operation
-    /// concerns. Nil for an operation that is not routed, and for an order operation without a
-    /// campus or order id to read, which the operation itself refuses wherever it runs.
+    /// concerns. Nil for an operation that is not routed, and for a request without the campus,
+    /// order id, phone or actor to read, which the operation itself refuses wherever it runs.
     static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
         if accountOperations.contains(request.operation) { return accountPartition(of: request, in: map) }
         guard orderOperations.contains(request.operation), case .object(let data)? = request.data else { return nil }
@@ -144,7 +116,12 @@ enum RoutedOperations {
                 "\(what) \"\(request.operation)\" concerns is in \(deciding), and this is the owner of \(partition)",
                 field: partition.space == .accounts ? "actor" : "data")))
         }
-        let call = RoutedCall(app: app, actor: request.actor, answer: answer)
+        if operation.requiresLogin, request.actor == nil {
+            app.metrics.requests.increment(label: "\(operation.name):unauthenticated")
+            return answer(Reply.failure(id: request.id, error: DomainError(.unauthenticated,
+                "\"\(request.operation)\" needs a logged-in user: a routed request for it names the \"actor\"")))
+        }
+        let call = RoutedCall(app: app, request: request, answer: answer)
         let context = OperationContext(caller: .routed(call), requestID: request.id, operation: operation.name,
                                        successLabel: operation.successLabel, started: ContinuousClock.now)
         do {

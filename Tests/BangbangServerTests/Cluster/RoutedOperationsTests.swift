@@ -93,11 +93,20 @@ import TestSupport
         let request = RoutedRequest(id: "r-1", operation: "order.accept", data: ["order_id": 9], actor: Self.runner)
         let decoded = try RoutedRequest.decode(request.encoded()).get()
         #expect(decoded.id == "r-1" && decoded.operation == "order.accept" && decoded.data == ["order_id": 9])
-        #expect(decoded.actor == Self.runner)
+        #expect(decoded.actor == Self.runner && decoded.clientAddress == nil)
+        let anonymous = RoutedRequest(id: 2, operation: "auth.request_code", data: ["phone": "13800138000"], actor: nil,
+                                      clientAddress: "2001:db8::7")
+        #expect(String(decoding: anonymous.encoded(), as: UTF8.self)
+                == #"{"client":{"address":"2001:db8::7"},"data":{"phone":"13800138000"},"id":2,"op":"auth.request_code"}"#)
+        let read = try RoutedRequest.decode(anonymous.encoded()).get()
+        #expect(read.actor == nil && read.clientAddress == "2001:db8::7" && read.operation == "auth.request_code")
     }
 
     @Test(arguments: [
-        (#"{"id": 3, "op": "order.get", "data": {}}"#, JSONValue.integer(3), String?("actor")),
+        (#"{"id": 3, "op": "order.get", "client": "10.0.0.1"}"#, JSONValue.integer(3), String?("client")),
+        (#"{"id": 3, "op": "order.get", "client": {"address": ""}}"#, .integer(3), "client"),
+        (#"{"id": 3, "op": "order.get", "client": {"address": "10.0.0.1", "port": 9}}"#, .integer(3), "client"),
+        (#"{"id": 3, "op": "order.get", "client": {"address": "\#(String(repeating: "1", count: 65))"}}"#, .integer(3), "client"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 0, "runner": false}}"#, .integer(3), "actor"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": "yes"}}"#, .integer(3), "actor"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": false, "admin": true}}"#, .integer(3), "actor"),
@@ -264,6 +273,51 @@ import TestSupport
         #expect(Self.errorCode(ours) == "not_found" && ours["id"] == "y", "\(ours)")
         let unnamed = try await run(RoutedRequest(id: "z", operation: "order.get", data: [:], actor: actor), serving: p1)
         #expect(Self.errorCode(unnamed) == "invalid_field", "the operation's own refusal: \(unnamed)")
+    }
+
+    /// A code is requested through the owner of the phone's partition, for a connection logged
+    /// in or not, and the limit per address counts the address the node holding the connection
+    /// sent; what needs a login is refused without an actor.
+    @Test func aCodeIsRequestedInThePhonesPartitionCountedByTheClientsAddress() async throws {
+        let setup = try await RoutedSetup.start()
+        defer { setup.nats.stop() }
+        func request(_ phone: String, from address: String?, actor: RoutedActor? = nil,
+                     purpose: String? = nil) async throws -> [String: JSONValue] {
+            var data: [String: JSONValue] = ["phone": .string(phone)]
+            if let purpose { data["purpose"] = .string(purpose) }
+            return try await setup.routeToAccounts(RoutedRequest(id: .string(phone), operation: "auth.request_code",
+                                                                 data: .object(data), actor: actor, clientAddress: address))
+        }
+        let first = try await request("13800138101", from: "10.1.2.3")
+        guard case .object(let issued)? = first["data"], case .string(let code)? = issued["dev_code"] else {
+            Issue.record("no code issued: \(first)")
+            return
+        }
+        #expect(issued["phone"] == "+8613800138101" && code.count == 6 && first["id"] == "13800138101")
+        // 20 codes an hour per address (the server's default), counted by the address sent.
+        for number in 102...120 { #expect(try await request("13800138\(number)", from: "10.1.2.3")["ok"] == .bool(true)) }
+        let refused = try await request("13800138121", from: "10.1.2.3")
+        #expect(Self.errorCode(refused) == "rate_limited", "\(refused)")
+        #expect(try await request("13800138121", from: "10.9.9.9")["ok"] == .bool(true))
+
+        // A phone change needs a login; so does every order operation.
+        let change = try await request("13800138122", from: "10.9.9.9", purpose: "change_phone")
+        #expect(Self.errorCode(change) == "unauthenticated", "\(change)")
+        let user = try await setup.harness.logIn("13800138123")
+        let changing = try await request("13800138124", from: "10.9.9.9", actor: RoutedActor(user: user, isApprovedRunner: false),
+                                         purpose: "change_phone")
+        #expect(changing["ok"] == .bool(true), "\(changing)")
+        let anonymousOrder = try Self.reply(try await setup.route(RoutedRequest(id: 9, operation: "order.get",
+                                                                                data: ["order_id": 5], actor: nil)))
+        #expect(Self.errorCode(anonymousOrder) == "unauthenticated" && anonymousOrder["id"] == 9, "\(anonymousOrder)")
+
+        // With many account partitions, the phone's.
+        let map = PartitionMap(partitionCount: 64)
+        let byPhone = RoutedRequest(id: 1, operation: "auth.request_code", data: ["phone": "13800138101"], actor: nil)
+        #expect(RoutedOperations.partition(of: byPhone, in: map) == map.partition(ofPhone: "+8613800138101"))
+        let unreadable = RoutedRequest(id: 1, operation: "auth.request_code", data: ["phone": "call me"], actor: nil)
+        #expect(RoutedOperations.partition(of: unreadable, in: map) == nil)
+        await setup.stop()
     }
 
     /// An account operation goes to the partition of the account it concerns (the actor's, or

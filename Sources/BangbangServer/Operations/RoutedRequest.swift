@@ -1,0 +1,73 @@
+// A request routed to a partition's owner (RoutedOperations.swift): the client's request with
+// what the node holding its connection knows of it, members in key order:
+//   {"actor": {"runner": true, "user": 42}, "client": {"address": "10.0.0.7"}, "data": {…},
+//    "id": 7, "op": "order.accept"}
+// `actor` is the logged-in user (absent for a connection not logged in); `client` the address the
+// node established for the connection (through its trusted proxies), sent with the operations
+// whose limits count by address. Each is checked whole; anything else is `bad_request`.
+import BangbangCore
+import BangbangProtocol
+
+/// Who asks, as the node holding their connection knows them.
+struct RoutedActor: Sendable, Equatable {
+    let user: UserID
+    let isApprovedRunner: Bool
+}
+
+struct RoutedRequest: Sendable {
+    /// The longest client address carried (an IPv6 address with a zone is well under it).
+    static let maximumAddressLength = 64
+
+    var id: JSONValue
+    var operation: String
+    var data: JSONValue?
+    var actor: RoutedActor?
+    var clientAddress: String?
+
+    init(id: JSONValue, operation: String, data: JSONValue?, actor: RoutedActor?, clientAddress: String? = nil) {
+        self.id = id
+        self.operation = operation
+        self.data = data
+        self.actor = actor
+        self.clientAddress = clientAddress
+    }
+
+    func encoded() -> [UInt8] {
+        var object: [String: JSONValue] = ["id": id, "op": .string(operation)]
+        if let actor {
+            object["actor"] = ["runner": .bool(actor.isApprovedRunner), "user": .integer(Int64(actor.user.rawValue))]
+        }
+        if let clientAddress { object["client"] = ["address": .string(clientAddress)] }
+        if let data { object["data"] = data }
+        return JSONWriter.encode(.object(object))
+    }
+
+    /// Reads a routed request; a failure carries the request's id when one could be read.
+    static func decode(_ bytes: [UInt8]) -> Result<RoutedRequest, RequestDecodeFailure> {
+        let base: Request
+        let extra: [String: JSONValue]
+        switch bytes.withUnsafeBytes({ Request.decode($0, allowing: ["actor", "client"]) }) {
+        case .success(let decoded): (base, extra) = decoded
+        case .failure(let failure): return .failure(failure)
+        }
+        var request = RoutedRequest(id: base.id, operation: base.operation, data: base.data, actor: nil)
+        if let actor = extra["actor"] {
+            guard case .object(let members) = actor, members.count == 2, case .integer(let user)? = members["user"], user > 0,
+                  case .bool(let isRunner)? = members["runner"] else {
+                return .failure(RequestDecodeFailure(id: base.id, error: DomainError(.badRequest,
+                    "a routed request's \"actor\" is {\"user\": id, \"runner\": true or false}", field: "actor")))
+            }
+            request.actor = RoutedActor(user: UserID(UInt64(user)), isApprovedRunner: isRunner)
+        }
+        if let client = extra["client"] {
+            guard case .object(let members) = client, members.count == 1, case .string(let address)? = members["address"],
+                  (1...maximumAddressLength).contains(address.utf8.count) else {
+                return .failure(RequestDecodeFailure(id: base.id, error: DomainError(.badRequest,
+                    "a routed request's \"client\" is {\"address\": the client's address, 1 to \(maximumAddressLength) bytes}",
+                    field: "client")))
+            }
+            request.clientAddress = address
+        }
+        return .success(request)
+    }
+}
