@@ -1,14 +1,16 @@
 // Fuzz target: the inbox's decoders (InboxProtocol): the message, and what a snapshot keeps of
 // an outbox and of a reader.
 //
-// The first byte picks the decoder (modulo 3: 0 a message, 1 an outbox state, 2 a reader
-// state); the rest is its input. Invariants, beyond "no crash and no sanitizer report":
+// The first byte picks the decoder (0xF0 and above: an owner's answer to "a user's events after
+// N", `PersonalStreamAnswer`; below, modulo 3: 0 a message, 1 an outbox state, 2 a reader state);
+// the rest is its input. Invariants, beyond "no crash and no sanitizer report":
 //   - what decodes encodes back to exactly the bytes it came from (one wire form per value:
 //     nothing is accepted that the encoder would not write);
 //   - a decoded message fits one publish; a decoded outbox state restores an outbox that keeps
 //     the same state and sends every pending entry first, in order, in messages that fit;
 //   - the decoder gives the same answer for the input copied into a slice that does not start
-//     at index 0.
+//     at index 0;
+//   - a decoded answer's numbers rise and none passes its last.
 import InboxProtocol
 
 /// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
@@ -44,6 +46,14 @@ private func decodeBoth<Value: Equatable>(
 public func fuzzInboxProtocol(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let payload = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    if data[0] >= 0xF0 {
+        guard let answer = PersonalStreamAnswer.decode(payload) else { return 0 }
+        require(PersonalStreamAnswer.encode(last: answer.last, events: answer.events) == payload,
+                "a decoded answer did not encode back to its bytes")
+        require(zip(answer.events, answer.events.dropFirst()).allSatisfy { $0.number < $1.number }
+                && answer.events.allSatisfy { $0.number >= 1 && $0.number <= answer.last }, "an answer's numbers are out of order")
+        return 0
+    }
     switch data[0] % 3 {
     case 0:
         guard let message = decodeBoth(payload, { (bytes) throws(InboxProtocolError) in try InboxCodec.decode(bytes) },

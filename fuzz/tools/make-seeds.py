@@ -252,6 +252,22 @@ for name, (setup, data) in inbox_seeds.items():
     write("inbox-protocol", name, bytes([setup]) + data)
 
 
+# inbox-protocol, decoder byte 0xF0 and above: an owner's answer to "a user's events after N":
+# 0, the stream's last number, the count, then each event's number, length and message.
+def stream_answer(last, events):
+    return (b"\x00" + struct.pack(">QI", last, len(events))
+            + b"".join(struct.pack(">QI", number, len(message)) + message for number, message in events))
+
+
+stream_answer_seeds = {
+    "stream-answer": stream_answer(9, [(4, b'{"event":"order.changed","seq":4}'), (5, b""), (9, b"{" * 40)]),
+    "stream-answer-empty": stream_answer(0, []),
+    "stream-answer-at-max": stream_answer(2 ** 64 - 1, [(2 ** 64 - 1, b"{}")]),
+}
+for name, data in stream_answer_seeds.items():
+    write("inbox-protocol", name, b"\xf0" + data)
+
+
 # record-batch: reader byte (even: a batch payload, odd: a `Bb-Records` header value), then its
 # bytes. A payload is the count of records, then each record's length and bytes (u32 each).
 def record_batch(records):

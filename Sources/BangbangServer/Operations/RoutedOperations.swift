@@ -102,6 +102,9 @@ enum RoutedOperations {
             app.metrics.requests.increment(label: "routed:bad_request")
             return answer(Reply.failure(id: failure.id, error: failure.error))
         }
+        if partition.space == .accounts, request.operation == PersonalStreamQuery.operation {
+            return answer(PersonalStreamQuery.answer(request, serving: partition, of: map, app: app))
+        }
         guard names(in: partition.space).contains(request.operation),
               let operation = OperationTable.shared.operations[request.operation] else {
             app.metrics.requests.increment(label: "routed:unknown_operation")

@@ -6,6 +6,7 @@
 import BangbangCore
 import BangbangProtocol
 import Cluster
+import InboxProtocol
 import Foundation
 import NATSClient
 import NATSTestSupport
@@ -317,6 +318,63 @@ import TestSupport
         #expect(RoutedOperations.partition(of: byPhone, in: map) == map.partition(ofPhone: "+8613800138101"))
         let unreadable = RoutedRequest(id: 1, operation: "auth.request_code", data: ["phone": "call me"], actor: nil)
         #expect(RoutedOperations.partition(of: unreadable, in: map) == nil)
+        await setup.stop()
+    }
+
+    /// A node following a user's personal stream asks the owner of the user's account partition
+    /// for the events after a number: it answers them as the user's devices were sent them, with
+    /// their numbers and the stream's last, and a follower catches up from the answer in order.
+    /// A malformed question is refused; no client can ask it.
+    @Test func theOwnerAnswersANodeFollowingAPersonalStream() async throws {
+        let setup = try await RoutedSetup.start()
+        defer { setup.nats.stop() }
+        let harness = setup.harness
+        let user = try await harness.logIn("13800138201")
+        for _ in 0..<3 { _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user) }
+        let streams = harness.app.publisher.accounts.streams
+        try await harness.eventually("the publishes numbered in the user's stream") {
+            streams.kept(for: user, after: 0, now: harness.clock.now).last >= 3
+        }
+        let kept = streams.kept(for: user, after: 0, now: harness.clock.now)
+        func ask(_ data: JSONValue) async throws -> [UInt8] {
+            try await setup.client.request(setup.accounts, payload: RoutedRequest(
+                id: 1, operation: "node.stream_after", data: data, actor: nil).encoded()).get()
+        }
+        let userID = JSONValue.integer(Int64(user.rawValue))
+        let answer = try #require(PersonalStreamAnswer.decode(try await ask(["user": userID, "after": 0])))
+        #expect(answer.last == kept.last && answer.events.map(\.number) == Array(1...kept.last))
+        #expect(answer.events.map(\.message) == kept.events.map(\.message))
+        var follower = PersonalStreamFollower<[UInt8]>(after: 0)
+        let outcome = follower.replayed(after: 0, events: answer.events.map { ($0.number, $0.message) }, through: answer.last)
+        #expect(outcome.events == kept.events.map(\.message) && !outcome.lost && follower.head == kept.last)
+        let tail = try #require(PersonalStreamAnswer.decode(try await ask(["user": userID, "after": .integer(Int64(kept.last - 1))])))
+        #expect(tail.last == kept.last && tail.events.map(\.number) == [kept.last])
+        let nobody = try #require(PersonalStreamAnswer.decode(try await ask(["user": 999_999, "after": 0])))
+        #expect(nobody.last == 0 && nobody.events.isEmpty)
+
+        let malformed = try Self.reply(try await ask(["user": 0, "after": 1]))
+        #expect(Self.errorCode(malformed) == "bad_request", "\(malformed)")
+        let onBoards = try Self.reply(try await setup.route(RoutedRequest(id: 3, operation: "node.stream_after",
+                                                                          data: ["user": userID, "after": 0], actor: nil)))
+        #expect(Self.errorCode(onBoards) == "unknown_operation")
+        #expect(OperationTable.shared.operations["node.stream_after"] == nil, "not a client operation")
+        // With four account partitions, only the owner of the user's answers.
+        let map = PartitionMap(partitionCount: 4)
+        let home = map.partition(ofUser: user.rawValue)
+        for index in 0..<4 {
+            let partition = PartitionID(space: .accounts, index: index)
+            let bytes = await withCheckedContinuation { continuation in
+                RoutedOperations.run(RoutedRequest(id: 4, operation: "node.stream_after", data: ["user": userID, "after": 0],
+                                                   actor: nil).encoded(), serving: partition, of: map, app: harness.app) {
+                    continuation.resume(returning: $0)
+                }
+            }
+            if partition == home {
+                #expect(PersonalStreamAnswer.decode(bytes)?.last == kept.last)
+            } else {
+                #expect(try Self.errorCode(Self.reply(bytes)) == "bad_request", "\(partition)")
+            }
+        }
         await setup.stop()
     }
 

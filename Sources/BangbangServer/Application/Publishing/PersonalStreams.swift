@@ -98,6 +98,17 @@ final class PersonalStreams: Sendable {
         }
     }
 
+    /// The events of `user` still kept after `after` (within the retention), with their numbers,
+    /// and the stream's last number: what the owner answers a node that follows the stream
+    /// (PersonalStreamQuery.swift), which judges itself what the answer no longer reaches.
+    func kept(for user: UserID, after: UInt64, now: Timestamp) -> (last: UInt64, events: [(number: UInt64, message: [UInt8])]) {
+        streams.withLock { table in
+            guard let stream = table[user]?.stream else { return (0, []) }
+            let events = stream.live.filter { $0.sequence > after && now.rawValue - $0.at.rawValue <= retention }
+            return (stream.lastSequence, events.map { ($0.sequence, $0.message) })
+        }
+    }
+
     /// A copy of every stream, for a snapshot.
     func snapshot() -> [UserID: Stream] { streams.withLock { $0.mapValues(\.stream) } }
 
