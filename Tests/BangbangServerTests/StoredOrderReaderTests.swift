@@ -147,10 +147,7 @@ private enum Orders {
                 #expect((try? StoredOrder.decode(cut)) == nil)
             }
             for _ in 0..<1_500 {
-                var damaged = bytes
-                for _ in 0..<Int.random(in: 1...3, using: &random) {
-                    damaged[Int.random(in: 1..<damaged.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-                }
+                let damaged = random.damaged(bytes, from: 1)
                 #expect((try? StoredOrder.decode(damaged)) == Orders.codable(damaged), "\(damaged)")
             }
         }

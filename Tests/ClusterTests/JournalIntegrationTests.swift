@@ -255,10 +255,7 @@ import TestSupport
         var random = SeededGenerator(seed: 16)
         var refused = 0
         for _ in 0..<5_000 {
-            var damaged = bytes
-            for _ in 0..<Int.random(in: 1...3, using: &random) {
-                damaged[Int.random(in: 0..<damaged.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-            }
+            let damaged = random.damaged(bytes)
             do {
                 let read = try PartitionSnapshot(decoding: damaged, of: partition)
                 #expect(read.encoded() == damaged || (read.outbox == nil && read.inbox == nil && damaged[4] == 2))

@@ -833,11 +833,7 @@ import TestSupport
     static func damagedCopies(of valid: [UInt8], count: Int = 5_000,
                               using generator: inout SeededGenerator) -> [[UInt8]] {
         (0..<count).map { _ in
-            var bytes = valid
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
-            }
-            return bytes
+            generator.damaged(valid, changes: 4)
         }
     }
 }

@@ -44,10 +44,7 @@ import TestSupport
         var generator = SeededGenerator(seed: 15)
         var refused = 0
         for _ in 0..<3_000 {
-            var damaged = bytes
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                damaged[Int.random(in: 0..<damaged.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
-            }
+            let damaged = generator.damaged(bytes, changes: 4)
             guard let read = PersonalStreamAnswer.decode(damaged) else { refused += 1; continue }
             // What is read is what the bytes say: encoding it again gives them back.
             #expect(PersonalStreamAnswer.encode(last: read.last, events: read.events) == damaged)

@@ -159,10 +159,7 @@ import TestSupport
         var generator = SeededGenerator(seed: 15)
         let valid = RelayCodec.encode(Self.toOwner)
         for _ in 0..<5_000 {
-            var bytes = valid
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
-            }
+            let bytes = generator.damaged(valid, changes: 4)
             _ = try? RelayCodec.decode(bytes, travelling: .toOwner)
             _ = try? RelayCodec.decode(bytes, travelling: .toGateway)
         }

@@ -47,10 +47,7 @@ import TestSupport
         var random = SeededGenerator(seed: 15)
         let message = HistoryBatch.encode(orders([40, 1, 300, 0, 12])).first!
         for _ in 0..<20_000 {
-            var mutated = message
-            for _ in 0..<Int.random(in: 1...4, using: &random) {
-                mutated[Int.random(in: 0..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-            }
+            let mutated = random.damaged(message, changes: 4)
             if let decoded = try? HistoryBatch.decode(mutated) {
                 #expect(decoded.reduce(0) { $0 + 4 + $1.count } + 7 == mutated.count)
             }

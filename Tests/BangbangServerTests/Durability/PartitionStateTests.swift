@@ -70,10 +70,7 @@ import TestSupport
         let halves = [try Self.contents.boardsPartition.encoded(), try Self.contents.accountsPartition.encoded()]
         var refused = 0
         for round in 0..<3_000 {
-            var damaged = halves[round % 2]
-            for _ in 0..<Int.random(in: 1...3, using: &random) {
-                damaged[Int.random(in: 1..<damaged.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-            }
+            let damaged = random.damaged(halves[round % 2], from: 1)
             let boards = try? BoardsPartitionState.decode(damaged)
             let accounts = try? AccountsPartitionState.decode(damaged)
             #expect(boards == (try? KeyedBinaryDecoder.decode(BoardsPartitionState.self, from: damaged.dropFirst())))

@@ -275,10 +275,7 @@ enum Snapshots {
         let bytes = try Snapshots.everyField().encoded()
         var refused = 0
         for _ in 0..<3_000 {
-            var damaged = bytes
-            for _ in 0..<Int.random(in: 1...3, using: &random) {
-                damaged[Int.random(in: 1..<damaged.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-            }
+            let damaged = random.damaged(bytes, from: 1)
             if Snapshots.tree(damaged) == nil { refused += 1 }
             Snapshots.expectAgreement(damaged)
         }
