@@ -450,9 +450,10 @@ import TestSupport
 
     /// A measuring tool, not a test: `ROUTE_BENCHMARK=1000 swift test -c release --build-path
     /// .build-rel -Xswiftc -enable-testing --filter RoutedOperationsTests/measure`. Sends that many
-    /// `order.get` one after another to the owner through a nats-server, and as many run on the
-    /// owner directly (the same operation, answered in process), and prints the medians and p99:
-    /// their difference is what one hop to the owner costs a request.
+    /// `order.get` (to `p0`), `profile.get` and `node.stream_after` (to `a0`) one after another to
+    /// the owner through a nats-server, and as many run on the owner directly (the same operation,
+    /// answered in process), and prints the medians and p99: their difference is what one hop to
+    /// the owner costs a request.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["ROUTE_BENCHMARK"] != nil))
     func measureOneHopToTheOwner() async throws {
         let count = Int(ProcessInfo.processInfo.environment["ROUTE_BENCHMARK"] ?? "") ?? 500
@@ -461,31 +462,41 @@ import TestSupport
         let (harness, client, partition) = (setup.harness, setup.client, setup.partition)
         let rawID = try Self.orderID(in: Self.reply(try await setup.route(RoutedRequest(
             id: 1, operation: "order.publish", data: Self.draft(now: harness.clock.now), actor: Self.publisher))))
-        let payload = RoutedRequest(id: 2, operation: "order.get", data: ["order_id": .integer(rawID)], actor: Self.publisher).encoded()
+        let user = try await harness.logIn("13800138301")
+        _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        let actor = RoutedActor(user: user, isApprovedRunner: false)
         let app: Application = harness.app
         func microseconds(_ duration: Duration) -> Double {
             Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
-        }
-        var routed: [Double] = [], direct: [Double] = []
-        let clock = ContinuousClock()
-        for _ in 0..<count {
-            var started = clock.now
-            _ = try await client.request(partition, payload: payload).get()
-            routed.append(microseconds(clock.now - started))
-            started = clock.now
-            _ = await withCheckedContinuation { continuation in
-                RoutedOperations.run(payload, serving: partition, of: PartitionMap(partitionCount: 1), app: app) {
-                    continuation.resume(returning: $0)
-                }
-            }
-            direct.append(microseconds(clock.now - started))
         }
         func summary(_ values: [Double]) -> String {
             let sorted = values.sorted()
             return String(format: "median %.0f µs, p99 %.0f µs", sorted[sorted.count / 2], sorted[sorted.count * 99 / 100])
         }
-        print("order.get x\(count): routed through NATS \(summary(routed)); on the owner directly \(summary(direct))")
-        #expect(routed.count == count)
+        let clock = ContinuousClock()
+        for (name, partition, request) in [
+            ("order.get", partition, RoutedRequest(id: 2, operation: "order.get", data: ["order_id": .integer(rawID)], actor: Self.publisher)),
+            ("profile.get", setup.accounts, RoutedRequest(id: 3, operation: "profile.get", data: nil, actor: actor)),
+            ("node.stream_after", setup.accounts, RoutedRequest(id: 4, operation: "node.stream_after",
+                                                                 data: ["user": .integer(Int64(user.rawValue)), "after": 0], actor: nil)),
+        ] {
+            let payload = request.encoded()
+            var routed: [Double] = [], direct: [Double] = []
+            for _ in 0..<count {
+                var started = clock.now
+                _ = try await client.request(partition, payload: payload).get()
+                routed.append(microseconds(clock.now - started))
+                started = clock.now
+                _ = await withCheckedContinuation { continuation in
+                    RoutedOperations.run(payload, serving: partition, of: PartitionMap(partitionCount: 1), app: app) {
+                        continuation.resume(returning: $0)
+                    }
+                }
+                direct.append(microseconds(clock.now - started))
+            }
+            print("\(name) x\(count): routed through NATS \(summary(routed)); on the owner directly \(summary(direct))")
+            #expect(routed.count == count)
+        }
         await setup.stop()
     }
 }
