@@ -44,7 +44,8 @@ public struct AccountState: Codable, Sendable, Equatable {
     public private(set) var nextUserID: UInt64 = 1
 
     /// The ids this state's account partition hands out (every id but on a partition of many).
-    /// A setting of the deployment, not stored: a snapshot is read into the space it is given.
+    /// A setting of the deployment (`AccountPolicy.userIDs`), not stored: a snapshot is read with
+    /// every id's and placed in its partition's (`placed(in:)`).
     public var idSpace: IDSpace { accounts.space }
 
     /// The id the next registration gets.
@@ -56,17 +57,14 @@ public struct AccountState: Codable, Sendable, Equatable {
     /// The compact record of `user`'s account, for the store's own reads.
     func record(_ user: UserID) -> AccountRecord? { accounts.record(user) }
 
-    public init(idSpace: IDSpace = .all) {
-        accounts = AccountTable(space: idSpace)
-    }
+    public init() {}
 
     /// The state as a snapshot holds it. An account's sessions are those its list names, in its
     /// order, whose session names it as their user: always all of them in a state that `apply`
     /// built, and all that `activeSessions` ever showed in any other.
     public init(accounts: [UserID: UserAccount], userByPhone: [PhoneNumber: UserID], sessions: [SessionID: Session],
-                grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64,
-                idSpace: IDSpace = .all) {
-        var table = AccountTable(expecting: accounts.keys, space: idSpace)
+                grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64) {
+        var table = AccountTable(expecting: accounts.keys)
         for (id, account) in accounts {
             var kept = SmallList<SessionRecord>()
             for sessionID in account.sessions {

@@ -13,9 +13,9 @@
 // list of pages and the one page it touches, where a dictionary was copied whole.
 //
 // Ids that do not continue the run — which only a hand-written or damaged snapshot holds, since
-// registration always takes the next id, or ids of another space — go to a dictionary of outliers; a page made later takes
-// over the outliers that fall into it, so every id has one place: its page if that exists, else
-// the outliers.
+// registration always takes the next id — and ids of another space go to a dictionary of
+// outliers; a page made later takes over the outliers that fall into it, so every id has one
+// place: its page if that exists, else the outliers.
 
 /// The accounts by id. Reading one builds its `UserAccount` from the compact record.
 public struct AccountTable: Sendable {
@@ -39,7 +39,8 @@ public struct AccountTable: Sendable {
     init(expecting ids: some Collection<UserID>, space: IDSpace = .all) {
         self.space = space
         let densest = UInt64(2 * ids.count)
-        let last = ids.lazy.compactMap({ space.ordinal(of: $0.rawValue) }).filter { $0 < densest }.max().map { $0 + 1 } ?? 0
+        let ordinals = ids.lazy.compactMap { space.ordinal(of: $0.rawValue) }
+        let last = ordinals.filter { $0 < densest }.max().map { $0 + 1 } ?? 0
         let pageCount = Int((last + UInt64(Self.pageSize) - 1) / UInt64(Self.pageSize))
         pages = (0..<pageCount).map { _ in Page(repeating: nil, count: Self.pageSize) }
     }
@@ -131,8 +132,9 @@ public struct AccountTable: Sendable {
     }
 
     private func location(of user: UserID) -> (page: Int, slot: Int)? {
-        guard let ordinal = space.ordinal(of: user.rawValue), ordinal / UInt64(Self.pageSize) < UInt64(pages.count) else { return nil }
-        return (Int(ordinal / UInt64(Self.pageSize)), Int(ordinal % UInt64(Self.pageSize)))
+        guard let ordinal = space.ordinal(of: user.rawValue) else { return nil }
+        let (page, slot) = ordinal.quotientAndRemainder(dividingBy: UInt64(Self.pageSize))
+        return page < UInt64(pages.count) ? (Int(page), Int(slot)) : nil
     }
 
     /// Makes the next page and moves into it the outliers whose ids it covers.
