@@ -27,11 +27,11 @@ struct NodeRouter: Sendable {
     }
 
     /// Sends `request` to the owner of the partition that decides it (`RoutedOperations.partition`).
-    /// One that names none (an order operation without its campus or order id) goes to the
-    /// first partition of its space, whose owner answers it with the operation's own refusal.
+    /// One that names none (without its campus, order id, phone, user or actor) goes to the first
+    /// partition of its space, whose owner answers it with the operation's own refusal.
     func route(_ request: RoutedRequest, in map: PartitionMap) async -> Outcome {
-        let space: PartitionSpace = RoutedOperations.accountOperations.contains(request.operation) ? .accounts : .boards
-        let partition = RoutedOperations.partition(of: request, in: map) ?? PartitionID(space: space, index: 0)
+        let partition = RoutedOperations.partition(of: request, in: map)
+            ?? PartitionID(space: RoutedOperations.space(of: request.operation), index: 0)
         return await route(request, to: partition)
     }
 

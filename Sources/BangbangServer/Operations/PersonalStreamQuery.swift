@@ -7,27 +7,19 @@
 //   {"data": {"after": 3, "user": 42}, "id": 1, "op": "node.stream_after"}
 import BangbangCore
 import BangbangProtocol
-import Cluster
 import InboxProtocol
 
 enum PersonalStreamQuery {
     static let operation = "node.stream_after"
 
-    /// The answer of the owner of `partition` (of a deployment partitioned by `map`): the
-    /// events, or a `bad_request` reply for a malformed question or a user of another partition.
-    static func answer(_ request: RoutedRequest, serving partition: PartitionID, of map: PartitionMap,
-                       app: Application) -> [UInt8] {
+    /// The answer of the owner of the user's account partition (RoutedOperations checked that it
+    /// is this node's): the events, or a `bad_request` reply for a malformed question.
+    static func answer(_ request: RoutedRequest, app: Application) -> [UInt8] {
         guard case .object(let data)? = request.data, data.count == 2, case .integer(let user)? = data["user"], user > 0,
               case .integer(let after)? = data["after"], after >= 0 else {
             app.metrics.requests.increment(label: "routed:bad_request")
             return Reply.failure(id: request.id, error: DomainError(.badRequest,
                 "\"\(operation)\" asks {\"user\": a user id, \"after\": a number of their stream}", field: "data"))
-        }
-        let owning = map.partition(ofUser: UInt64(user))
-        guard owning == partition else {
-            app.metrics.requests.increment(label: "routed:bad_request")
-            return Reply.failure(id: request.id, error: DomainError(.badRequest,
-                "user \(user)'s stream is numbered by the owner of \(owning), and this is the owner of \(partition)", field: "data"))
         }
         let kept = app.publisher.accounts.streams.kept(for: UserID(UInt64(user)), after: UInt64(after), now: app.clock())
         return PersonalStreamAnswer.encode(last: kept.last, events: kept.events.map {

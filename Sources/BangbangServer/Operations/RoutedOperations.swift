@@ -57,10 +57,20 @@ enum RoutedOperations {
         }
     }
 
+    /// The space of the partitions that decide `operation`: accounts for an account operation and
+    /// a node's question about a user's stream, boards for the rest.
+    static func space(of operation: String) -> PartitionSpace {
+        accountOperations.contains(operation) || operation == PersonalStreamQuery.operation ? .accounts : .boards
+    }
+
     /// The account partition that decides an account operation: the phone's for a code
     /// requested, else the one of the user it reads or changes, which is the actor, except for
     /// `profile.get` of another user (`user_id`). Nil when the request names neither.
     static func accountPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
+        if request.operation == PersonalStreamQuery.operation {
+            guard case .object(let data)? = request.data, case .integer(let user)? = data["user"], user > 0 else { return nil }
+            return map.partition(ofUser: UInt64(user))
+        }
         if request.operation == AuthOperations.requestCode.name {
             guard case .object(let data)? = request.data, case .string(let text)? = data["phone"],
                   let phone = try? PhoneNumber(parsing: text) else { return nil }
@@ -76,10 +86,11 @@ enum RoutedOperations {
     /// The partition that decides `request`, read from it with no lookup (docs/scale-out.md,
     /// section 2): a publish's campus's board partition, the board partition any other order
     /// operation's `order_id` names, the account partition of the account an account operation
-    /// concerns. Nil for an operation that is not routed, and for a request without the campus,
-    /// order id, phone or actor to read, which the operation itself refuses wherever it runs.
+    /// concerns, or whose stream a node asks about. Nil for an operation that is not routed, and for
+    /// a request without the campus, order id, phone, user or actor to read, which the operation
+    /// itself refuses wherever it runs.
     static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
-        if accountOperations.contains(request.operation) { return accountPartition(of: request, in: map) }
+        if space(of: request.operation) == .accounts { return accountPartition(of: request, in: map) }
         guard orderOperations.contains(request.operation), case .object(let data)? = request.data else { return nil }
         if request.operation == OrderOperations.publish.name {
             guard case .string(let campus)? = data["campus"] else { return nil }
@@ -102,11 +113,10 @@ enum RoutedOperations {
             app.metrics.requests.increment(label: "routed:bad_request")
             return answer(Reply.failure(id: failure.id, error: failure.error))
         }
-        if partition.space == .accounts, request.operation == PersonalStreamQuery.operation {
-            return answer(PersonalStreamQuery.answer(request, serving: partition, of: map, app: app))
-        }
-        guard names(in: partition.space).contains(request.operation),
-              let operation = OperationTable.shared.operations[request.operation] else {
+        let isStreamQuestion = request.operation == PersonalStreamQuery.operation
+        let operation = OperationTable.shared.operations[request.operation]
+        guard space(of: request.operation) == partition.space,
+              isStreamQuestion || (names(in: partition.space).contains(request.operation) && operation != nil) else {
             app.metrics.requests.increment(label: "routed:unknown_operation")
             return answer(Reply.failure(id: request.id, error: DomainError(.unknownOperation,
                 "\"\(request.operation)\" is not an operation the owner of \(partition) runs for another node")))
@@ -119,6 +129,7 @@ enum RoutedOperations {
                 "\(what) \"\(request.operation)\" concerns is in \(deciding), and this is the owner of \(partition)",
                 field: partition.space == .accounts ? "actor" : "data")))
         }
+        guard let operation else { return answer(PersonalStreamQuery.answer(request, app: app)) }
         if operation.requiresLogin, request.actor == nil {
             app.metrics.requests.increment(label: "\(operation.name):unauthenticated")
             return answer(Reply.failure(id: request.id, error: DomainError(.unauthenticated,
