@@ -241,6 +241,7 @@ public final class Server: @unchecked Sendable {
         isReady.withLock { $0 = false }
         // Other nodes' requests find the next owner rather than a journal about to close.
         routedRequests.withLock { $0 }?.stopAll()
+        application.publisher.accounts.eventPublisher.withLock { $0 = nil }
         socketServer?.stop(closeConnections: false)
         let done = DispatchGroup()
         for registry in registries {

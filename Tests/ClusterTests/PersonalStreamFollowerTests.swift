@@ -67,6 +67,20 @@ import TestSupport
         #expect(second.events == [4, 5, 6] && second.ask == nil && !second.lost)
     }
 
+    @Test func aRecheckAsksForWhatCameAfterTheHeadUnlessAQuestionIsOut() {
+        var follower = Follower(after: 0)
+        #expect(follower.recheck().ask == nil, "the first question is still out")
+        _ = follower.replayed(after: 0, events: [(1, 1)], through: 1)
+        // Event 2 was lost with nothing after it to show it.
+        let recheck = follower.recheck()
+        #expect(recheck.ask == 1 && recheck.events.isEmpty && follower.asked == 1)
+        #expect(follower.recheck().ask == nil, "asked once")
+        let answer = follower.replayed(after: 1, events: [(2, 2)], through: 2)
+        #expect(answer.events == [2] && !answer.lost && answer.ask == nil && follower.head == 2)
+        let nothingNew = follower.recheck()
+        #expect(follower.replayed(after: nothingNew.ask ?? 99, events: [], through: 2).events.isEmpty && follower.asked == nil)
+    }
+
     /// An owner numbers a user's events and keeps the last `capacity`; each goes out on the
     /// subject, which loses some, repeats some and lets a later one overtake an earlier (a new
     /// owner's connection). The node starts following at a random point, and asks again when an

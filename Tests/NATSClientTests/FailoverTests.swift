@@ -104,4 +104,22 @@ import Testing
             await client.close()
         }
     }
+
+    @Test func aClientToldNotToUseAnnouncedServersWaitsForItsOwn() async throws {
+        try await withCluster { cluster in
+            var configuration = NATSConfiguration(servers: [cluster.addresses[0]], name: "own-servers-only")
+            (configuration.reconnectWaitMilliseconds, configuration.maxReconnectWaitMilliseconds) = (20, 100)
+            configuration.usesAnnouncedServers = false
+            let client = NATSConnection(configuration: configuration)
+            try await client.connect()
+            try await eventually("INFO listing the cluster") { (client.serverInfo?.connectURLs.count ?? 0) >= 2 }
+            cluster.kill(0)
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(!client.isConnected, "no reconnect to a server it was not given")
+            try cluster.relaunch(0)
+            try await eventually(timeoutSeconds: 20, "back on its own server") { client.isConnected && client.reconnectCount >= 1 }
+            #expect(cluster.index(of: try #require(client.connectedServer)) == 0)
+            await client.close()
+        }
+    }
 }

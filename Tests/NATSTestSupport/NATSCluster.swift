@@ -12,7 +12,7 @@ import TestSupport
 
 public final class NATSCluster: @unchecked Sendable {
     // Confinement: built once, then used by one test at a time (the suites are serialized);
-    // `processes` is only changed by `kill` and `stop` from that test.
+    // `processes` is only changed by `kill`, `relaunch` and `stop` from that test.
     public struct Node: Sendable {
         public let name: String
         public let clientPort: Int
@@ -93,6 +93,12 @@ public final class NATSCluster: @unchecked Sendable {
         guard let process = processes.removeValue(forKey: index) else { return }
         process.signal(SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// Starts node `index` again after `kill`, with its configuration and store.
+    public func relaunch(_ index: Int) throws {
+        guard processes[index] == nil else { return }
+        try launch(index, binary: try Self.serverBinary())
     }
 
     /// Freezes node `index` (SIGSTOP) until `thaw`: it keeps its connections and reads nothing,

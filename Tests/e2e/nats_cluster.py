@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 
@@ -70,6 +71,59 @@ def nats_request(port: int, subject: str, payload: bytes, timeout: float = 1.0) 
                 raise RuntimeError("no responders")
             elif line.startswith(b"-ERR"):
                 raise RuntimeError(line.decode().strip())
+
+
+class NatsSubscriber:
+    """What arrives on `subject`, collected on a thread over a core NATS connection of its own."""
+
+    def __init__(self, port: int, subject: str, timeout: float = 5.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.reader = self.sock.makefile("rb")
+        if not self.reader.readline().startswith(b"INFO "):
+            raise RuntimeError("no INFO")
+        self.sock.sendall(b'CONNECT {"verbose":false}\r\nSUB ' + subject.encode() + b" 1\r\nPING\r\n")
+        while not self.reader.readline().startswith(b"PONG"):
+            pass
+        self.sock.settimeout(None)
+        self.messages = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            while True:
+                line = self.reader.readline()
+                if not line:
+                    return
+                if line.startswith(b"PING"):
+                    self.sock.sendall(b"PONG\r\n")
+                elif line.startswith(b"MSG "):
+                    parts = line.split()
+                    size = int(parts[-1])
+                    payload = self.reader.read(size + 2)[:size]
+                    with self.lock:
+                        self.messages.append((parts[1].decode(), payload))
+        except (OSError, ValueError):
+            return
+
+    def wait_for(self, predicate, timeout: float = 5.0):
+        """The first (subject, payload) that `predicate` accepts, waiting up to `timeout`."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                for message in self.messages:
+                    if predicate(*message):
+                        return message
+            time.sleep(0.02)
+        raise AssertionError(f"nothing on the subscription matched within {timeout} s")
+
+    def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
 
 
 class NatsCluster:

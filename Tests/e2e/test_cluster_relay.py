@@ -11,7 +11,7 @@ import time
 import pytest
 
 from bbclient import Client, fresh_phone
-from nats_cluster import NatsCluster, free_ports, nats_request
+from nats_cluster import NatsCluster, NatsSubscriber, free_ports, nats_request
 from test_cluster_failover import LEASE_MS, Node, publish, wait_until
 
 ADMIN_PHONE = "+8613000000000"
@@ -157,6 +157,8 @@ def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(node
     nats = owner.nats
     publisher = logged_in(owner)
     watcher = logged_in(second)
+    # The owner publishes each personal event it numbers on its user's subject.
+    user_events = NatsSubscriber(nats.client_ports[1], "bb.user.>")
     try:
         actor = {"user": publisher.user["id"], "runner": False}
         status, edited = routed(nats, "a0", {"id": 1, "op": "profile.update", "data": {"nickname": "Routed Li"},
@@ -176,6 +178,15 @@ def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(node
         entered = watcher.wait_event(lambda e: e["event"] == "feed.enter" and e["data"]["order"]["id"] == order["id"])
         assert entered["data"]["order"]["details"]["title"] == "routed to the owner"
         assert publisher.ok("order.get", {"order_id": order["id"]})["order"]["status"] == "open"
+        told = publisher.wait_event(lambda e: e["event"] == "order.changed" and e["data"]["order"]["id"] == order["id"])
+        user = publisher.user["id"]
+
+        def is_that_event(subject, payload):
+            return (len(payload) > 16 and int.from_bytes(payload[:8], "big") == user
+                    and int.from_bytes(payload[8:16], "big") == told["seq"])
+        subject, payload = user_events.wait_for(is_that_event)
+        assert subject == f"bb.user.{user % 4096}"
+        assert json.loads(payload[16:]) == told, "the event as the user's device got it"
 
         # Each partition runs only what it decides; what it refuses changes nothing.
         status, refused = routed(nats, "p0", {"id": 2, "op": "profile.update", "data": {"nickname": "Nope"},
@@ -189,6 +200,9 @@ def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(node
         _, metrics, _ = owner.http("/metrics")
         assert 'bangbang_routed_requests_total{partition="a0"} 2' in metrics, metrics
         assert 'bangbang_routed_requests_total{partition="p0"} 2' in metrics, metrics
+        published = [line for line in metrics.splitlines() if line.startswith("bangbang_user_events_published_total ")]
+        assert published and int(published[0].split()[1]) >= 1, metrics
     finally:
+        user_events.close()
         publisher.close()
         watcher.close()

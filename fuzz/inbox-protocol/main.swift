@@ -1,7 +1,8 @@
 // Fuzz target: the inbox's decoders (InboxProtocol): the message, and what a snapshot keeps of
 // an outbox and of a reader.
 //
-// The first byte picks the decoder (0xF0 and above: an owner's answer to "a user's events after
+// The first byte picks the decoder (0xF8 and above: one event as an owner publishes it on the
+// user subjects, `PersonalEventFrame`; 0xF0 to 0xF7: an owner's answer to "a user's events after
 // N", `PersonalStreamAnswer`; below, modulo 3: 0 a message, 1 an outbox state, 2 a reader state);
 // the rest is its input. Invariants, beyond "no crash and no sanitizer report":
 //   - what decodes encodes back to exactly the bytes it came from (one wire form per value:
@@ -10,7 +11,8 @@
 //     the same state and sends every pending entry first, in order, in messages that fit;
 //   - the decoder gives the same answer for the input copied into a slice that does not start
 //     at index 0;
-//   - a decoded answer's numbers rise and none passes its last.
+//   - a decoded answer's numbers rise and none passes its last;
+//   - a decoded event names a user and a number and carries a message, read in place.
 import InboxProtocol
 
 /// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
@@ -46,6 +48,15 @@ private func decodeBoth<Value: Equatable>(
 public func fuzzInboxProtocol(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let payload = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    if data[0] >= 0xF8 {
+        guard let event = PersonalEventFrame.decode(payload[...]) else { return 0 }
+        require(event.user >= 1 && event.number >= 1 && !event.message.isEmpty, "a decoded event lacks a part")
+        require(PersonalEventFrame.encode(user: event.user, number: event.number, message: Array(event.message)) == payload,
+                "a decoded event did not encode back to its bytes")
+        let shifted = [0xAA] + payload
+        require(PersonalEventFrame.decode(shifted[1...]) == event, "the slice's start index changed the event")
+        return 0
+    }
     if data[0] >= 0xF0 {
         guard let answer = PersonalStreamAnswer.decode(payload) else { return 0 }
         require(PersonalStreamAnswer.encode(last: answer.last, events: answer.events) == payload,

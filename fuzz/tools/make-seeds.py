@@ -252,7 +252,7 @@ for name, (setup, data) in inbox_seeds.items():
     write("inbox-protocol", name, bytes([setup]) + data)
 
 
-# inbox-protocol, decoder byte 0xF0 and above: an owner's answer to "a user's events after N":
+# inbox-protocol, decoder byte 0xF0 to 0xF7: an owner's answer to "a user's events after N":
 # 0, the stream's last number, the count, then each event's number, length and message.
 def stream_answer(last, events):
     return (b"\x00" + struct.pack(">QI", last, len(events))
@@ -266,6 +266,16 @@ stream_answer_seeds = {
 }
 for name, data in stream_answer_seeds.items():
     write("inbox-protocol", name, b"\xf0" + data)
+
+
+# inbox-protocol, decoder byte 0xF8 and above: one event as an owner publishes it on a user
+# subject: the user, the event's number, then its push message.
+personal_event_seeds = {
+    "user-event": struct.pack(">QQ", 42, 7) + b'{"event":"order.changed","seq":7}',
+    "user-event-at-max": struct.pack(">QQ", 2 ** 64 - 1, 2 ** 64 - 1) + b"{",
+}
+for name, data in personal_event_seeds.items():
+    write("inbox-protocol", name, b"\xf8" + data)
 
 
 # record-batch: reader byte (even: a batch payload, odd: a `Bb-Records` header value), then its

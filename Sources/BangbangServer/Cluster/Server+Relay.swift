@@ -1,6 +1,7 @@
 // The server's seam to cluster mode: the owner side hands in who owns the partition and the
 // node's NATS connection; `/ws` then follows the owner (ClusterRelay.swift), and the requests
-// other nodes route to the partitions this node owns are answered (OwnerRequests.swift). A server
+// other nodes route to the partitions this node owns are answered (OwnerRequests.swift), and the
+// personal events it numbers are published on the user subjects (UserSubjects.swift). A server
 // that is not clustered never consults any of this.
 import Cluster
 import NATSClient
@@ -34,6 +35,17 @@ extension Server {
         for partition in partitions { try owner.serve(partition) }
         routedRequests.withLock { $0 = owner }
         return owner
+    }
+
+    /// Publishes every personal event this node numbers, from now until `shutdown`, on the user
+    /// subjects through `connection` (section 7, "Events"). Only in cluster mode (`--nats`).
+    /// Announces it for `partitions`: the events numbered while recovering were published by nobody.
+    func publishPersonalEvents(for partitions: [PartitionID], on connection: NATSConnection,
+                               subjects: UserSubjects = UserSubjects()) {
+        precondition(configuration.isClustered, "personal events are published in cluster mode only (--nats)")
+        let publisher = PersonalEventPublisher(connection: connection, subjects: subjects, metrics: metrics.relay)
+        application.publisher.accounts.eventPublisher.withLock { $0 = publisher }
+        for partition in partitions { publisher.announce(partition) }
     }
 
     /// A relaying endpoint while another node owns the partition; nil for a local session.

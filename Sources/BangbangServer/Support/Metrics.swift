@@ -119,6 +119,15 @@ final class RelayMetrics: Sendable {
     let isOwner = Gauge()
     /// Requests other nodes routed to a partition this node owns, by partition (OwnerRequests).
     let routedRequests = LabeledCounter()
+    /// Personal events this node, as an account partition's owner, published on the user
+    /// subjects (PersonalEventPublisher), and those the connection would not take.
+    let userEventsPublished = Counter()
+    let userEventPublishFailures = Counter()
+    /// Devices here following a personal stream numbered by another node (FollowedStreams), the
+    /// questions asked of its owner, and the devices closed because events were lost for them.
+    let followedStreams = Gauge()
+    let streamQuestions = Counter()
+    let streamLosses = Counter()
 
     func markClustered() { clustered.store(true, ordering: .relaxed) }
     var isClustered: Bool { clustered.load(ordering: .relaxed) }

@@ -97,6 +97,18 @@ enum MetricsRenderer {
                     relay.publishFailures.current)
             labeled("bangbang_routed_requests_total", "Requests other nodes routed to a partition this node owns, by partition.",
                     "partition", relay.routedRequests.current)
+            counter("bangbang_user_events_published_total",
+                    "Personal events this node numbered as an account partition's owner and published on the user subjects.",
+                    relay.userEventsPublished.current)
+            counter("bangbang_user_event_publish_failures_total",
+                    "Personal events the NATS connection would not take (nodes following the user ask for them).",
+                    relay.userEventPublishFailures.current)
+            gauge("bangbang_followed_streams", "Devices here following a personal stream another node numbers.",
+                  relay.followedStreams.current)
+            counter("bangbang_stream_questions_total", "Questions asked of an account owner for events a followed stream missed.",
+                    relay.streamQuestions.current)
+            counter("bangbang_stream_losses_total", "Devices closed because events of their followed stream were lost.",
+                    relay.streamLosses.current)
         }
         if metrics.inbox.isActive {
             let inbox = metrics.inbox

@@ -56,6 +56,15 @@ public struct PersonalStreamFollower<Event: Sendable>: Sendable {
         return Outcome(events: [event])
     }
 
+    /// Something may have been lost with nothing after it to show it (this node's connection to
+    /// NATS was re-established, the account partition has a new owner): ask the owner for what
+    /// came after `head`, unless a question is already out.
+    public mutating func recheck() -> Outcome {
+        guard asked == nil else { return Outcome() }
+        asked = head
+        return Outcome(ask: head)
+    }
+
     /// The owner's answer to the question `after`: the events it keeps after that number, in
     /// order (`events`; it may no longer keep the first ones), and its stream's last number.
     /// An answer to an earlier question, asked again since, changes nothing.

@@ -375,7 +375,7 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
     }
 
     private func handleInfo(_ info: ServerInfo, on connection: Connection) {
-        pool.add(urls: info.connectURLs)
+        if configuration.usesAnnouncedServers { pool.add(urls: info.connectURLs) }
         var limits = configuration.parserLimits
         limits.maxPayloadBytes = min(limits.maxPayloadBytes, info.maxPayload + 64 * 1024)
         pendingParserLimits = limits

@@ -65,6 +65,9 @@ public struct NATSConfiguration: Sendable {
     /// maximum, with up to half of it added as jitter so a fleet does not reconnect in step.
     public var reconnectWaitMilliseconds = 100
     public var maxReconnectWaitMilliseconds = 2_000
+    /// Whether the servers a server announces (`connect_urls`, the rest of its cluster) join the
+    /// ones to reconnect to. Off, the client only ever connects to `servers`.
+    public var usesAnnouncedServers = true
     /// Commands queued and not yet written (including while reconnecting). Past it `publish`
     /// fails with `.outputBufferFull` instead of growing without bound. 32 MiB.
     public var pendingLimitBytes = 32 * 1024 * 1024

@@ -2,7 +2,9 @@
 // only by what the partition's inbox hands it (PersonalEventRoute.swift), in the inbox's order.
 // That order is the numbering: each event gets the next number of its user and is posted to the
 // loops that hold a connection of that user (`Presence`). The approved runners are the
-// partition's own fact, kept here so accepts and counts need no hop to the accounts owner.
+// partition's own fact, kept here so accepts and counts need no hop to the accounts owner. In a
+// cluster each live event is also published once on the user's subject, for the devices of the
+// user that other nodes hold (UserSubjects.swift).
 import BangbangCore
 import BangbangProtocol
 import InboxProtocol
@@ -14,6 +16,8 @@ final class AccountPublisher: Sendable {
     let streams: PersonalStreams
     let presence = Presence()
     let approvedRunners = Mutex<Set<UserID>>([])
+    /// Set while this node owns the account partition in a cluster.
+    let eventPublisher = Mutex<PersonalEventPublisher?>(nil)
     private let loops: LoopDirectory
 
     init(streams: PersonalStreams, loops: LoopDirectory) {
@@ -37,12 +41,14 @@ final class AccountPublisher: Sendable {
     /// partition's users, `at` the record's time (milliseconds).
     func receive(_ events: [InboxEvent], at: Int64) {
         let live = loops.live
+        let publisher = live == nil ? nil : eventPublisher.withLock { $0 }
         let time = Timestamp(rawValue: at)
-        for event in events { append(event, at: time, loops: live) }
+        for event in events { append(event, at: time, loops: live, publisher: publisher) }
     }
 
     /// `loops`: nil while recovering (numbered, delivered to no one).
-    private func append(_ event: InboxEvent, at: Timestamp, loops: [LoopDirectory.WeakRegistry]?) {
+    private func append(_ event: InboxEvent, at: Timestamp, loops: [LoopDirectory.WeakRegistry]?,
+                        publisher: PersonalEventPublisher?) {
         let user = UserID(event.user)
         streams.append(for: user, at: at, makeMessage: { sequence in
             EventMessage.personal(name: event.name, sequence: sequence, encodedData: event.data)
@@ -50,6 +56,7 @@ final class AccountPublisher: Sendable {
             // Under the stream lock, which a login also holds while it replays and registers:
             // a loop either has the session registered (and is sent it) or the replay has it.
             guard let loops else { return }
+            publisher?.publish(user: user, number: sequence, message: bytes)
             let bits = presence.loops(of: user)
             guard bits != 0 else { return }
             let message = SharedMessage(text: bytes)
