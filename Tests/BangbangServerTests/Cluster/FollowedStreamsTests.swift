@@ -80,12 +80,27 @@ import TestSupport
     final class Device: Sendable {
         let received = Mutex<[(number: UInt64, message: [UInt8])]>([])
         let losses = Mutex<[String]>([])
+        /// Only counts what it is sent, checking that the numbers run on (a benchmark's device).
+        let isCounting: Bool
+        private let counted = Atomic<UInt64>(0)
+
+        init(counting: Bool = false) {
+            isCounting = counting
+        }
 
         var sink: FollowedStreams.Sink {
             FollowedStreams.Sink(deliver: { [self] events in
+                guard !isCounting else {
+                    for event in events where counted.add(1, ordering: .relaxed).newValue != event.number {
+                        losses.withLock { $0.append("out of order: \(event.number)") }
+                    }
+                    return
+                }
                 received.withLock { $0 += events.map { ($0.number, $0.message.payload) } }
             }, lost: { [self] reason in losses.withLock { $0.append(reason) } })
         }
+
+        var count: UInt64 { counted.load(ordering: .relaxed) }
 
         var numbers: [UInt64] { received.withLock { $0.map(\.number) } }
         var texts: [String] { received.withLock { $0.map { String(decoding: $0.message, as: UTF8.self) } } }
@@ -286,5 +301,55 @@ import TestSupport
         #expect(setup.followed.queue.sync { setup.followed.counts } == (0, 0))
         #expect(setup.nodeMetrics.followedStreams.current == 0)
         await setup.stop()
+    }
+
+    /// `FOLLOW_BENCHMARK=N`: N events of 100 users, each user followed by two devices here, published
+    /// as an owner does and passed on by a node, over one nats-server. Prints what one event costs:
+    /// the owner's publish call, this process's CPU for the whole trip (the owner's and the node's
+    /// NATS loops, the node's queue: both ends) and the NATS server's, each per event published.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["FOLLOW_BENCHMARK"] != nil))
+    func measureAnEventOnTheUserSubjects() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["FOLLOW_BENCHMARK"] ?? "") ?? 100_000
+        let setup = try await FollowSetup()
+        let users = (1...100).map { UserID(UInt64(1_000 + $0)) }
+        let devices = users.flatMap { user in (0..<2).map { _ in (user, Device(counting: true)) } }
+        for (user, device) in devices { _ = setup.followed.follow(user, after: 0, sink: device.sink) }
+        try await eventually("every device asked its first question") { setup.nodeMetrics.streamQuestions.current == devices.count }
+        try await Task.sleep(for: .milliseconds(200))
+        // A feed-sized personal event, as `order.changed` is.
+        let message = Array(("{\"data\":{\"change\":\"published\",\"order\":{" + String(repeating: "x", count: 400) + "}},"
+                             + "\"event\":\"order.changed\",\"seq\":1}").utf8)
+        let server = try #require(setup.nats.pid(of: 0))
+        let (processBefore, serverBefore) = (Self.processCPU(), Self.cpu(of: server))
+        let clock = ContinuousClock()
+        var publishing = Duration.zero
+        for index in 0..<count {
+            let started = clock.now
+            setup.publisher.publish(user: users[index % users.count], number: UInt64(index / users.count + 1), message: message)
+            publishing += clock.now - started
+            if index % 1_000 == 999 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        let perUser = UInt64(count / users.count)
+        try await eventually(timeoutSeconds: 60, "every device has every event") { devices.allSatisfy { $0.1.count == perUser } }
+        let (process, nats) = (Self.processCPU() - processBefore, Self.cpu(of: server) - serverBefore)
+        func perEvent(_ seconds: Double) -> String { String(format: "%.2f µs", seconds * 1e6 / Double(count)) }
+        print("user subjects x\(count) (2 devices per user): the owner's publish call \(perEvent(Double(publishing.components.attoseconds) / 1e18 + Double(publishing.components.seconds))); "
+              + "this process (owner and node) \(perEvent(process)), the NATS server \(perEvent(nats)) per event; "
+              + "questions \(setup.nodeMetrics.streamQuestions.current - devices.count), losses \(setup.nodeMetrics.streamLosses.current)")
+        #expect(setup.nodeMetrics.streamLosses.current == 0)
+        await setup.stop()
+    }
+
+    static func processCPU() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    static func cpu(of pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        return (Double(fields[11]) ?? 0) / 100 + (Double(fields[12]) ?? 0) / 100
     }
 }
