@@ -242,6 +242,7 @@ public final class Server: @unchecked Sendable {
         // Other nodes' requests find the next owner rather than a journal about to close.
         routedRequests.withLock { $0 }?.stopAll()
         application.publisher.accounts.eventPublisher.withLock { $0 = nil }
+        application.publisher.boards.eventPublisher.withLock { $0 = nil }
         socketServer?.stop(closeConnections: false)
         let done = DispatchGroup()
         for registry in registries {

@@ -26,22 +26,17 @@ public enum PersonalEventFrame {
     public static func encode(user: UInt64, number: UInt64, message: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(headerSize + message.count)
-        for value in [user, number] {
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-        }
+        InboxCodec.append(user, to: &bytes)
+        InboxCodec.append(number, to: &bytes)
         bytes += message
         return bytes
     }
 
     /// The event in `bytes` (its message a slice of them, not a copy), or nil when they are not one.
     public static func decode(_ bytes: ArraySlice<UInt8>) -> Event? {
-        guard bytes.count > headerSize else { return nil }
-        let start = bytes.startIndex
-        func read(at offset: Int) -> UInt64 {
-            bytes[start + offset..<start + offset + 8].reduce(0) { $0 << 8 | UInt64($1) }
-        }
-        let (user, number) = (read(at: 0), read(at: 8))
-        guard user >= 1, number >= 1 else { return nil }
-        return Event(user: user, number: number, message: bytes[(start + headerSize)...])
+        var reader = Reader(bytes: bytes)
+        guard let user = try? reader.integer(UInt64.self), let number = try? reader.integer(UInt64.self),
+              user >= 1, number >= 1, reader.remaining > 0 else { return nil }
+        return Event(user: user, number: number, message: reader.bytes)
     }
 }

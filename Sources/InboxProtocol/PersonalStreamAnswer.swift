@@ -26,11 +26,11 @@ public enum PersonalStreamAnswer {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(13 + events.reduce(0) { $0 + 12 + $1.message.count })
         bytes.append(marker)
-        append(last, bytes: 8, to: &bytes)
-        append(UInt64(events.count), bytes: 4, to: &bytes)
+        InboxCodec.append(last, to: &bytes)
+        InboxCodec.append(UInt32(events.count), to: &bytes)
         for event in events {
-            append(event.number, bytes: 8, to: &bytes)
-            append(UInt64(event.message.count), bytes: 4, to: &bytes)
+            InboxCodec.append(event.number, to: &bytes)
+            InboxCodec.append(UInt32(event.message.count), to: &bytes)
             bytes += event.message
         }
         return bytes
@@ -59,9 +59,5 @@ public enum PersonalStreamAnswer {
             offset += Int(length)
         }
         return offset == bytes.count ? (last, events) : nil
-    }
-
-    private static func append(_ value: UInt64, bytes width: Int, to bytes: inout [UInt8]) {
-        for shift in stride(from: (width - 1) * 8, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 }

@@ -21,6 +21,15 @@ import TestSupport
         #expect(decisions == [.forward(sequence: 1), .gap(partition: 1, expected: 6, received: 8), .forward(sequence: 2)])
     }
 
+    @Test func afterAPauseInListeningNothingIsTakenForLostAndTheNumberingGoesOn() {
+        var sequencer = FeedSequencer()
+        _ = [4, 5].map { sequencer.receive(from: 1, partitionSequence: $0) }
+        sequencer.stopListening()
+        // Changes 6 to 8 happened while nobody here listened.
+        let decisions = [9, 10].map { sequencer.receive(from: 1, partitionSequence: $0) }
+        #expect(decisions == [.forward(sequence: 3), .forward(sequence: 4)])
+    }
+
     @Test func aListTeachesWhereAPartitionStands() {
         var sequencer = FeedSequencer()
         sequencer.learn(partition: 2, listedThrough: 10)

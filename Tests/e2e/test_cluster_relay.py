@@ -159,6 +159,8 @@ def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(node
     watcher = logged_in(second)
     # The owner publishes each personal event it numbers on its user's subject.
     user_events = NatsSubscriber(nats.client_ports[1], "bb.user.>")
+    # ... and each board change on its board's feed subject.
+    feed_changes = NatsSubscriber(nats.client_ports[2], "bb.feed.>")
     try:
         actor = {"user": publisher.user["id"], "runner": False}
         status, edited = routed(nats, "a0", {"id": 1, "op": "profile.update", "data": {"nickname": "Routed Li"},
@@ -187,6 +189,11 @@ def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(node
         subject, payload = user_events.wait_for(is_that_event)
         assert subject == f"bb.user.{user % 4096}"
         assert json.loads(payload[16:]) == told, "the event as the user's device got it"
+        subject, change = feed_changes.wait_for(lambda subject, payload: b"routed to the owner" in payload)
+        assert subject == "bb.feed.p0.bounty"
+        partition, sequence = int.from_bytes(change[:2], "big"), int.from_bytes(change[2:10], "big")
+        assert partition == 0 and sequence == entered["seq"], (partition, sequence, entered["seq"])
+        assert int.from_bytes(change[10:14], "big") == 0, "a new order has no state before"
 
         # Each partition runs only what it decides; what it refuses changes nothing.
         status, refused = routed(nats, "p0", {"id": 2, "op": "profile.update", "data": {"nickname": "Nope"},
@@ -204,5 +211,6 @@ def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(node
         assert published and int(published[0].split()[1]) >= 1, metrics
     finally:
         user_events.close()
+        feed_changes.close()
         publisher.close()
         watcher.close()

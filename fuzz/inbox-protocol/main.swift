@@ -3,7 +3,8 @@
 //
 // The first byte picks the decoder (0xF8 and above: one event as an owner publishes it on the
 // user subjects, `PersonalEventFrame`; 0xF0 to 0xF7: an owner's answer to "a user's events after
-// N", `PersonalStreamAnswer`; below, modulo 3: 0 a message, 1 an outbox state, 2 a reader state);
+// N", `PersonalStreamAnswer`; 0xE8 to 0xEF: a board change as an owner publishes it on the feed
+// subjects, `FeedEventFrame`; below, modulo 3: 0 a message, 1 an outbox state, 2 a reader state);
 // the rest is its input. Invariants, beyond "no crash and no sanitizer report":
 //   - what decodes encodes back to exactly the bytes it came from (one wire form per value:
 //     nothing is accepted that the encoder would not write);
@@ -12,7 +13,8 @@
 //   - the decoder gives the same answer for the input copied into a slice that does not start
 //     at index 0;
 //   - a decoded answer's numbers rise and none passes its last;
-//   - a decoded event names a user and a number and carries a message, read in place.
+//   - a decoded event names a user and a number and carries a message, a decoded board change a
+//     sequence and an order after it, each read in place.
 import InboxProtocol
 
 /// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
@@ -55,6 +57,16 @@ public func fuzzInboxProtocol(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
                 "a decoded event did not encode back to its bytes")
         let shifted = [0xAA] + payload
         require(PersonalEventFrame.decode(shifted[1...]) == event, "the slice's start index changed the event")
+        return 0
+    }
+    if data[0] >= 0xE8 && data[0] < 0xF0 {
+        guard let change = FeedEventFrame.decode(payload[...]) else { return 0 }
+        require(change.sequence >= 1 && !change.after.isEmpty, "a decoded change lacks a part")
+        require(FeedEventFrame.encode(partition: change.partition, sequence: change.sequence,
+                                      before: change.before.isEmpty ? nil : Array(change.before), after: Array(change.after)) == payload,
+                "a decoded change did not encode back to its bytes")
+        let shifted = [0xAA] + payload
+        require(FeedEventFrame.decode(shifted[1...]) == change, "the slice's start index changed the change")
         return 0
     }
     if data[0] >= 0xF0 {

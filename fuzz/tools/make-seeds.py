@@ -278,6 +278,18 @@ for name, data in personal_event_seeds.items():
     write("inbox-protocol", name, b"\xf8" + data)
 
 
+# inbox-protocol, decoder byte 0xE8 to 0xEF: a board change as an owner publishes it on a feed
+# subject: the partition, its sequence, the length of the order before, then the orders before and
+# after (opaque here).
+feed_change_seeds = {
+    "feed-change": struct.pack(">HQI", 3, 9, 5) + b"\x02old" + b"!" + b"\x02new order",
+    "feed-change-new-order": struct.pack(">HQI", 0, 1, 0) + b"\x02order",
+    "feed-change-at-max": struct.pack(">HQI", 0xFFFF, 2 ** 64 - 1, 1) + b"ab",
+}
+for name, data in feed_change_seeds.items():
+    write("inbox-protocol", name, b"\xe8" + data)
+
+
 # record-batch: reader byte (even: a batch payload, odd: a `Bb-Records` header value), then its
 # bytes. A payload is the count of records, then each record's length and bytes (u32 each).
 def record_batch(records):

@@ -188,7 +188,7 @@ final class LoopRegistry: @unchecked Sendable {
         for group in watcherGroups.values {
             var messages: [SharedMessage] = []
             for broadcast in feedBatch {
-                guard let kind = group.filter.change(before: broadcast.change.before, after: broadcast.change.after) else { continue }
+                guard let kind = group.filter.change(before: broadcast.before, after: broadcast.after) else { continue }
                 messages.append(broadcast.message(for: kind))
             }
             guard !messages.isEmpty else { continue }
@@ -275,7 +275,9 @@ final class WatcherTotal: Sendable {
 /// path). Only an order still on the board can enter or update a watcher's view; any change can
 /// make it leave one (a filter it no longer matches), and that message is tiny.
 final class FeedBroadcast: Sendable {
-    let change: AppliedOrderChange
+    /// The order before and after the change: what each watcher group's filter decides on.
+    let before: Order?
+    let after: Order
     let boardSequence: UInt64
     private let enter: SharedMessage?
     private let update: SharedMessage?
@@ -294,10 +296,11 @@ final class FeedBroadcast: Sendable {
         }
     }
 
-    init(change: AppliedOrderChange, boardSequence: UInt64, data: Data) {
-        self.change = change
+    init(before: Order?, after: Order, boardSequence: UInt64, data: Data) {
+        self.before = before
+        self.after = after
         self.boardSequence = boardSequence
-        let type = change.after.details.type.rawValue
+        let type = after.details.type.rawValue
         func message(_ kind: FeedChange, _ data: [UInt8]) -> SharedMessage {
             SharedMessage(text: EventMessage.board(name: "feed.\(kind.rawValue)", type: type, sequence: boardSequence,
                                                    encodedData: data))

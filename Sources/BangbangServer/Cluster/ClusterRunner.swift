@@ -190,6 +190,7 @@ public final class ClusterRunner: Sendable {
             try server.serveRoutedRequests(for: [ClusterNode.partition, ClusterNode.accountsPartition],
                                            of: ClusterNode.map, connection: node.connection)
             server.publishPersonalEvents(for: [ClusterNode.accountsPartition], on: node.connection)
+            server.publishFeedEvents(for: ClusterNode.partition, on: node.connection)
             self.server.withLock { $0 = server }
             logger.info("partition_serving", ["term": term, "snapshot_sequence": recovered.snapshotSequence,
                                               "records": recovered.records.count, "journal_sequence": last.record, "journal_message": last.message,

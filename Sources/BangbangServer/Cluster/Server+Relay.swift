@@ -1,7 +1,8 @@
 // The server's seam to cluster mode: the owner side hands in who owns the partition and the
 // node's NATS connection; `/ws` then follows the owner (ClusterRelay.swift), and the requests
 // other nodes route to the partitions this node owns are answered (OwnerRequests.swift), and the
-// personal events it numbers are published on the user subjects (UserSubjects.swift). A server
+// personal events and board changes it numbers are published on the user and feed subjects
+// (UserSubjects.swift, FeedSubjects.swift). A server
 // that is not clustered never consults any of this.
 import Cluster
 import NATSClient
@@ -46,6 +47,14 @@ extension Server {
         let publisher = PersonalEventPublisher(connection: connection, subjects: subjects, metrics: metrics.relay)
         application.publisher.accounts.eventPublisher.withLock { $0 = publisher }
         for partition in partitions { publisher.announce(partition) }
+    }
+
+    /// Publishes every board change this node numbers for `partition`, from now until `shutdown`,
+    /// on the feed subjects through `connection` (section 7b, point 3). Only in cluster mode.
+    func publishFeedEvents(for partition: PartitionID, on connection: NATSConnection, subjects: FeedSubjects = FeedSubjects()) {
+        precondition(configuration.isClustered, "the feed is published in cluster mode only (--nats)")
+        let publisher = FeedEventPublisher(connection: connection, partition: partition, subjects: subjects, metrics: metrics.relay)
+        application.publisher.boards.eventPublisher.withLock { $0 = publisher }
     }
 
     /// A relaying endpoint while another node owns the partition; nil for a local session.

@@ -128,6 +128,15 @@ final class RelayMetrics: Sendable {
     let followedStreams = Gauge()
     let streamQuestions = Counter()
     let streamLosses = Counter()
+    /// Board changes this node, as a board partition's owner, published on the feed subjects
+    /// (FeedEventPublisher), and those the connection would not take.
+    let feedEventsPublished = Counter()
+    let feedEventPublishFailures = Counter()
+    /// Boards whose changes from other nodes' partitions a node forwards to its watchers
+    /// (FollowedBoards), and the times a partition's numbers skipped so that board's watchers here
+    /// had to subscribe again.
+    let followedBoards = Gauge()
+    let feedGaps = Counter()
 
     func markClustered() { clustered.store(true, ordering: .relaxed) }
     var isClustered: Bool { clustered.load(ordering: .relaxed) }

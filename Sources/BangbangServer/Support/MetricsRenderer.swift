@@ -109,6 +109,16 @@ enum MetricsRenderer {
                     relay.streamQuestions.current)
             counter("bangbang_stream_losses_total", "Devices closed because events of their followed stream were lost.",
                     relay.streamLosses.current)
+            counter("bangbang_feed_events_published_total",
+                    "Board changes this node numbered as a board partition's owner and published on the feed subjects.",
+                    relay.feedEventsPublished.current)
+            counter("bangbang_feed_event_publish_failures_total",
+                    "Board changes the NATS connection would not take (nodes watching the board resubscribe their watchers).",
+                    relay.feedEventPublishFailures.current)
+            gauge("bangbang_followed_boards", "Boards whose changes from other nodes' partitions this node forwards to its watchers.",
+                  relay.followedBoards.current)
+            counter("bangbang_feed_gaps_total", "Times a partition's changes of a followed board skipped a number (its watchers here resubscribe).",
+                    relay.feedGaps.current)
         }
         if metrics.inbox.isActive {
             let inbox = metrics.inbox

@@ -47,6 +47,13 @@ public struct FeedSequencer: Sendable {
         return .forward(sequence: sequence)
     }
 
+    /// The node stopped listening to the board (its last watcher left): what it received of each
+    /// partition says nothing about what it will receive when it listens again, so no change is
+    /// taken for lost then. Its own numbering goes on from where it was, never back.
+    public mutating func stopListening() {
+        received.removeAll()
+    }
+
     /// A partition answered a subscription's list at `partitionSequence`: from then on the node
     /// knows where that partition's numbering stands, so it can tell a lost event from a first one.
     public mutating func learn(partition: UInt16, listedThrough partitionSequence: UInt64) {

@@ -1,7 +1,9 @@
 // The board half of the publisher: what a board partition's owner tells once its record is
 // durable. It numbers each change of a board (one sequence per order type, the feed's `seq`)
 // and frames the feed's messages once for every watcher on every loop. It knows nothing of
-// accounts: the change's personal events leave through the inbox (Publisher.swift).
+// accounts: the change's personal events leave through the inbox (Publisher.swift). In a cluster
+// each live change is also published once on its board's feed subject, for the watchers other
+// nodes hold (FeedSubjects.swift).
 import BangbangCore
 import Synchronization
 
@@ -10,6 +12,8 @@ import Synchronization
 final class BoardPublisher: Sendable {
     let sequences = Mutex<[OrderType: UInt64]>([:])
     let feedWatchers = WatcherTotal()
+    /// Set while this node owns the board partition in a cluster.
+    let eventPublisher = Mutex<FeedEventPublisher?>(nil)
     private let loops: LoopDirectory
 
     init(loops: LoopDirectory) {
@@ -24,8 +28,10 @@ final class BoardPublisher: Sendable {
             table[type, default: 0] += 1
             return table[type]!
         }
-        guard let loops = loops.live, !feedWatchers.isZero else { return }
-        let broadcast = FeedBroadcast(change: board.change, boardSequence: sequence,
+        guard let loops = loops.live else { return }
+        eventPublisher.withLock { $0 }?.publish(sequence: sequence, before: board.change.before, after: board.change.after)
+        guard !feedWatchers.isZero else { return }
+        let broadcast = FeedBroadcast(before: board.change.before, after: board.change.after, boardSequence: sequence,
                                       data: board.feedData ?? FeedBroadcast.Data(board.change.after))
         for weak in loops {
             guard let registry = weak.registry, registry.hasWatchers else { continue }

@@ -1,0 +1,168 @@
+// Board changes on the feed subjects, over a real nats-server: a board partition's owner publishes
+// each change once, with its own number and the order before and after it, and a node forwards
+// the changes of every partition to its watchers numbered by itself, once each, framed for them,
+// telling of a partition whose numbers skip and of a change it cannot read.
+import BangbangCore
+import BangbangStorage
+import Cluster
+import Foundation
+import InboxProtocol
+import NATSClient
+import NATSTestSupport
+import Synchronization
+import Testing
+import TestSupport
+@testable import BangbangServer
+
+@Suite(.serialized, .timeLimit(.minutes(2))) struct FollowedBoardsTests {
+    /// A board partition's owner (`p0`) publishing its changes, and a node following the boards.
+    final class BoardsSetup: Sendable {
+        let nats: NATSCluster
+        let harness: ApplicationHarness
+        let ownerConnection: NATSConnection
+        let nodeConnection: NATSConnection
+        let ownerMetrics = RelayMetrics()
+        let nodeMetrics = RelayMetrics()
+        let followed: FollowedBoards
+        let received = Received()
+        var delivered: [FeedBroadcast] { received.delivered.withLock { $0 } }
+        var gaps: [(OrderType, String)] { received.gaps.withLock { $0 } }
+
+        /// What the node's sink was given.
+        final class Received: Sendable {
+            let delivered = Mutex<[FeedBroadcast]>([])
+            let gaps = Mutex<[(OrderType, String)]>([])
+        }
+
+        init() async throws {
+            nats = try await NATSCluster.start(size: 1)
+            ownerConnection = try await connectClient(to: nats, name: "owner")
+            nodeConnection = try await connectClient(to: nats, name: "watching-node")
+            harness = try ApplicationHarness()
+            harness.app.attach(to: [])
+            let publisher = FeedEventPublisher(connection: ownerConnection, partition: PartitionID(space: .boards, index: 0),
+                                               metrics: ownerMetrics)
+            harness.app.publisher.boards.eventPublisher.withLock { $0 = publisher }
+            let received = received
+            followed = FollowedBoards(connection: nodeConnection, metrics: nodeMetrics, logger: Logger(level: .error, sink: { _ in }),
+                                      sink: FollowedBoards.Sink(deliver: { broadcast in received.delivered.withLock { $0.append(broadcast) } },
+                                                                gap: { type, reason in received.gaps.withLock { $0.append((type, reason)) } }))
+        }
+
+        func watch(_ type: OrderType) async throws {
+            let followed = followed
+            let outcome: Result<Void, NATSClientError> = followed.queue.sync {
+                do throws(NATSClientError) { try followed.watch(type) } catch { return .failure(error) }
+                return .success(())
+            }
+            try outcome.get()
+            try await nodeConnection.flush()
+        }
+
+        func unwatch(_ type: OrderType) { followed.queue.sync { followed.unwatch(type) } }
+
+        func stop() async {
+            await nodeConnection.close()
+            await ownerConnection.close()
+            nats.stop()
+        }
+    }
+
+    static func text(_ broadcast: FeedBroadcast, _ kind: FeedChange) -> String {
+        String(decoding: broadcast.message(for: kind).payload, as: UTF8.self)
+    }
+
+    @Test func theOwnerPublishesEachBoardChangeOnceOnItsFeedSubject() async throws {
+        let setup = try await BoardsSetup()
+        let harness = setup.harness
+        let heard = Mutex<[(subject: String, change: FeedEventFrame.Event)]>([])
+        let listener = try await connectClient(to: setup.nats, name: "listener")
+        _ = try listener.subscribe(to: "bb.feed.>") { message in
+            guard let change = FeedEventFrame.decode(message.payload) else {
+                Issue.record("not a change: \(message.subject)")
+                return
+            }
+            heard.withLock { $0.append((message.subject, FeedEventFrame.Event(partition: change.partition, sequence: change.sequence,
+                                                                               before: ArraySlice(change.before), after: ArraySlice(change.after)))) }
+        }
+        try await listener.flush()
+        let user = try await harness.logIn("13800138401")
+        var bounties: [OrderID] = []
+        for _ in 0..<3 { bounties.append(try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)) }
+        try await harness.run(.cancel(reason: nil), on: bounties[1], by: user)
+        let express = try await harness.publish(Drafts.express(now: harness.clock.now), by: user)
+        try await eventually("five changes heard") { heard.withLock { $0.count } == 5 }
+        let changes = heard.withLock { $0 }
+        #expect(changes.map(\.subject) == Array(repeating: "bb.feed.p0.bounty", count: 4) + ["bb.feed.p0.express"])
+        #expect(changes.map(\.change.sequence) == [1, 2, 3, 4, 1], "each board's own numbers")
+        #expect(changes.allSatisfy { $0.change.partition == 0 })
+        #expect(harness.app.publisher.boards.sequence(of: .bounty) == 4)
+        let afters = try changes.map { try StoredOrder.decode(Array($0.change.after)) }
+        #expect(afters.map(\.id) == bounties + [bounties[1], express])
+        let cancelled = await harness.order(bounties[1])
+        #expect(afters[3].status == .cancelled && afters[3] == cancelled)
+        #expect(changes.enumerated().allSatisfy { $0.element.change.before.isEmpty == ($0.offset != 3) }, "only the cancel has a before")
+        #expect(try StoredOrder.decode(Array(changes[3].change.before)).status == .open)
+        #expect(setup.ownerMetrics.feedEventsPublished.current == 5)
+        await listener.close()
+        await setup.stop()
+    }
+
+    @Test func aNodeNumbersEveryPartitionsChangesOnceAndTellsOfAGap() async throws {
+        let setup = try await BoardsSetup()
+        let harness = setup.harness
+        try await setup.watch(.bounty)
+        let user = try await harness.logIn("13800138411")
+        // A second partition, `p1`, is played by the test: its changes carry an order of the board.
+        let sample = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        let order = try #require(await harness.order(sample))
+        func p1(_ sequence: UInt64, after: [UInt8] = StoredOrder.encoded(order)) throws {
+            try setup.ownerConnection.publish("bb.feed.p1.bounty", payload: FeedEventFrame.encode(partition: 1, sequence: sequence,
+                                                                                                  before: nil, after: after))
+        }
+        try p1(1)
+        _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        try p1(2)
+        try p1(2)
+        _ = try await harness.publish(Drafts.express(now: harness.clock.now), by: user)
+        try await eventually("four changes forwarded") { setup.delivered.count == 4 }
+        #expect(setup.gaps.isEmpty)
+        try p1(4)
+        try await eventually("the gap told") { setup.gaps.count == 1 }
+        #expect(setup.gaps[0].0 == .bounty && setup.gaps[0].1.contains("p1"))
+        try p1(5)
+        try p1(6, after: [0x02, 0xFF])
+        try await eventually("the unreadable change told") { setup.gaps.count == 2 }
+        let delivered = setup.delivered
+        #expect(delivered.count == 5, "p0's two, p1's 1, 2 and 5; the copy, the express order and the gap's change not")
+        #expect(delivered.map(\.boardSequence) == Array(1...5), "one numbering, the node's")
+        for broadcast in delivered {
+            let enter = Self.text(broadcast, .enter)
+            #expect(enter.contains("\"event\":\"feed.enter\"") && enter.contains("\"seq\":\(broadcast.boardSequence)"), "\(enter)")
+        }
+        #expect(setup.followed.queue.sync { setup.followed.position(of: .bounty) } == 6)
+        #expect(setup.nodeMetrics.feedGaps.current == 2 && setup.nodeMetrics.followedBoards.current == 1)
+        await setup.stop()
+    }
+
+    @Test func whatWasMissedWhileNobodyWatchedIsNoGapAndTheNumberingGoesOn() async throws {
+        let setup = try await BoardsSetup()
+        let harness = setup.harness
+        let user = try await harness.logIn("13800138421")
+        try await setup.watch(.bounty)
+        try await setup.watch(.bounty)
+        _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        try await eventually("the first change") { setup.delivered.count == 1 }
+        setup.unwatch(.bounty)
+        #expect(setup.nodeMetrics.followedBoards.current == 1, "one watcher remains")
+        setup.unwatch(.bounty)
+        #expect(setup.nodeMetrics.followedBoards.current == 0)
+        for _ in 0..<2 { _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user) }
+        try await eventually("both published") { setup.ownerMetrics.feedEventsPublished.current == 3 }
+        try await setup.watch(.bounty)
+        _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        try await eventually("the change after the pause") { setup.delivered.count == 2 }
+        #expect(setup.delivered.map(\.boardSequence) == [1, 2] && setup.gaps.isEmpty)
+        await setup.stop()
+    }
+}
