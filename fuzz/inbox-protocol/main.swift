@@ -4,7 +4,8 @@
 // The first byte picks the decoder (0xF8 and above: one event as an owner publishes it on the
 // user subjects, `PersonalEventFrame`; 0xF0 to 0xF7: an owner's answer to "a user's events after
 // N", `PersonalStreamAnswer`; 0xE8 to 0xEF: a board change as an owner publishes it on the feed
-// subjects, `FeedEventFrame`; below, modulo 3: 0 a message, 1 an outbox state, 2 a reader state);
+// subjects, `FeedEventFrame`; 0xE0 to 0xE7: a board partition's part of a listing,
+// `BoardListAnswer`; below, modulo 3: 0 a message, 1 an outbox state, 2 a reader state);
 // the rest is its input. Invariants, beyond "no crash and no sanitizer report":
 //   - what decodes encodes back to exactly the bytes it came from (one wire form per value:
 //     nothing is accepted that the encoder would not write);
@@ -14,7 +15,8 @@
 //     at index 0;
 //   - a decoded answer's numbers rise and none passes its last;
 //   - a decoded event names a user and a number and carries a message, a decoded board change a
-//     sequence and an order after it, each read in place.
+//     sequence and an order after it, each read in place;
+//   - a decoded listing part has no more orders than matches, and none empty.
 import InboxProtocol
 
 /// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
@@ -57,6 +59,15 @@ public func fuzzInboxProtocol(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
                 "a decoded event did not encode back to its bytes")
         let shifted = [0xAA] + payload
         require(PersonalEventFrame.decode(shifted[1...]) == event, "the slice's start index changed the event")
+        return 0
+    }
+    if data[0] >= 0xE0 && data[0] < 0xE8 {
+        guard let answer = BoardListAnswer.decode(payload[...]) else { return 0 }
+        require(BoardListAnswer.encode(answer) == payload, "a decoded listing part did not encode back to its bytes")
+        require(answer.entries.count <= Int(answer.total) && answer.entries.allSatisfy { !$0.order.isEmpty },
+                "a decoded listing part breaks its rules")
+        let shifted = [0xAA] + payload
+        require(BoardListAnswer.decode(shifted[1...]) == answer, "the slice's start index changed the listing part")
         return 0
     }
     if data[0] >= 0xE8 && data[0] < 0xF0 {

@@ -290,6 +290,26 @@ for name, data in feed_change_seeds.items():
     write("inbox-protocol", name, b"\xe8" + data)
 
 
+# inbox-protocol, decoder byte 0xE0 to 0xE7: a board partition's part of a listing: 0, the boards
+# (name and sequence each), the matches in all, whether more follow, then each order's sort key, id
+# and bytes.
+def board_list(boards, total, more, entries):
+    head = b"\x00" + bytes([len(boards)]) + b"".join(bytes([len(name)]) + name + struct.pack(">Q", sequence)
+                                                   for name, sequence in boards)
+    return (head + struct.pack(">IBI", total, more, len(entries))
+            + b"".join(struct.pack(">qQI", key, id, len(order)) + order for key, id, order in entries))
+
+
+board_list_seeds = {
+    "board-list": board_list([(b"bounty", 41), (b"express", 0)], 12, 1,
+                             [(1796099188971, 258, b'{"id":258,"tip":800}'), (-5, 3, b"{")]),
+    "board-list-empty": board_list([], 0, 0, []),
+    "board-list-utf8": board_list([("团购".encode(), 2 ** 64 - 1)], 2 ** 32 - 1, 0, [(2 ** 63 - 1, 2 ** 64 - 1, b"x")]),
+}
+for name, data in board_list_seeds.items():
+    write("inbox-protocol", name, b"\xe0" + data)
+
+
 # record-batch: reader byte (even: a batch payload, odd: a `Bb-Records` header value), then its
 # bytes. A payload is the count of records, then each record's length and bytes (u32 each).
 def record_batch(records):

@@ -10,7 +10,7 @@ public enum OrderSort: String, CaseIterable, Codable, Hashable, Sendable {
     case deadline
 
     /// The sort value of an order; ties break on the id, in the same direction.
-    func key(_ view: OrderView) -> Int64 {
+    public func key(_ view: OrderView) -> Int64 {
         switch self {
         case .newest: view.createdAt.milliseconds
         case .tip: view.tip
@@ -27,7 +27,7 @@ public enum OrderSort: String, CaseIterable, Codable, Hashable, Sendable {
     }
 
     /// Whether (key, id) a comes before b in this sort.
-    func precedes(_ a: (Int64, OrderID), _ b: (Int64, OrderID)) -> Bool {
+    public func precedes(_ a: (Int64, OrderID), _ b: (Int64, OrderID)) -> Bool {
         switch self {
         case .newest, .tip: a.0 != b.0 ? a.0 > b.0 : a.1 > b.1
         case .deadline: a.0 != b.0 ? a.0 < b.0 : a.1 < b.1
@@ -109,31 +109,38 @@ public struct OrderListPage: Codable, Hashable, Sendable {
     /// Merges the parts of the shards of one fan-out into one page: a k-way merge of sorted
     /// lists, then the offset and the limit.
     public static func merge(_ parts: [OrderListPart], query: OrderListQuery) -> OrderListPage {
+        let (page, cursor) = mergeSorted(parts.map(\.items), query: query, anyHasMore: parts.contains(where: \.hasMore)) {
+            (query.sort.key($0), $0.id)
+        }
+        return OrderListPage(items: page, nextCursor: cursor, total: parts.reduce(0) { $0 + $1.matchCount })
+    }
+
+    /// The page of `query` from lists each sorted by it (a shard's or a partition's first
+    /// `offset + limit` matches): a k-way merge, then the offset and the limit, and the cursor to
+    /// the next page when anything follows (in a list, or after one, `anyHasMore`).
+    public static func mergeSorted<Item>(_ lists: [[Item]], query: OrderListQuery, anyHasMore: Bool,
+                                         position: (Item) -> (Int64, OrderID)) -> (page: [Item], nextCursor: ListCursor?) {
         let wanted = query.offset + query.limit
-        var heads = [Int](repeating: 0, count: parts.count)
-        var merged: [OrderView] = []
-        merged.reserveCapacity(min(wanted, parts.reduce(0) { $0 + $1.items.count }))
+        var heads = [Int](repeating: 0, count: lists.count)
+        var merged: [Item] = []
+        merged.reserveCapacity(min(wanted, lists.reduce(0) { $0 + $1.count }))
         while merged.count < wanted {
             var best: Int?
-            for (part, head) in heads.enumerated() where head < parts[part].items.count {
-                let candidate = parts[part].items[head]
+            for (list, head) in heads.enumerated() where head < lists[list].count {
                 if let current = best {
-                    let leader = parts[current].items[heads[current]]
-                    if query.sort.precedes((query.sort.key(candidate), candidate.id),
-                                           (query.sort.key(leader), leader.id)) { best = part }
+                    if query.sort.precedes(position(lists[list][head]), position(lists[current][heads[current]])) { best = list }
                 } else {
-                    best = part
+                    best = list
                 }
             }
             guard let best else { break }
-            merged.append(parts[best].items[heads[best]])
+            merged.append(lists[best][heads[best]])
             heads[best] += 1
         }
-        let remaining = parts.enumerated().contains { heads[$0.offset] < $0.element.items.count }
+        let remaining = lists.enumerated().contains { heads[$0.offset] < $0.element.count }
         let page = Array(merged.dropFirst(query.offset))
-        let hasMore = remaining || parts.contains(where: \.hasMore)
-        let cursor = hasMore ? page.last.map { ListCursor(key: query.sort.key($0), id: $0.id) } : nil
-        return OrderListPage(items: page, nextCursor: cursor, total: parts.reduce(0) { $0 + $1.matchCount })
+        let cursor = remaining || anyHasMore ? page.last.map { ListCursor(key: position($0).0, id: position($0).1) } : nil
+        return (page, cursor)
     }
 }
 

@@ -14,17 +14,23 @@ enum BoardOperations {
         }
     }
 
-    static let subscribe = Operation("board.subscribe") { context, arguments throws(DomainError) in
+    /// What `board.subscribe` lists: its filter (types required), sort and limit.
+    static func subscriptionQuery(_ arguments: Arguments) throws(DomainError) -> OrderListQuery {
         try arguments.allowOnly(BoardWire.filterFields.union(["sort", "limit"]))
         let filter = try BoardWire.decodeFilter(arguments, typesRequired: true)
         let sort = try arguments.optionalChoice("sort", as: OrderSort.self) ?? .newest
         let limit = Int(try arguments.optionalInteger("limit", in: 1...100) ?? 100)
+        return OrderListQuery(filter: filter, sort: sort, limit: limit)
+    }
+
+    static let subscribe = Operation("board.subscribe") { context, arguments throws(DomainError) in
+        let query = try subscriptionQuery(arguments)
         let app = context.app
         // Watch first, then list: an order that changes in between is both in the list and in
         // an event, never in neither; events carry the order's `revision` to tell which is newer.
-        context.session.watch(filter)
-        let sequences = filter.types.sorted { $0.rawValue < $1.rawValue }.map { ($0, app.boardSequence(of: $0)) }
-        OrderOperations.list(OrderListQuery(filter: filter, sort: sort, limit: limit), app: app) { page in
+        context.session.watch(query.filter)
+        let sequences = query.filter.types.sorted { $0.rawValue < $1.rawValue }.map { ($0, app.boardSequence(of: $0)) }
+        OrderOperations.list(query, app: app) { page in
             context.succeed([
                 "orders": .array(page.items.map(OrderWire.encode)),
                 "total": .integer(Int64(page.total)),

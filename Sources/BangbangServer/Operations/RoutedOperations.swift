@@ -50,6 +50,17 @@ enum RoutedOperations {
         ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name,
                                              AuthOperations.requestCode.name])
 
+    /// Questions only nodes ask, not in the client operation table: a user's stream events after
+    /// a number (account partitions) and a partition's part of a board listing (board partitions).
+    static func nodeQuestion(_ operation: String) -> (space: PartitionSpace,
+        answer: @Sendable (RoutedRequest, Application, @escaping @Sendable ([UInt8]) -> Void) -> Void)? {
+        switch operation {
+        case PersonalStreamQuery.operation: (.accounts, { request, app, answer in answer(PersonalStreamQuery.answer(request, app: app)) })
+        case BoardListQuery.operation: (.boards, BoardListQuery.answer)
+        default: nil
+        }
+    }
+
     static func names(in space: PartitionSpace) -> Set<String> {
         switch space {
         case .boards: orderOperations
@@ -60,7 +71,8 @@ enum RoutedOperations {
     /// The space of the partitions that decide `operation`: accounts for an account operation and
     /// a node's question about a user's stream, boards for the rest.
     static func space(of operation: String) -> PartitionSpace {
-        accountOperations.contains(operation) || operation == PersonalStreamQuery.operation ? .accounts : .boards
+        if let question = nodeQuestion(operation) { return question.space }
+        return accountOperations.contains(operation) ? .accounts : .boards
     }
 
     /// The account partition that decides an account operation: the phone's for a code
@@ -113,10 +125,10 @@ enum RoutedOperations {
             app.metrics.requests.increment(label: "routed:bad_request")
             return answer(Reply.failure(id: failure.id, error: failure.error))
         }
-        let isStreamQuestion = request.operation == PersonalStreamQuery.operation
+        let question = nodeQuestion(request.operation)
         let operation = OperationTable.shared.operations[request.operation]
         guard space(of: request.operation) == partition.space,
-              isStreamQuestion || (names(in: partition.space).contains(request.operation) && operation != nil) else {
+              question != nil || (names(in: partition.space).contains(request.operation) && operation != nil) else {
             app.metrics.requests.increment(label: "routed:unknown_operation")
             return answer(Reply.failure(id: request.id, error: DomainError(.unknownOperation,
                 "\"\(request.operation)\" is not an operation the owner of \(partition) runs for another node")))
@@ -129,7 +141,8 @@ enum RoutedOperations {
                 "\(what) \"\(request.operation)\" concerns is in \(deciding), and this is the owner of \(partition)",
                 field: partition.space == .accounts ? "actor" : "data")))
         }
-        guard let operation else { return answer(PersonalStreamQuery.answer(request, app: app)) }
+        if let question { return question.answer(request, app, answer) }
+        guard let operation else { return answer(Reply.failure(id: request.id, error: DomainError(.unknownOperation, "no such operation"))) }
         if operation.requiresLogin, request.actor == nil {
             app.metrics.requests.increment(label: "\(operation.name):unauthenticated")
             return answer(Reply.failure(id: request.id, error: DomainError(.unauthenticated,

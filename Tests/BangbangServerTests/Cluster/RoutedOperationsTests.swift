@@ -378,6 +378,49 @@ import TestSupport
         await setup.stop()
     }
 
+    @Test func theOwnerAnswersANodesQuestionForItsPartOfABoardListing() async throws {
+        let setup = try await RoutedSetup.start()
+        defer { setup.nats.stop() }
+        let harness = setup.harness
+        let user = try await harness.logIn("13800138211")
+        var tips: [Cents] = []
+        for tip in [300, 800, 150, 800, 500] as [Cents] {
+            var draft = Drafts.bounty(now: harness.clock.now)
+            draft.tip = tip
+            draft.campus = tip == 150 ? "north" : "south"
+            _ = try await harness.publish(draft, by: user)
+            tips.append(tip)
+        }
+        _ = try await harness.publish(Drafts.express(now: harness.clock.now), by: user)
+        func ask(_ data: JSONValue) async throws -> [UInt8] {
+            try await setup.route(RoutedRequest(id: 5, operation: "node.board_list", data: data, actor: nil))
+        }
+        func tip(_ entry: BoardListAnswer.Entry) throws -> Int64? {
+            guard case .object(let order) = try JSONParser.parse(entry.order), case .integer(let tip)? = order["tip"] else { return nil }
+            return tip
+        }
+        let top = try #require(BoardListAnswer.decode(try await ask(["types": ["bounty"], "sort": "tip", "limit": 3])[...]))
+        #expect(top.sequences == ["bounty": harness.app.boardSequence(of: .bounty)] && top.sequences["bounty"] == 5)
+        #expect(top.total == 5 && top.hasMore && top.entries.count == 3)
+        #expect(try top.entries.map(tip) == [800, 800, 500], "the listing's order: highest tip first")
+        #expect(top.entries.map(\.key) == [800, 800, 500] && top.entries[0].id > top.entries[1].id, "ties by id, the same way")
+        let south = try #require(BoardListAnswer.decode(try await ask(["types": ["bounty"], "campus": "south"])[...]))
+        #expect(south.total == 4 && !south.hasMore && south.entries.count == 4)
+        let every = try #require(BoardListAnswer.decode(try await ask(["types": ["bounty", "express"]])[...]))
+        #expect(every.sequences == ["bounty": 5, "express": 1] && every.total == 6)
+
+        // Refused as `board.subscribe` refuses it, on a board partition only, never a client's.
+        let untyped = try Self.reply(try await ask(["campus": "south"]))
+        #expect(Self.errorCode(untyped) == "invalid_field", "\(untyped)")
+        let unknown = try Self.reply(try await ask(["types": ["bounty"], "colour": "red"]))
+        #expect(Self.errorCode(unknown) != nil, "\(unknown)")
+        let onAccounts = try await setup.routeToAccounts(RoutedRequest(id: 6, operation: "node.board_list",
+                                                                       data: ["types": ["bounty"]], actor: nil))
+        #expect(Self.errorCode(onAccounts) == "unknown_operation")
+        #expect(OperationTable.shared.operations["node.board_list"] == nil, "not a client operation")
+        await setup.stop()
+    }
+
     /// An account operation goes to the partition of the account it concerns (the actor's, or
     /// the one `profile.get` names); an owner sent one for an account of another partition says
     /// so and runs nothing.

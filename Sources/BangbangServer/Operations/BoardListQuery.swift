@@ -1,0 +1,56 @@
+// A node's question to a board partition's owner: its part of a `board.subscribe` listing
+// (docs/scale-out.md section 7b, point 3). A node holding a subscription to a board that several
+// partitions hold asks each for the board's sequence when its listing began and its first matches
+// in the listing's order, and merges the parts (OrderListPage.mergeSorted) into the reply; the
+// answer is BoardListAnswer's, each order as a client is sent it. Not a client operation: only
+// nodes reach `bb.req.p<n>`, and the operation table every connection's request goes through does
+// not know the name. The data is `board.subscribe`'s:
+//   {"data": {"types": ["bounty"], "campus": "North", "sort": "tip", "limit": 20}, "id": 1, "op": "node.board_list"}
+import BangbangCore
+import BangbangProtocol
+import InboxProtocol
+import JSON
+
+enum BoardListQuery {
+    static let operation = "node.board_list"
+
+    /// The answer of the owner of the partition the request was sent to, or a refusal of a
+    /// malformed question as `board.subscribe` refuses it.
+    static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
+        let query: OrderListQuery
+        do throws(DomainError) {
+            query = try BoardOperations.subscriptionQuery(try Arguments(request.data))
+        } catch {
+            app.metrics.requests.increment(label: "routed:\(error.code.rawValue)")
+            return answer(Reply.failure(id: request.id, error: error))
+        }
+        // Read before listing, as `board.subscribe` does: every change at or below is reflected.
+        let sequences = Dictionary(uniqueKeysWithValues: query.filter.types.map { ($0.rawValue, app.boardSequence(of: $0)) })
+        OrderOperations.list(query, app: app) { page in
+            let entries = page.items.map {
+                BoardListAnswer.Entry(key: query.sort.key($0), id: $0.id.rawValue, order: JSONWriter.encode(OrderWire.encode($0)))
+            }
+            answer(BoardListAnswer.encode(BoardListAnswer.Answer(sequences: sequences, total: UInt32(clamping: page.total),
+                                                                 hasMore: page.nextCursor != nil, entries: entries)))
+        }
+    }
+}
+
+/// The node's side: one `board.subscribe` listing from the parts of the partitions that hold the
+/// board, merged in the listing's order as the shards' parts are on one node.
+enum BoardListing {
+    struct Merged: Sendable, Equatable {
+        /// The page, each order as a client is sent it.
+        var entries: [BoardListAnswer.Entry]
+        var total: Int
+        var nextCursor: ListCursor?
+    }
+
+    static func merge(_ answers: [BoardListAnswer.Answer], query: OrderListQuery) -> Merged {
+        let (page, cursor) = OrderListPage.mergeSorted(answers.map(\.entries), query: query,
+                                                       anyHasMore: answers.contains(where: \.hasMore)) {
+            ($0.key, OrderID(rawValue: $0.id))
+        }
+        return Merged(entries: page, total: answers.reduce(0) { $0 + Int($1.total) }, nextCursor: cursor)
+    }
+}
