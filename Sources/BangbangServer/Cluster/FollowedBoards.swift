@@ -13,7 +13,8 @@ import InboxProtocol
 import NATSClient
 
 final class FollowedBoards: @unchecked Sendable {
-    // Confinement: `boards` is touched only on `queue`, where the subscriptions deliver.
+    // Confinement: `boards`, `subscriptions` and `nextSubscription` are touched only on `queue`,
+    // where the NATS subscriptions deliver and the partitions' parts of a listing are handed back.
 
     struct Sink: Sendable {
         /// A change to pass to the board's watchers here, numbered by this node; on `queue`, in
@@ -36,6 +37,9 @@ final class FollowedBoards: @unchecked Sendable {
     private let logger: Logger
     private let sink: Sink
     private var boards: [OrderType: Board] = [:]
+    /// The watchers' `board.subscribe`s in progress or settled (BoardSubscriptions.swift).
+    var subscriptions: [UInt64: BoardSubscription] = [:]
+    var nextSubscription: UInt64 = 1
 
     init(connection: NATSConnection, subjects: FeedSubjects = FeedSubjects(), metrics: RelayMetrics, logger: Logger, sink: Sink) {
         self.connection = connection
@@ -101,7 +105,9 @@ final class FollowedBoards: @unchecked Sendable {
                 guard after.details.type == type, before.map({ $0.details.type == type }) ?? true else {
                     throw JournalEntryError(message: "an order of another board")
                 }
-                sink.deliver(FeedBroadcast(before: before, after: after, boardSequence: sequence, data: FeedBroadcast.Data(after)))
+                let broadcast = FeedBroadcast(before: before, after: after, boardSequence: sequence, data: FeedBroadcast.Data(after))
+                sink.deliver(broadcast)
+                offer(broadcast, from: frame.partition, partitionSequence: frame.sequence)
             } catch {
                 // Numbered and not forwarded: the watchers would miss it, as after a gap.
                 metrics.feedGaps.increment()

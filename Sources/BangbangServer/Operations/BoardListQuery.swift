@@ -54,3 +54,25 @@ enum BoardListing {
         return Merged(entries: page, total: answers.reduce(0) { $0 + Int($1.total) }, nextCursor: cursor)
     }
 }
+
+extension BoardListing {
+    /// The data of a `board.subscribe` reply made of a merged listing, its orders copied in as
+    /// their owners encoded them: the bytes an owner's own reply has for the same orders.
+    static func subscriptionData(_ merged: Merged, sequences: [OrderType: UInt64]) -> [UInt8] {
+        var writer = JSONWriter(capacity: merged.entries.reduce(64) { $0 + $1.order.count + 1 })
+        writer.beginObject()
+        writer.key("orders")
+        writer.beginArray()
+        for entry in merged.entries {
+            writer.separate()
+            writer.write(encoded: entry.order)
+        }
+        writer.endArray()
+        writer.key("seq")
+        writer.write(.object(Dictionary(uniqueKeysWithValues: sequences.map { ($0.key.rawValue, JSONValue.integer(Int64($0.value))) })))
+        writer.key("total")
+        writer.write(integer: Int64(merged.total))
+        writer.endObject()
+        return writer.bytes
+    }
+}

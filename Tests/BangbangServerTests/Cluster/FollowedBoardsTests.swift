@@ -10,6 +10,8 @@ import InboxProtocol
 import NATSClient
 import NATSTestSupport
 import Synchronization
+import BangbangProtocol
+import JSON
 import Testing
 import TestSupport
 @testable import BangbangServer
@@ -163,6 +165,154 @@ import TestSupport
         _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
         try await eventually("the change after the pause") { setup.delivered.count == 2 }
         #expect(setup.delivered.map(\.boardSequence) == [1, 2] && setup.gaps.isEmpty)
+        await setup.stop()
+    }
+
+    /// What a watcher's subscription was given.
+    final class Watcher: Sendable {
+        let replies = Mutex<[Result<[UInt8], FollowedBoards.SubscriptionFailure>]>([])
+        let changes = Mutex<[FeedBroadcast]>([])
+
+        var subscriber: FollowedBoards.Subscriber {
+            FollowedBoards.Subscriber(reply: { [self] result in replies.withLock { $0.append(result) } },
+                                      deliver: { [self] broadcast in changes.withLock { $0.append(broadcast) } })
+        }
+
+        var reply: [String: JSONValue]? {
+            guard case .success(let data)? = replies.withLock({ $0.first }), case .object(let members) = try? JSONParser.parse(data) else {
+                return nil
+            }
+            return members
+        }
+    }
+
+    static let p0 = PartitionID(space: .boards, index: 0)
+    static let p1 = PartitionID(space: .boards, index: 1)
+
+    func subscribe(_ setup: BoardsSetup, _ data: JSONValue, partitions: [PartitionID], watcher: Watcher,
+                   policy: RoutePolicy = RoutePolicy()) throws -> UInt64 {
+        let query = try BoardOperations.subscriptionQuery(try Arguments(data))
+        let requests = PartitionRequests(connection: setup.nodeConnection, policy: policy)
+        return setup.followed.queue.sync {
+            setup.followed.subscribe(data, query: query, partitions: partitions, requests: requests, subscriber: watcher.subscriber)
+        }
+    }
+
+    @Test func aNodesSubscriptionIsTheOwnersOwnReplyWithTheNodesSequence() async throws {
+        let setup = try await BoardsSetup()
+        let owner = OwnerRequests(requests: PartitionRequests(connection: setup.ownerConnection), app: setup.harness.app,
+                                  map: PartitionMap(partitionCount: 1))
+        try owner.serve(Self.p0)
+        let harness = setup.harness
+        let user = try await harness.logIn("13800138431")
+        for tip in [300, 900, 500] as [Cents] {
+            var draft = Drafts.bounty(now: harness.clock.now)
+            draft.tip = tip
+            _ = try await harness.publish(draft, by: user)
+        }
+        let data: JSONValue = ["types": ["bounty"], "sort": "tip", "limit": 2]
+        let watcher = Watcher()
+        _ = try subscribe(setup, data, partitions: [Self.p0], watcher: watcher)
+        try await eventually("the reply") { watcher.replies.withLock { $0.count } == 1 }
+        let query = try BoardOperations.subscriptionQuery(try Arguments(data))
+        let page = await withCheckedContinuation { continuation in
+            OrderOperations.list(query, app: harness.app) { continuation.resume(returning: $0) }
+        }
+        // What the owner's own `board.subscribe` writes, with the node's sequence (nothing
+        // forwarded here yet).
+        let expected = JSONWriter.encode(["orders": .array(page.items.map(OrderWire.encode)), "seq": ["bounty": 0],
+                                          "total": .integer(Int64(page.total))])
+        guard case .success(let bytes)? = watcher.replies.withLock({ $0.first }) else {
+            Issue.record("no reply")
+            return
+        }
+        #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        #expect(page.items.map(\.tip) == [900, 500] && page.total == 3)
+        owner.stopAll()
+        await setup.stop()
+    }
+
+    @Test func changesDuringTheListingFollowTheReplyUnlessAPartReflectsThem() async throws {
+        let setup = try await BoardsSetup()
+        let owner = OwnerRequests(requests: PartitionRequests(connection: setup.ownerConnection), app: setup.harness.app,
+                                  map: PartitionMap(partitionCount: 2))
+        try owner.serve(Self.p0)
+        let harness = setup.harness
+        let user = try await harness.logIn("13800138441")
+        var p0Orders: [OrderID] = []
+        for _ in 0..<4 { p0Orders.append(try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)) }
+        // `p1` is the test's: it answers its part only when told, and publishes its changes 3 and 4.
+        let p1Order = try #require(await harness.order(p0Orders[0]))
+        let release = AsyncStream<Void>.makeStream()
+        let p1Part = BoardListAnswer.Answer(sequences: ["bounty": 3], total: 1, hasMore: false, entries: [
+            BoardListAnswer.Entry(key: p1Order.createdAt.milliseconds, id: 1_000_001, order: Array(#"{"id":1000001}"#.utf8))])
+        let p1Requests = PartitionRequests(connection: setup.ownerConnection)
+        let p1Subscription = try p1Requests.serve(Self.p1) { _, responder in
+            Task {
+                for await _ in release.stream { break }
+                responder.answer(BoardListAnswer.encode(p1Part))
+            }
+        }
+        func p1Change(_ sequence: UInt64) throws {
+            try setup.ownerConnection.publish("bb.feed.p1.bounty", payload: FeedEventFrame.encode(
+                partition: 1, sequence: sequence, before: nil, after: StoredOrder.encoded(p1Order)))
+        }
+        try await setup.ownerConnection.flush()
+        let watcher = Watcher()
+        let subscription = try subscribe(setup, ["types": ["bounty"]], partitions: [Self.p0, Self.p1], watcher: watcher)
+        try await eventually("p0's part in") { setup.followed.queue.sync { setup.followed.subscriptions[subscription]?.parts.count } == 1 }
+        try p1Change(3)
+        let during = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        try p1Change(4)
+        try await eventually("three changes forwarded") { setup.followed.queue.sync { setup.followed.position(of: .bounty) } == 3 }
+        #expect(watcher.replies.withLock { $0 }.isEmpty && watcher.changes.withLock { $0 }.isEmpty, "nothing before every part is in")
+        release.continuation.yield()
+        try await eventually("the reply") { watcher.replies.withLock { $0.count } == 1 }
+        let reply = try #require(watcher.reply)
+        #expect(reply["total"] == .integer(5) && reply["seq"] == ["bounty": 0])
+        guard case .array(let orders)? = reply["orders"] else {
+            Issue.record("no orders in \(reply)")
+            return
+        }
+        #expect(orders.count == 5 && orders.contains(["id": 1_000_001]), "both partitions' parts, merged")
+        // p1's change 3 is in its part; p0's publish and p1's change 4 are in neither.
+        try await eventually("the changes after the reply") { watcher.changes.withLock { $0.count } == 2 }
+        let changes = watcher.changes.withLock { $0 }
+        #expect(changes.map(\.boardSequence) == [2, 3] && changes[0].after.id == during)
+        _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        try await eventually("a live change") { watcher.changes.withLock { $0.count } == 3 }
+        #expect(watcher.changes.withLock { $0[2].boardSequence } == 4)
+        setup.followed.queue.sync { setup.followed.unsubscribe(subscription) }
+        #expect(setup.nodeMetrics.followedBoards.current == 0, "the board is no longer followed")
+        p1Subscription.unsubscribe()
+        owner.stopAll()
+        await setup.stop()
+    }
+
+    @Test func aPartThatCannotBeHadFailsTheSubscriptionAndLeavesNothingWatched() async throws {
+        let setup = try await BoardsSetup()
+        let refusing = try PartitionRequests(connection: setup.ownerConnection).serve(Self.p1) { _, responder in
+            responder.answer(Array(#"{"error":{"code":"bad_request","message":"no"},"id":1,"ok":false}"#.utf8))
+        }
+        try await setup.ownerConnection.flush()
+        let refused = Watcher()
+        _ = try subscribe(setup, ["types": ["bounty", "group"]], partitions: [Self.p1], watcher: refused)
+        try await eventually("refused") { refused.replies.withLock { $0.count } == 1 }
+        guard case .failure(.refused(let partition, let text))? = refused.replies.withLock({ $0.first }) else {
+            Issue.record("\(refused.replies.withLock { $0 })")
+            return
+        }
+        #expect(partition == Self.p1 && text.contains("bad_request"))
+        let ownerless = Watcher()
+        _ = try subscribe(setup, ["types": ["bounty"]], partitions: [PartitionID(space: .boards, index: 2)], watcher: ownerless,
+                          policy: RoutePolicy(boundMilliseconds: 300))
+        try await eventually("no owner") { ownerless.replies.withLock { $0.count } == 1 }
+        guard case .failure(.route(.noOwner))? = ownerless.replies.withLock({ $0.first }) else {
+            Issue.record("\(ownerless.replies.withLock { $0 })")
+            return
+        }
+        #expect(setup.nodeMetrics.followedBoards.current == 0 && setup.followed.queue.sync { setup.followed.subscriptions.isEmpty })
+        refusing.unsubscribe()
         await setup.stop()
     }
 }
