@@ -315,4 +315,51 @@ import TestSupport
         refusing.unsubscribe()
         await setup.stop()
     }
+
+    /// `FEED_BENCHMARK=N`: N changes of one board, published as its owner does (both states of the
+    /// order encoded) and forwarded by a node (decoded, numbered, one `FeedBroadcast` framed for
+    /// its watchers), over one nats-server. Prints the owner's publish call, this process's CPU for
+    /// the whole trip and the NATS server's, each per change.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["FEED_BENCHMARK"] != nil))
+    func measureAChangeOnTheFeedSubjects() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["FEED_BENCHMARK"] ?? "") ?? 100_000
+        let setup = try await BoardsSetup()
+        let harness = setup.harness
+        let user = try await harness.logIn("13800138451")
+        let id = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        let before = try #require(await harness.order(id))
+        try await setup.watch(.bounty)
+        let publisher = try #require(harness.app.publisher.boards.eventPublisher.withLock { $0 })
+        let server = try #require(setup.nats.pid(of: 0))
+        let forwarded = Atomic<Int>(0)
+        let counting = FollowedBoards(connection: setup.nodeConnection, metrics: RelayMetrics(), logger: Logger(level: .error, sink: { _ in }),
+                                      sink: FollowedBoards.Sink(deliver: { broadcast in
+                                          _ = broadcast.message(for: .update)
+                                          forwarded.add(1, ordering: .relaxed)
+                                      }, gap: { _, _ in }))
+        setup.unwatch(.bounty)
+        try counting.queue.sync { () throws -> Void in
+            do throws(NATSClientError) { try counting.watch(.bounty) } catch { throw error }
+        }
+        try await setup.nodeConnection.flush()
+        let (processBefore, serverBefore) = (FollowedStreamsTests.processCPU(), FollowedStreamsTests.cpu(of: server))
+        let clock = ContinuousClock()
+        var publishing = Duration.zero
+        var after = before
+        for index in 0..<count {
+            after.revision += 1
+            let started = clock.now
+            publisher.publish(sequence: UInt64(2 + index), before: before, after: after)
+            publishing += clock.now - started
+            if index % 1_000 == 999 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        try await eventually(timeoutSeconds: 60, "every change forwarded") { forwarded.load(ordering: .relaxed) == count }
+        let (process, nats) = (FollowedStreamsTests.processCPU() - processBefore, FollowedStreamsTests.cpu(of: server) - serverBefore)
+        func perChange(_ seconds: Double) -> String { String(format: "%.2f µs", seconds * 1e6 / Double(count)) }
+        let publishSeconds = Double(publishing.components.seconds) + Double(publishing.components.attoseconds) / 1e18
+        print("feed subjects x\(count): the owner's publish call \(perChange(publishSeconds)); this process (owner and node) "
+              + "\(perChange(process)), the NATS server \(perChange(nats)) per change; \(StoredOrder.encoded(after).count)-byte orders")
+        #expect(forwarded.load(ordering: .relaxed) == count)
+        await setup.stop()
+    }
 }
