@@ -4,7 +4,9 @@
 // (`node.board_list`), and what the node forwards meanwhile is held per board
 // (`FeedSubscription`). Once every part is in, the merged listing is the reply, and the held changes
 // no part reflected follow it in order, then the live ones. Nothing reaches the watcher before its
-// reply, and nothing a part already reflects reaches it at all.
+// reply, and nothing a part already reflects reaches it at all. A part's answer and the changes its
+// owner published before it come over one connection in order, so once the reply is out no change
+// a part reflects can still arrive: a settled subscription filters only by its filter.
 import BangbangCore
 import BangbangProtocol
 import Cluster
@@ -43,6 +45,7 @@ extension FollowedBoards {
     func subscribe(_ data: JSONValue?, query: OrderListQuery, partitions: [PartitionID], requests: PartitionRequests,
                    subscriber: Subscriber) -> UInt64 {
         dispatchPrecondition(condition: .onQueue(queue))
+        precondition(!partitions.isEmpty, "a board is held by at least one partition")
         let id = nextSubscription
         nextSubscription += 1
         let types = query.filter.types.sorted { $0.rawValue < $1.rawValue }
