@@ -63,6 +63,15 @@ import TestSupport
 
         func unwatch(_ type: OrderType) { followed.queue.sync { followed.unwatch(type) } }
 
+        /// The owner answers `p0`'s routed requests (its part of a listing) in a deployment of
+        /// `partitionCount` board partitions.
+        func answerListings(of partitionCount: Int) throws -> OwnerRequests {
+            let owner = OwnerRequests(requests: PartitionRequests(connection: ownerConnection), app: harness.app,
+                                      map: PartitionMap(partitionCount: partitionCount))
+            try owner.serve(PartitionID(space: .boards, index: 0))
+            return owner
+        }
+
         func stop() async {
             await nodeConnection.close()
             await ownerConnection.close()
@@ -200,9 +209,7 @@ import TestSupport
 
     @Test func aNodesSubscriptionIsTheOwnersOwnReplyWithTheNodesSequence() async throws {
         let setup = try await BoardsSetup()
-        let owner = OwnerRequests(requests: PartitionRequests(connection: setup.ownerConnection), app: setup.harness.app,
-                                  map: PartitionMap(partitionCount: 1))
-        try owner.serve(Self.p0)
+        let owner = try setup.answerListings(of: 1)
         let harness = setup.harness
         let user = try await harness.logIn("13800138431")
         for tip in [300, 900, 500] as [Cents] {
@@ -234,9 +241,7 @@ import TestSupport
 
     @Test func changesDuringTheListingFollowTheReplyUnlessAPartReflectsThem() async throws {
         let setup = try await BoardsSetup()
-        let owner = OwnerRequests(requests: PartitionRequests(connection: setup.ownerConnection), app: setup.harness.app,
-                                  map: PartitionMap(partitionCount: 2))
-        try owner.serve(Self.p0)
+        let owner = try setup.answerListings(of: 2)
         let harness = setup.harness
         let user = try await harness.logIn("13800138441")
         var p0Orders: [OrderID] = []
