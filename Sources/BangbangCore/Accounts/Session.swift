@@ -89,6 +89,14 @@ public enum SessionToken {
         return Base64.encode(bytes, urlSafe: true)
     }
 
+    /// The user a token names, read without checking its signature: where to route a resume, to
+    /// the owner of that user's account, which checks it. Nil when it cannot be a token.
+    public static func claimedUser(of token: String) -> UserID? {
+        guard token.utf8.count <= maximumTextLength, let bytes = Base64.decode(token),
+              bytes.count == payloadLength + macLength, bytes[0] == version else { return nil }
+        return UserID(rawValue: read(bytes, at: 1))
+    }
+
     /// The claims of a token whose signature verifies under `secret`, else nil.
     static func verifiedClaims(of token: String, secret: [UInt8])
         -> (user: UserID, session: SessionID, issuedAt: Timestamp)? {

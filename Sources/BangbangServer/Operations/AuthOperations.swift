@@ -120,6 +120,9 @@ enum AuthOperations {
         let token = SessionToken.make(for: session, secret: app.tokenSecret)
         let isNew: Bool
         if case .registered = event { isNew = true } else { isNew = false }
+        if case .routed = context.caller {
+            return completeRoutedLogin(context, owner: owner, event: event, user: session.user, token: token, isNew: isNew, now: now)
+        }
         // The connection that logs in never receives the `account.login` of its own login: it
         // stops hearing the user's stream before that event is pushed (when it was logged in as
         // them already) and logs in after the push, at a position that includes it.
@@ -153,6 +156,10 @@ enum AuthOperations {
             do throws(DomainError) {
                 let authenticated = try owner.store.authenticate(token: token, secret: app.tokenSecret, now: app.clock())
                 let view = UserWire.encode(try owner.store.user(authenticated.user, viewer: authenticated.user))
+                if case .routed = context.caller {
+                    return context.succeed(.object(routedStreamPosition(of: authenticated.user, after: lastSeen ?? 0, app: app)
+                        .merging(["user": view]) { $1 }))
+                }
                 context.session.post {
                     let state = context.session.logIn(as: authenticated.user, session: authenticated.session,
                                                       lastSeenSequence: lastSeen ?? 0)
@@ -161,6 +168,37 @@ enum AuthOperations {
             } catch {
                 context.fail(error)
             }
+        }
+    }
+
+    /// A login run for another node's connection (RoutedOperations.swift): committed as any
+    /// login, and answered once its `account.login` is numbered, with the stream's last number,
+    /// from which that node follows the user's stream (FollowedStreams.swift). Runs on the
+    /// accounts queue.
+    private static func completeRoutedLogin(_ context: OperationContext, owner: AccountsOwner, event: AccountEvent,
+                                            user: UserID, token: String, isNew: Bool, now: Timestamp) {
+        let app = context.app
+        owner.commit(event, at: now, reading: { store in
+            do { return UserWire.encode(try store.user(user, viewer: user)) } catch {
+                fatalError("internal inconsistency in completeRoutedLogin: the logged-in user does not exist")
+            }
+        }, onDurable: { result in
+            if case .failure(let error) = result { context.fail(error) }
+        }, afterPublish: { view in
+            var data = routedStreamPosition(of: user, after: .max, app: app)
+            data.removeValue(forKey: "resync")
+            context.succeed(.object(data.merging(["token": .string(token), "user": view, "is_new": .bool(isNew)]) { $1 }))
+        })
+    }
+
+    /// Where a device of `user` that last saw `after` stands in the stream, as a connection's
+    /// login would find it (`PersonalStreams.replay`): the stream's last number, and whether the
+    /// events after `after` are no longer all kept. The node holding the connection replays them.
+    private static func routedStreamPosition(of user: UserID, after: UInt64, app: Application) -> [String: JSONValue] {
+        let replay = app.publisher.accounts.streams.replay(for: user, after: after, now: app.clock()) { _ in }
+        switch replay {
+        case .events(_, let last): return ["seq": .integer(Int64(last)), "resync": .bool(false)]
+        case .resync(let last): return ["seq": .integer(Int64(last)), "resync": .bool(true)]
         }
     }
 

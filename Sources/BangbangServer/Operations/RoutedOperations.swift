@@ -5,9 +5,11 @@
 // for the client's request id, so the node passes it on byte for byte. Two kinds are routed, each
 // to the partition that decides it: an order's operations to its board partition's owner, and the
 // account operations that need nothing of the connection but its user (the profile, the runner's
-// verification, feedback, passwords) to the owner of that user's account partition. Logging in,
-// the list of sessions, watching the boards and administration need the connection, and run
-// where it is; a user's history is in every node's archive, and is read there.
+// verification, feedback, passwords) to the owner of that user's account partition, and a code,
+// a login and a resume to the owner of the phone's or the token's user's partition, which answers
+// what the node holding the connection needs to follow the user's stream from there (the reply's
+// `seq`). The list of sessions, logging out, watching the boards and administration need the
+// connection, and run where it is; a user's history is in every node's archive, and is read there.
 // What a routed request carries is RoutedRequest.swift.
 import BangbangCore
 import BangbangProtocol
@@ -47,8 +49,13 @@ enum RoutedOperations {
     /// of a user's own account, and a code requested for a phone (in the phone's partition,
     /// docs/scale-out.md 7b item 4), which needs no login.
     static let accountOperations: Set<String> = Set(
-        ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name,
-                                             AuthOperations.requestCode.name])
+        ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name]
+            + loginOperations)
+    /// What needs no login and goes to the account partition of a phone (a code, a login by code
+    /// or password) or of the user a token names (a resume): the login answers what the node
+    /// holding the connection needs, the reply carrying the user, the token and the stream's number.
+    static let loginOperations = [AuthOperations.requestCode.name, AuthOperations.loginWithCode.name,
+                                  AuthOperations.loginWithPassword.name, AuthOperations.resume.name]
 
     /// Questions only nodes ask, not in the client operation table: a user's stream events after
     /// a number (account partitions) and a partition's part of a board listing (board partitions).
@@ -83,7 +90,12 @@ enum RoutedOperations {
             guard case .object(let data)? = request.data, case .integer(let user)? = data["user"], user > 0 else { return nil }
             return map.partition(ofUser: UInt64(user))
         }
-        if request.operation == AuthOperations.requestCode.name {
+        if request.operation == AuthOperations.resume.name {
+            guard case .object(let data)? = request.data, case .string(let token)? = data["token"],
+                  let user = SessionToken.claimedUser(of: token) else { return nil }
+            return map.partition(ofUser: user.rawValue)
+        }
+        if loginOperations.contains(request.operation) {
             guard case .object(let data)? = request.data, case .string(let text)? = data["phone"],
                   let phone = try? PhoneNumber(parsing: text) else { return nil }
             return map.partition(ofPhone: phone.rawValue)

@@ -321,6 +321,79 @@ import TestSupport
         await setup.stop()
     }
 
+    /// A login by code or password and a resume, each for a connection another node holds: the
+    /// owner of the account partition opens or checks the session as for a connection of its own
+    /// and answers where the user's stream stands, from which that node follows it.
+    @Test func aLoginAndAResumeRunOnTheAccountOwnerForAnotherNodesConnection() async throws {
+        let setup = try await RoutedSetup.start()
+        defer { setup.nats.stop() }
+        let harness = setup.harness
+        func run(_ operation: String, _ data: JSONValue, actor: RoutedActor? = nil) async throws -> [String: JSONValue] {
+            try await setup.routeToAccounts(RoutedRequest(id: 7, operation: operation, data: data, actor: actor,
+                                                          clientAddress: "10.2.3.4"))
+        }
+        func data(_ reply: [String: JSONValue]) -> [String: JSONValue] {
+            guard case .object(let members)? = reply["data"] else { return [:] }
+            return members
+        }
+        func code(_ phone: String) async throws -> JSONValue {
+            data(try await run("auth.request_code", ["phone": .string(phone)]))["dev_code"] ?? .null
+        }
+        let phone = "13800138501"
+        let first = try await run("auth.login_code", ["phone": .string(phone), "code": try await code(phone), "device": "phone"])
+        #expect(first["ok"] == .bool(true) && first["id"] == 7, "\(first)")
+        guard case .string(let token)? = data(first)["token"], case .object(let view)? = data(first)["user"],
+              case .integer(let id)? = view["id"] else {
+            Issue.record("no session in \(first)")
+            return
+        }
+        let user = UserID(UInt64(id))
+        #expect(data(first)["is_new"] == .bool(true) && SessionToken.claimedUser(of: token) == user)
+        let streams = harness.app.publisher.accounts.streams
+        func last() -> UInt64 { streams.kept(for: user, after: 0, now: harness.clock.now).last }
+        #expect(data(first)["seq"] == .integer(Int64(last())), "the stream's number when the login was answered")
+        let wrong = try await run("auth.login_code", ["phone": .string(phone), "code": "000000"])
+        #expect(Self.errorCode(wrong) != nil && wrong["ok"] == .bool(false), "\(wrong)")
+
+        // A second device, once the phone may have another code: its login is numbered in the
+        // stream before it is answered.
+        harness.clock.advance(milliseconds: 120_000)
+        let before = last()
+        let second = try await run("auth.login_code", ["phone": .string(phone), "code": try await code(phone)])
+        #expect(data(second)["is_new"] == .bool(false) && data(second)["seq"] == .integer(Int64(last())), "\(second)")
+        #expect(last() == before + 1, "the first device is told of the second login")
+        for _ in 0..<2 { _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user) }
+        try await harness.eventually("both publishes numbered") { last() == before + 3 }
+        let resumed = try await run("auth.resume", ["token": .string(token), "last_seq": .integer(Int64(before))])
+        #expect(data(resumed)["seq"] == .integer(Int64(last())) && data(resumed)["resync"] == .bool(false), "\(resumed)")
+        #expect(data(resumed)["user"] == .object(view))
+        let ahead = try await run("auth.resume", ["token": .string(token), "last_seq": .integer(Int64(last() + 5))])
+        #expect(data(ahead)["resync"] == .bool(true), "a device ahead of the stream starts again")
+        let forged = try await run("auth.resume", ["token": .string(String(token.dropLast(2)) + "AA")])
+        #expect(Self.errorCode(forged) == "unauthenticated", "\(forged)")
+
+        // A password, set through the owner, logs in there too.
+        let set = try await run("auth.set_password", ["password": "correct horse 42"], actor: RoutedActor(user: user, isApprovedRunner: false))
+        #expect(set["ok"] == .bool(true), "\(set)")
+        let byPassword = try await run("auth.login_password", ["phone": .string(phone), "password": "correct horse 42"])
+        #expect(data(byPassword)["is_new"] == .bool(false) && data(byPassword)["seq"] == .integer(Int64(last())), "\(byPassword)")
+
+        // Each goes to the partition that decides it: the phone's, or the token's user's.
+        let map = PartitionMap(partitionCount: 16)
+        for operation in ["auth.login_code", "auth.login_password"] {
+            let request = RoutedRequest(id: 1, operation: operation, data: ["phone": .string(phone)], actor: nil)
+            #expect(RoutedOperations.partition(of: request, in: map) == map.partition(ofPhone: "+86" + phone))
+        }
+        let resume = RoutedRequest(id: 1, operation: "auth.resume", data: ["token": .string(token)], actor: nil)
+        #expect(RoutedOperations.partition(of: resume, in: map) == map.partition(ofUser: user.rawValue))
+        #expect(RoutedOperations.partition(of: RoutedRequest(id: 1, operation: "auth.resume", data: ["token": "nope"], actor: nil),
+                                           in: map) == nil)
+        #expect(Self.errorCode(try await setup.routeToAccounts(RoutedRequest(id: 8, operation: "auth.logout", data: nil,
+                                                                              actor: RoutedActor(user: user, isApprovedRunner: false))))
+                == "unknown_operation", "logging out needs the connection")
+        await setup.stop()
+    }
+
     /// A node following a user's personal stream asks the owner of the user's account partition
     /// for the events after a number: it answers them as the user's devices were sent them, with
     /// their numbers and the stream's last, and a follower catches up from the answer in order.
