@@ -199,7 +199,7 @@ def test_the_owner_answers_the_requests_other_nodes_route_to_its_partitions(node
         status, refused = routed(nats, "p0", {"id": 2, "op": "profile.update", "data": {"nickname": "Nope"},
                                               "actor": actor})
         assert status == 0 and refused["error"]["code"] == "unknown_operation", refused
-        status, refused = routed(nats, "a0", {"id": 3, "op": "auth.logout", "actor": actor})
+        status, refused = routed(nats, "a0", {"id": 3, "op": "board.subscribe", "actor": actor, "data": {"types": ["bounty"]}})
         assert refused["error"]["code"] == "unknown_operation", refused
         assert publisher.ok("profile.get")["user"]["nickname"] == "Routed Li"
 

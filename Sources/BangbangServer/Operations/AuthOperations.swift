@@ -204,7 +204,7 @@ enum AuthOperations {
 
     static let logout = Operation("auth.logout") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
-        guard let session = context.session.sessionID else { throw DomainError(.unauthenticated, "not logged in") }
+        guard let session = context.sessionID else { throw DomainError(.unauthenticated, "not logged in") }
         revoke(session, context: context)
     }
 
@@ -217,7 +217,7 @@ enum AuthOperations {
     static let sessions = Operation("auth.sessions") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
         let user = context.user
-        let current = context.session.sessionID
+        let current = context.sessionID
         let app = context.app
         app.accounts.perform { owner in
             let list = owner.store.activeSessions(of: user, now: app.clock())
@@ -367,10 +367,13 @@ enum AuthOperations {
                 let event = try owner.store.decideRevokeSession(user: user, session: session, now: now)
                 owner.commit(event, at: now, onDurable: { result in
                     if case .failure(let error) = result { context.fail(error); return }
-                    context.session.post {
+                    // Another node's connection: that node logs it out once it hears back, and
+                    // its other connections of the session when their `account.logged_out` comes.
+                    guard case .session(let connection) = context.caller else { return context.succeed() }
+                    connection.post {
                         // The asking connection is logged out before it hears back, so its next
                         // request already finds it logged out.
-                        if context.session.sessionID == session { context.session.logOut() }
+                        if connection.sessionID == session { connection.logOut() }
                         context.succeed()
                     }
                 }, afterPublish: {

@@ -107,6 +107,15 @@ struct OperationContext: Sendable {
         }
     }
 
+    /// The session the asking connection is logged in with: the connection's, or the one the
+    /// node holding it sent with the actor.
+    var sessionID: SessionID? {
+        switch caller {
+        case .session(let session): session.sessionID
+        case .routed(let call): call.actor?.session
+        }
+    }
+
     /// The client's address, for limits that count by address: the connection's, or the one
     /// the node holding it sent.
     var clientAddress: String {

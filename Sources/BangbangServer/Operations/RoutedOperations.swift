@@ -8,8 +8,9 @@
 // verification, feedback, passwords) to the owner of that user's account partition, and a code,
 // a login and a resume to the owner of the phone's or the token's user's partition, which answers
 // what the node holding the connection needs to follow the user's stream from there (the reply's
-// `seq`). The list of sessions, logging out, watching the boards and administration need the
-// connection, and run where it is; a user's history is in every node's archive, and is read there.
+// `seq`); the list of sessions and logging out, with the connection's session sent with the actor.
+// Watching the boards and administration need the connection, and run where it is; a user's
+// history is in every node's archive, and is read there.
 // What a routed request carries is RoutedRequest.swift.
 import BangbangCore
 import BangbangProtocol
@@ -49,8 +50,9 @@ enum RoutedOperations {
     /// of a user's own account, and a code requested for a phone (in the phone's partition,
     /// docs/scale-out.md 7b item 4), which needs no login.
     static let accountOperations: Set<String> = Set(
-        ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name]
-            + loginOperations)
+        ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name,
+                                             AuthOperations.sessions.name, AuthOperations.logout.name,
+                                             AuthOperations.revokeSession.name] + loginOperations)
     /// What needs no login and goes to the account partition of a phone (a code, a login by code
     /// or password) or of the user a token names (a resume): the login answers what the node
     /// holding the connection needs, the reply carrying the user, the token and the stream's number.

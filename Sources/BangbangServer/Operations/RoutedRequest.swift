@@ -2,7 +2,9 @@
 // what the node holding its connection knows of it, members in key order:
 //   {"actor": {"runner": true, "user": 42}, "client": {"address": "10.0.0.7"}, "data": {…},
 //    "id": 7, "op": "order.accept"}
-// `actor` is the logged-in user (absent for a connection not logged in); `client` the address the
+// `actor` is the logged-in user (absent for a connection not logged in), with the connection's
+// session (`"session": "<32 hex digits>"`) for what concerns it (the list of sessions, logging
+// out); `client` the address the
 // node established for the connection (through its trusted proxies), sent with the operations
 // whose limits count by address. Each is checked whole; anything else is `bad_request`.
 import BangbangCore
@@ -12,6 +14,14 @@ import BangbangProtocol
 struct RoutedActor: Sendable, Equatable {
     let user: UserID
     let isApprovedRunner: Bool
+    /// The session the connection is logged in with, sent where the operation concerns it.
+    var session: SessionID?
+
+    init(user: UserID, isApprovedRunner: Bool, session: SessionID? = nil) {
+        self.user = user
+        self.isApprovedRunner = isApprovedRunner
+        self.session = session
+    }
 }
 
 struct RoutedRequest: Sendable {
@@ -35,7 +45,9 @@ struct RoutedRequest: Sendable {
     func encoded() -> [UInt8] {
         var object: [String: JSONValue] = ["id": id, "op": .string(operation)]
         if let actor {
-            object["actor"] = ["runner": .bool(actor.isApprovedRunner), "user": .integer(Int64(actor.user.rawValue))]
+            var members: [String: JSONValue] = ["runner": .bool(actor.isApprovedRunner), "user": .integer(Int64(actor.user.rawValue))]
+            if let session = actor.session { members["session"] = .string(session.description) }
+            object["actor"] = .object(members)
         }
         if let clientAddress { object["client"] = ["address": .string(clientAddress)] }
         if let data { object["data"] = data }
@@ -52,12 +64,14 @@ struct RoutedRequest: Sendable {
         }
         var request = RoutedRequest(id: base.id, operation: base.operation, data: base.data, actor: nil)
         if let actor = extra["actor"] {
-            guard case .object(let members) = actor, members.count == 2, case .integer(let user)? = members["user"], user > 0,
-                  case .bool(let isRunner)? = members["runner"] else {
+            guard case .object(let members) = actor, case .integer(let user)? = members["user"], user > 0,
+                  case .bool(let isRunner)? = members["runner"], let session = readSession(members["session"]),
+                  members.count == (session == nil ? 2 : 3) else {
                 return .failure(RequestDecodeFailure(id: base.id, error: DomainError(.badRequest,
-                    "a routed request's \"actor\" is {\"user\": id, \"runner\": true or false}", field: "actor")))
+                    "a routed request's \"actor\" is {\"user\": id, \"runner\": true or false} and may name its \"session\" (32 hexadecimal digits)",
+                    field: "actor")))
             }
-            request.actor = RoutedActor(user: UserID(UInt64(user)), isApprovedRunner: isRunner)
+            request.actor = RoutedActor(user: UserID(UInt64(user)), isApprovedRunner: isRunner, session: session)
         }
         if let client = extra["client"] {
             guard case .object(let members) = client, members.count == 1, case .string(let address)? = members["address"],
@@ -69,5 +83,12 @@ struct RoutedRequest: Sendable {
             request.clientAddress = address
         }
         return .success(request)
+    }
+
+    /// An actor's session: `.some(nil)` when absent, nil when present and not a session id.
+    private static func readSession(_ value: JSONValue?) -> SessionID?? {
+        guard let value else { return .some(nil) }
+        guard case .string(let text) = value, let session = try? SessionWire.decodeID(text) else { return nil }
+        return .some(session)
     }
 }

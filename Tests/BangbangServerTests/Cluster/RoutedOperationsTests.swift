@@ -219,8 +219,11 @@ import TestSupport
         let profileToBoards = try Self.reply(try await setup.route(RoutedRequest(id: 7, operation: "profile.update",
                                                                                  data: ["nickname": "Someone Else"], actor: actor)))
         #expect(Self.errorCode(profileToBoards) == "unknown_operation" && profileToBoards["id"] == 7)
-        let login = try await setup.routeToAccounts(RoutedRequest(id: 8, operation: "auth.resume", data: ["token": "t"], actor: actor))
-        #expect(Self.errorCode(login) == "unknown_operation")
+        let watching = try await setup.routeToAccounts(RoutedRequest(id: 8, operation: "board.subscribe",
+                                                                      data: ["types": ["bounty"]], actor: actor))
+        #expect(Self.errorCode(watching) == "unknown_operation")
+        let resume = try await setup.routeToAccounts(RoutedRequest(id: 9, operation: "auth.resume", data: ["token": "t"], actor: actor))
+        #expect(Self.errorCode(resume) == "unauthenticated", "a token that is none")
         #expect(await setup.harness.accountState() == before)
         await setup.stop()
     }
@@ -388,10 +391,53 @@ import TestSupport
         #expect(RoutedOperations.partition(of: resume, in: map) == map.partition(ofUser: user.rawValue))
         #expect(RoutedOperations.partition(of: RoutedRequest(id: 1, operation: "auth.resume", data: ["token": "nope"], actor: nil),
                                            in: map) == nil)
-        #expect(Self.errorCode(try await setup.routeToAccounts(RoutedRequest(id: 8, operation: "auth.logout", data: nil,
-                                                                              actor: RoutedActor(user: user, isApprovedRunner: false))))
-                == "unknown_operation", "logging out needs the connection")
+        #expect(Self.errorCode(try await setup.routeToAccounts(RoutedRequest(id: 8, operation: "board.subscribe",
+                                                                              data: ["types": ["bounty"]], actor: nil)))
+                == "unknown_operation", "watching the boards needs the connection")
+
+        // The list of sessions and logging out, for the session the node sends with the actor.
+        let anyone = RoutedActor(user: user, isApprovedRunner: false)
+        func sessions(_ actor: RoutedActor) async throws -> [[String: JSONValue]] {
+            guard case .array(let list)? = data(try await run("auth.sessions", [:], actor: actor))["sessions"] else { return [] }
+            return list.compactMap { if case .object(let session) = $0 { session } else { nil } }
+        }
+        let devices = try await sessions(anyone)
+        #expect(devices.count == 3 && devices.allSatisfy { $0["is_current"] == JSONValue.bool(false) }, "\(devices)")
+        let ids = try devices.map { session -> SessionID in
+            guard case .string(let text)? = session["id"] else { throw ClusterError("no id in \(session)") }
+            return try SessionWire.decodeID(text)
+        }
+        let firstDevice = RoutedActor(user: user, isApprovedRunner: false, session: ids[0])
+        #expect(try await sessions(firstDevice).filter { $0["is_current"] == JSONValue.bool(true) }.count == 1)
+        let beforeLogout = last()
+        let loggedOut = try await run("auth.logout", [:], actor: firstDevice)
+        #expect(loggedOut["ok"] == .bool(true), "\(loggedOut)")
+        try await harness.eventually("the other devices told") { last() == beforeLogout + 1 }
+        let stale = try await run("auth.sessions", [:], actor: firstDevice)
+        #expect(Self.errorCode(stale) == "unauthenticated", "a session logged out")
+        let revoked = try await run("auth.revoke_session", ["session_id": .string(ids[1].description)], actor: anyone)
+        let remaining = try await sessions(anyone)
+        #expect(revoked["ok"] == .bool(true) && remaining.count == 1, "\(revoked)")
+        let sessionless = try await run("auth.logout", [:], actor: anyone)
+        #expect(Self.errorCode(sessionless) == "unauthenticated", "no session to log out")
         await setup.stop()
+    }
+
+    @Test func anActorsSessionIsReadWholeOrRefused() throws {
+        let session = SessionID(high: 0x0102, low: 0xA0B0)
+        let request = RoutedRequest(id: 1, operation: "auth.logout", data: nil,
+                                    actor: RoutedActor(user: UserID(9), isApprovedRunner: true, session: session))
+        let read = try RoutedRequest.decode(request.encoded()).get()
+        #expect(read.actor == request.actor && read.actor?.session == session)
+        for actor in [#"{"runner": true, "session": "0102", "user": 9}"#, #"{"runner": true, "session": 5, "user": 9}"#,
+                      #"{"runner": true, "user": 9, "extra": 1}"#] {
+            let text = #"{"actor": "# + actor + #", "id": 2, "op": "auth.logout"}"#
+            guard case .failure(let failure) = RoutedRequest.decode(Array(text.utf8)) else {
+                Issue.record("read \(actor)")
+                continue
+            }
+            #expect(failure.error.code == .badRequest && failure.error.field == "actor" && failure.id == 2)
+        }
     }
 
     /// A node following a user's personal stream asks the owner of the user's account partition
