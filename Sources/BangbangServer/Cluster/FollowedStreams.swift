@@ -4,8 +4,9 @@
 // user's subject (UserSubjects.swift) and, for what those miss, from the owner's answer to
 // `node.stream_after` (PersonalStreamQuery.swift). A `PersonalStreamFollower` per device decides
 // (each device resumes from its own number); this class does the I/O around the followers: one
-// subscription per bucket, held while a device here follows a user of it; the questions, with a
-// growing pause before one asked again when the last answer brought nothing; each device's sink.
+// subscription per bucket, held while a device here follows a user of it; the questions, one for
+// every device of a user that needs the same events, with a growing pause before one asked again
+// when the last answer brought nothing; each device's sink.
 // An event lost with nothing after it to show it is asked for as well: every device rechecks when
 // this node's NATS connection comes back (checked each second) and when the owner of its user's
 // partition announces itself (a new owner published nothing of what it numbered while recovering).
@@ -68,6 +69,13 @@ final class FollowedStreams: @unchecked Sendable {
     private var devicesByUser: [UserID: [UInt64]] = [:]
     private var buckets: [UInt64: (subscription: NATSSubscription, users: Int)] = [:]
     private var reconnects = 0
+    /// The questions out, by user and number, and the devices waiting for each answer.
+    private var questions: [Question: [UInt64]] = [:]
+
+    private struct Question: Hashable {
+        let user: UserID
+        let after: UInt64
+    }
     private var owners: NATSSubscription?
     private var timer: DispatchSourceTimer?
 
@@ -208,19 +216,29 @@ final class FollowedStreams: @unchecked Sendable {
         if let after = outcome.ask { ask(device, after: after, pauseMilliseconds: pauseMilliseconds) }
     }
 
+    /// On `queue`: at once, or after the pause.
     private func ask(_ device: UInt64, after: UInt64, pauseMilliseconds: Int = 0) {
+        guard pauseMilliseconds > 0 else { return send(device, after: after) }
+        queue.asyncAfter(deadline: .now() + .milliseconds(pauseMilliseconds)) { [weak self] in self?.send(device, after: after) }
+    }
+
+    private func send(_ device: UInt64, after: UInt64) {
         guard let user = devices[device]?.user else { return }
+        // Devices of one user that need the same events (a reconnect, a new owner) share one question.
+        let key = Question(user: user, after: after)
+        guard questions[key] == nil else { return questions[key]!.append(device) }
+        questions[key] = [device]
+        metrics.streamQuestions.increment()
         let (requests, queue) = (requests, queue)
         let partition = map.partition(ofUser: user.rawValue)
         let payload = RoutedRequest(id: .integer(1), operation: PersonalStreamQuery.operation,
                                     data: ["user": .integer(Int64(user.rawValue)), "after": .integer(Int64(after))],
                                     actor: nil).encoded()
-        queue.asyncAfter(deadline: .now() + .milliseconds(pauseMilliseconds)) { [weak self] in
-            guard let self, devices[device] != nil else { return }
-            metrics.streamQuestions.increment()
-            Task {
-                let result = await requests.request(partition, payload: payload)
-                queue.async { [weak self] in self?.answered(device, after: after, result) }
+        Task {
+            let result = await requests.request(partition, payload: payload)
+            queue.async { [weak self] in
+                guard let self else { return }
+                for device in questions.removeValue(forKey: key) ?? [] { answered(device, after: after, result) }
             }
         }
     }
