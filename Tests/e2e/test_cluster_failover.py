@@ -20,7 +20,7 @@ import pytest
 
 from bbclient import Client, fresh_phone
 from conftest import server_binary
-from nats_cluster import NatsCluster, free_ports, jetstream_request
+from nats_cluster import NatsCluster, NatsSubscriber, free_ports, jetstream_request
 
 LEASE_MS = 1500
 # Expiry is seen after one lease time without a renewal, the take-over write and the replay
@@ -82,6 +82,12 @@ class Node:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
+
+
+def serving_logged(node, pattern=r"event=partition_serving "):
+    """The node's `partition_serving` line matching `pattern`: written once it serves everything,
+    a moment after `/readyz` turns 200 (which it does as soon as clients are accepted)."""
+    return wait_until(lambda: re.search(pattern, node.log()), 5, f"{pattern!r} in the log", node)
 
 
 def wait_until(condition, timeout, what, node=None):
@@ -153,7 +159,7 @@ def test_a_standby_takes_over_a_killed_owner_with_every_acknowledged_order(clust
     takeover = time.monotonic() - killed_at
     print(f"\ntakeover after kill -9 of the owner: {takeover:.2f} s (lease {LEASE_MS} ms)")
     assert takeover < TAKEOVER_BOUND_SECONDS, f"took {takeover:.2f} s, bound {TAKEOVER_BOUND_SECONDS} s"
-    assert re.search(r"event=partition_serving .*records=\d+", standby.log())
+    serving_logged(standby, r"event=partition_serving .*records=\d+")
 
     # The old owner's token resumes on the new owner: the secret is the cluster's.
     with Client(standby.url) as resumed:
@@ -206,10 +212,10 @@ def test_a_fresh_clusters_personal_events_go_through_the_inbox_and_resume_withou
     nats, (owner, standby) = machines
     # A cluster that started empty keeps the account partition on a stream of its own, and each
     # user's personal events are numbered by reading its inbox (docs/scale-out.md, section 7b).
-    assert re.search(r"event=partition_serving .*accounts_journal_sequence=\d+", owner.log()), owner.log()
+    serving_logged(owner, r"event=partition_serving .*accounts_journal_sequence=\d+")
     with Client(owner.url) as publisher:
         publisher.login(fresh_phone())
-        token = publisher.token
+        token, user = publisher.token, publisher.user["id"]
         for index in range(10):
             publish(publisher, f"order {index}")
         before = personal_seqs(publisher, 10)
@@ -223,9 +229,12 @@ def test_a_fresh_clusters_personal_events_go_through_the_inbox_and_resume_withou
     assert applied and int(applied.group(1)) >= 1, metrics
     assert re.search(r"^bangbang_inbox_undelivered_entries 0$", metrics, re.MULTILINE), metrics
 
+    # The user subjects: the next owner announces itself there, then publishes what it numbers.
+    user_events = NatsSubscriber(nats.client_ports[1], "bb.user.>")
     owner.kill()
     wait_until(standby.is_ready, TAKEOVER_BOUND_SECONDS + 5, "the standby to become ready", standby)
-    assert re.search(r"event=partition_serving .*accounts_journal_sequence=\d+", standby.log()), standby.log()
+    serving_logged(standby, r"event=partition_serving .*accounts_journal_sequence=\d+")
+    user_events.wait_for(lambda subject, payload: subject == "bb.user.owner" and payload == b"a0")
     with Client(standby.url) as resumed:
         # What the device had seen up to the fifth event: the rest is sent again, same numbers.
         reply = resumed.ok("auth.resume", {"token": token, "last_seq": before[4]})
@@ -235,6 +244,9 @@ def test_a_fresh_clusters_personal_events_go_through_the_inbox_and_resume_withou
         assert replayed == before[5:], (replayed, before)
         publish(resumed, "after the failover")
         assert personal_seqs(resumed, 1) == [before[-1] + 1], "numbered after the replayed ones, once"
+        user_events.wait_for(lambda subject, payload: subject == f"bb.user.{user % 4096}"
+                             and payload[:16] == user.to_bytes(8, "big") + (before[-1] + 1).to_bytes(8, "big"))
+    user_events.close()
 
 
 def moved_to_archive(node):
@@ -305,7 +317,7 @@ def test_a_single_node_restarted_with_nats_brings_its_state_into_the_empty_clust
         wait_until(nodes[0].is_ready, 30, "the node to import its state and serve", nodes[0])
         assert re.search(r"event=partition_import_read .*archived_orders=1", nodes[0].log()), nodes[0].log()
         # The imported cluster keeps the account partition on a journal of its own too.
-        assert re.search(r"event=partition_serving .*accounts_journal_sequence=\d+", nodes[0].log()), nodes[0].log()
+        serving_logged(nodes[0], r"event=partition_serving .*accounts_journal_sequence=\d+")
         nodes.append(Node("bb2", other_port, str(tmp_path), nats.urls, extra=extra))
         wait_until(lambda: "cluster_joined" in nodes[1].log(), 20, "the second node to join", nodes[1])
 
@@ -542,6 +554,7 @@ def test_the_partition_moves_back_to_its_preferred_node_when_it_rejoins_under_lo
         assert "event=partition_handing_back" in log and "event=partition_handed_back" in log, log
         assert "event=partition_lost" not in log
         stopping = log_time(log, "partition_handing_back")
+        serving_logged(preferred)
         serving = log_time(preferred.log(), "partition_serving")
         print(f"no node served the partition for {serving - stopping:.2f} s (from the holder beginning to stop to the "
               f"preferred node serving, by their logs)")

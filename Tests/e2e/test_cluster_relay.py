@@ -28,6 +28,8 @@ def nodes(tmp_path):
             started.append(node)
             if index == 0:
                 wait_until(node.is_ready, 20, "the first node to own the partition", node)
+                # Ready once clients are accepted; serving routed requests follows a moment later.
+                wait_until(lambda: "event=partition_serving" in node.log(), 5, "the owner to serve", node)
             else:
                 wait_until(lambda: "cluster_joined" in node.log(), 20, f"{node.name} to join", node)
         for node in started:
