@@ -91,10 +91,15 @@ public enum SessionToken {
 
     /// The user a token names, read without checking its signature: where to route a resume, to
     /// the owner of that user's account, which checks it. Nil when it cannot be a token.
-    public static func claimedUser(of token: String) -> UserID? {
+    public static func claimedUser(of token: String) -> UserID? { claims(of: token)?.user }
+
+    /// The user and session a token names, read without checking its signature: what a node keeps
+    /// of a login its account owner checked and answered. Nil when it cannot be a token.
+    public static func claims(of token: String) -> AuthenticatedSession? {
         guard token.utf8.count <= maximumTextLength, let bytes = Base64.decode(token),
               bytes.count == payloadLength + macLength, bytes[0] == version else { return nil }
-        return UserID(rawValue: read(bytes, at: 1))
+        return AuthenticatedSession(user: UserID(rawValue: read(bytes, at: 1)),
+                                    session: SessionID(high: read(bytes, at: 9), low: read(bytes, at: 17)))
     }
 
     /// The claims of a token whose signature verifies under `secret`, else nil.
