@@ -47,15 +47,14 @@ enum RoutedOperations {
     /// The operations a board partition's owner runs for another node's connection.
     static let orderOperations: Set<String> = Set(OrderOperations.all.map(\.name))
     /// The operations an account partition's owner runs for another node's connection: those
-    /// of a user's own account, and a code requested for a phone (in the phone's partition,
-    /// docs/scale-out.md 7b item 4), which needs no login.
+    /// of a user's own account and sessions, and the logins (`loginOperations`).
     static let accountOperations: Set<String> = Set(
         ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name,
                                              AuthOperations.sessions.name, AuthOperations.logout.name,
                                              AuthOperations.revokeSession.name] + loginOperations)
     /// What needs no login and goes to the account partition of a phone (a code, a login by code
-    /// or password) or of the user a token names (a resume): the login answers what the node
-    /// holding the connection needs, the reply carrying the user, the token and the stream's number.
+    /// or password; docs/scale-out.md 7b item 4) or of the user a token names (a resume): the
+    /// reply carries what the node holding the connection needs, the user and the stream's number.
     static let loginOperations = [AuthOperations.requestCode.name, AuthOperations.loginWithCode.name,
                                   AuthOperations.loginWithPassword.name, AuthOperations.resume.name]
 
