@@ -76,3 +76,24 @@ extension BoardListing {
         return writer.bytes
     }
 }
+
+/// A node's question to a board partition's owner for `board.stats` (docs/scale-out.md 2c): how
+/// many orders are open on each board in the partition. The node sums the partitions' answers
+/// (`{"open": {"bounty": 6, "express": 14, …}}`, every type) and adds the runners online from every
+/// node (RunnersOnline.swift). Not a client operation.
+enum BoardCountsQuery {
+    static let operation = "node.board_counts"
+
+    static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
+        guard request.data == nil || request.data == .object([:]) else {
+            app.metrics.requests.increment(label: "routed:bad_request")
+            return answer(Reply.failure(id: request.id, error: DomainError(.badRequest,
+                "\"\(operation)\" takes no data", field: "data")))
+        }
+        OrderOperations.gather(over: Array(0..<app.shards.count), app: app, { ($0.index, $0.openCount) }) { parts in
+            var open = Dictionary(uniqueKeysWithValues: OrderType.allCases.map { ($0.rawValue, 0) })
+            for (index, count) in parts { open[app.layout.type(ofShard: index).rawValue, default: 0] += count }
+            answer(Reply.success(id: request.id, data: ["open": .object(open.mapValues { JSONValue.integer(Int64($0)) })]))
+        }
+    }
+}

@@ -59,12 +59,14 @@ enum RoutedOperations {
                                   AuthOperations.loginWithPassword.name, AuthOperations.resume.name]
 
     /// Questions only nodes ask, not in the client operation table: a user's stream events after
-    /// a number (account partitions) and a partition's part of a board listing (board partitions).
+    /// a number (account partitions), a partition's part of a board listing and its open orders
+    /// per board (board partitions).
     static func nodeQuestion(_ operation: String) -> (space: PartitionSpace,
         answer: @Sendable (RoutedRequest, Application, @escaping @Sendable ([UInt8]) -> Void) -> Void)? {
         switch operation {
         case PersonalStreamQuery.operation: (.accounts, { request, app, answer in answer(PersonalStreamQuery.answer(request, app: app)) })
         case BoardListQuery.operation: (.boards, BoardListQuery.answer)
+        case BoardCountsQuery.operation: (.boards, BoardCountsQuery.answer)
         default: nil
         }
     }

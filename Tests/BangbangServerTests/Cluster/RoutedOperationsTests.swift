@@ -533,6 +533,11 @@ import TestSupport
         #expect(Self.errorCode(untyped) == "invalid_field", "\(untyped)")
         let unknown = try Self.reply(try await ask(["types": ["bounty"], "colour": "red"]))
         #expect(Self.errorCode(unknown) != nil, "\(unknown)")
+        let counts = try Self.reply(try await setup.route(RoutedRequest(id: 9, operation: "node.board_counts", data: nil, actor: nil)))
+        #expect(counts["data"] == ["open": ["bounty": 5, "express": 1, "group": 0, "purchase": 0]], "\(counts)")
+        let countsWithData = try Self.reply(try await setup.route(RoutedRequest(id: 10, operation: "node.board_counts",
+                                                                               data: ["types": ["bounty"]], actor: nil)))
+        #expect(Self.errorCode(countsWithData) == "bad_request")
         let onAccounts = try await setup.routeToAccounts(RoutedRequest(id: 6, operation: "node.board_list",
                                                                        data: ["types": ["bounty"]], actor: nil))
         #expect(Self.errorCode(onAccounts) == "unknown_operation")

@@ -1,0 +1,64 @@
+// Approved runners watching each board, over every node (docs/scale-out.md 2c, `board.stats`):
+// each node reports once a second, on `bb.node.<id>.watching`, the runners it holds watching each
+// type; the union of the reports heard in the last five seconds is who is online. A runner
+// watching on two nodes counts once, as on one node ("a runner counts once per type however many
+// devices watch"), and a node that stops reporting (it died, or lost NATS) drops out after five
+// seconds. Pure: the node's subscriber hands it each report and asks it when `board.stats` comes.
+import BangbangCore
+import JSON
+
+/// One node's report: `{"node": "bb2", "watching": {"bounty": [42, 7], "express": []}}`.
+struct WatchingReport: Sendable, Equatable {
+    /// A node id is what `--node-id` allows; a longer one is no report.
+    static let maximumNodeLength = 64
+
+    let node: String
+    let watching: [OrderType: Set<UserID>]
+
+    func encoded() -> [UInt8] {
+        let boards = Dictionary(uniqueKeysWithValues: watching.map { type, runners in
+            (type.rawValue, JSONValue.array(runners.map(\.rawValue).sorted().map { .integer(Int64($0)) }))
+        })
+        return JSONWriter.encode(["node": .string(node), "watching": .object(boards)])
+    }
+
+    /// The report in `bytes`, or nil when they are not one (read whole: anything unknown refuses it).
+    static func decode(_ bytes: [UInt8]) -> WatchingReport? {
+        guard case .object(let report)? = try? JSONParser.parse(bytes), report.count == 2,
+              case .string(let node)? = report["node"], (1...maximumNodeLength).contains(node.utf8.count),
+              case .object(let boards)? = report["watching"] else { return nil }
+        var watching: [OrderType: Set<UserID>] = [:]
+        for (name, value) in boards {
+            guard let type = OrderType(rawValue: name), case .array(let ids) = value else { return nil }
+            var runners = Set<UserID>()
+            for id in ids {
+                guard case .integer(let raw) = id, raw > 0 else { return nil }
+                runners.insert(UserID(UInt64(raw)))
+            }
+            watching[type] = runners
+        }
+        return WatchingReport(node: node, watching: watching)
+    }
+}
+
+struct RunnersOnline: Sendable {
+    static let reportLifetimeMilliseconds: Int64 = 5_000
+
+    private var latest: [String: (at: Int64, watching: [OrderType: Set<UserID>])] = [:]
+
+    /// A node's report, heard at `now` (milliseconds): it replaces that node's earlier one.
+    mutating func heard(_ report: WatchingReport, at now: Int64) {
+        latest[report.node] = (now, report.watching)
+    }
+
+    /// Who watches each type now, over the nodes heard from in the last five seconds. Forgets the
+    /// nodes not heard from for longer.
+    mutating func online(at now: Int64) -> [OrderType: Set<UserID>] {
+        latest = latest.filter { now - $0.value.at <= Self.reportLifetimeMilliseconds }
+        var online: [OrderType: Set<UserID>] = [:]
+        for (_, report) in latest {
+            for (type, runners) in report.watching { online[type, default: []].formUnion(runners) }
+        }
+        return online
+    }
+}
