@@ -170,6 +170,8 @@ import TestSupport
         #expect(setup.nodeMetrics.followedBoards.current == 0)
         for _ in 0..<2 { _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user) }
         try await eventually("both published") { setup.ownerMetrics.feedEventsPublished.current == 3 }
+        // Through the NATS server while nobody here listens, before the board is watched again.
+        try await setup.ownerConnection.flush()
         try await setup.watch(.bounty)
         _ = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
         try await eventually("the change after the pause") { setup.delivered.count == 2 }
@@ -268,6 +270,9 @@ import TestSupport
         try await eventually("p0's part in") { setup.followed.queue.sync { setup.followed.subscriptions[subscription]?.parts.count } == 1 }
         try p1Change(3)
         let during = try await harness.publish(Drafts.bounty(now: harness.clock.now), by: user)
+        // The owner publishes its change from its publishing queue, after the commit answered:
+        // forwarded before `p1`'s next, so the node's numbers are known.
+        try await eventually("p0's change forwarded") { setup.followed.queue.sync { setup.followed.position(of: .bounty) } == 2 }
         try p1Change(4)
         try await eventually("three changes forwarded") { setup.followed.queue.sync { setup.followed.position(of: .bounty) } == 3 }
         #expect(watcher.replies.withLock { $0 }.isEmpty && watcher.changes.withLock { $0 }.isEmpty, "nothing before every part is in")
