@@ -39,7 +39,11 @@ def cluster():
                         "-keyout", key, "-out", cert], check=True, capture_output=True, timeout=60)
         common = ["--dev", "--fsync", "never", "--proxy-protocol", "--trusted-proxy", "127.0.0.1"]
         with running(common + ["--sms-per-ip-hourly", "2", "--max-connections-per-address", "2"]) as server, \
-             running(common + ["--tls-cert", cert, "--tls-key", key]) as tls_server, \
+             running(common + ["--tls-cert", cert, "--tls-key", key,
+                               # The server's own limit on the opening handshake as generous as the
+                               # TLS tests' client side: a debug build's first TLS handshakes are slow
+                               # on a busy machine, and 10 s once ran out (408).
+                               "--handshake-timeout", "60"]) as tls_server, \
              haproxy([{"upstream": server.port},
                       {"upstream": server.port, "rules": [f"tcp-request connection set-src ipv4({INTERNET_CLIENT})"]},
                       {"upstream": tls_server.port}]) as proxy:
