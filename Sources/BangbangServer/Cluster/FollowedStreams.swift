@@ -118,6 +118,7 @@ final class FollowedStreams: @unchecked Sendable {
             (owners, timer) = (nil, nil)
             for entry in buckets.values { entry.subscription.unsubscribe() }
             buckets = [:]
+            metrics.followedStreams.add(-devices.count)
             devices = [:]
             devicesByUser = [:]
         }
@@ -238,25 +239,39 @@ final class FollowedStreams: @unchecked Sendable {
             let result = await requests.request(partition, payload: payload)
             queue.async { [weak self] in
                 guard let self else { return }
-                for device in questions.removeValue(forKey: key) ?? [] { answered(device, after: after, result) }
+                // Read and framed once for every device waiting on the answer.
+                let answer = result.map { bytes -> Answer in
+                    guard let decoded = PersonalStreamAnswer.decode(bytes) else {
+                        return .refused(String(decoding: bytes.prefix(200), as: UTF8.self))
+                    }
+                    return .events(last: decoded.last, decoded.events.map {
+                        (number: $0.number, event: Event(number: $0.number, message: SharedMessage(text: $0.message)))
+                    })
+                }
+                for device in questions.removeValue(forKey: key) ?? [] { answered(device, after: after, answer) }
             }
         }
     }
 
-    private func answered(_ device: UInt64, after: UInt64, _ result: Result<[UInt8], RouteFailure>) {
+    /// The owner's answer to a question, as the devices waiting on it take it.
+    private enum Answer {
+        case events(last: UInt64, [(number: UInt64, event: Event)])
+        /// A refusal (its reply's beginning), not an answer.
+        case refused(String)
+    }
+
+    private func answered(_ device: UInt64, after: UInt64, _ result: Result<Answer, RouteFailure>) {
         guard var following = devices[device] else { return }
         switch result {
-        case .success(let bytes):
-            guard let answer = PersonalStreamAnswer.decode(bytes) else {
-                return lose(device, "the owner refused the question: \(String(decoding: bytes.prefix(200), as: UTF8.self))")
-            }
-            let events = answer.events.map { (number: $0.number, event: Event(number: $0.number, message: SharedMessage(text: $0.message))) }
-            let outcome = following.follower.replayed(after: after, events: events, through: answer.last)
+        case .success(.refused(let reply)):
+            return lose(device, "the owner refused the question: \(reply)")
+        case .success(.events(let last, let events)):
+            let outcome = following.follower.replayed(after: after, events: events, through: last)
             following.failedQuestions = 0
             following.fruitlessQuestions = outcome.events.isEmpty && outcome.ask != nil ? following.fruitlessQuestions + 1 : 0
             devices[device] = following
             guard following.fruitlessQuestions <= Self.fruitlessQuestionLimit else {
-                return lose(device, "events held past the owner's last number (\(answer.last)) never came")
+                return lose(device, "events held past the owner's last number (\(last)) never came")
             }
             // Asked again at once when the answer moved the stream on; after 50 ms doubling to
             // 1.6 s while answers bring nothing.
