@@ -35,8 +35,11 @@ extension FollowedBoards {
         let query: OrderListQuery
         let subscriber: Subscriber
         var boards: [OrderType: FeedSubscription<FeedBroadcast>]
+        /// The partitions' parts until every one is in and the reply is made of them.
         var parts: [BoardListAnswer.Answer] = []
-        var isReplied = false
+
+        /// Every partition's part is in (each answers once), so the reply is out.
+        var isReplied: Bool { boards.values.allSatisfy(\.isReady) }
     }
 
     /// Starts a subscription for a watcher here, to the boards of `data` (a `board.subscribe`'s
@@ -106,26 +109,21 @@ extension FollowedBoards {
             }
             answer = decoded
         }
-        var released: [(OrderType, [FeedBroadcast])] = []
+        // Each board's held changes, in board order; only changes the filter concerns were held (`offer`).
+        var released: [FeedBroadcast] = []
         for type in subscription.boards.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            let events = subscription.boards[type]!.listed(partition: UInt16(partition.index),
-                                                            through: answer.sequences[type.rawValue] ?? 0)
-            released.append((type, events))
+            released += subscription.boards[type]!.listed(partition: UInt16(partition.index),
+                                                          through: answer.sequences[type.rawValue] ?? 0)
         }
         subscription.parts.append(answer)
-        guard subscription.boards.values.allSatisfy(\.isReady) else {
-            subscriptions[id] = subscription
-            return
-        }
-        subscription.isReplied = true
+        let parts = subscription.parts
+        if subscription.isReplied { subscription.parts = [] }
         subscriptions[id] = subscription
-        let merged = BoardListing.merge(subscription.parts, query: subscription.query)
+        guard subscription.isReplied else { return }
+        let merged = BoardListing.merge(parts, query: subscription.query)
         subscription.subscriber.reply(.success(BoardListing.subscriptionData(merged,
                                                                               sequences: subscription.boards.mapValues(\.replySequence))))
-        // Only changes the filter concerns were held (`offer`).
-        for (_, events) in released {
-            for event in events { subscription.subscriber.deliver(event) }
-        }
+        for event in released { subscription.subscriber.deliver(event) }
     }
 
     private func fail(_ id: UInt64, _ failure: SubscriptionFailure) {
