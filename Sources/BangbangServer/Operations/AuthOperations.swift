@@ -185,9 +185,8 @@ enum AuthOperations {
         }, onDurable: { result in
             if case .failure(let error) = result { context.fail(error) }
         }, afterPublish: { view in
-            var data = routedStreamPosition(of: user, after: .max, app: app)
-            data.removeValue(forKey: "resync")
-            context.succeed(.object(data.merging(["token": .string(token), "user": view, "is_new": .bool(isNew)]) { $1 }))
+            let last = app.publisher.accounts.streams.lastSequence(of: user)
+            context.succeed(["token": .string(token), "user": view, "is_new": .bool(isNew), "seq": .integer(Int64(last))])
         })
     }
 

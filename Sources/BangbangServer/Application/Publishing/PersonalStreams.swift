@@ -98,6 +98,11 @@ final class PersonalStreams: Sendable {
         }
     }
 
+    /// The number of `user`'s last event (0 before the first).
+    func lastSequence(of user: UserID) -> UInt64 {
+        streams.withLock { $0[user]?.stream.lastSequence ?? 0 }
+    }
+
     /// The events of `user` still kept after `after` (within the retention), with their numbers,
     /// and the stream's last number: what the owner answers a node that follows the stream
     /// (PersonalStreamQuery.swift), which judges itself what the answer no longer reaches.
