@@ -90,10 +90,9 @@ enum BoardCountsQuery {
             return answer(Reply.failure(id: request.id, error: DomainError(.badRequest,
                 "\"\(operation)\" takes no data", field: "data")))
         }
-        OrderOperations.gather(over: Array(0..<app.shards.count), app: app, { ($0.index, $0.openCount) }) { parts in
-            var open = Dictionary(uniqueKeysWithValues: OrderType.allCases.map { ($0.rawValue, 0) })
-            for (index, count) in parts { open[app.layout.type(ofShard: index).rawValue, default: 0] += count }
-            answer(Reply.success(id: request.id, data: ["open": .object(open.mapValues { JSONValue.integer(Int64($0)) })]))
+        BoardOperations.gatherOpenCounts(app) { open in
+            let counts = Dictionary(uniqueKeysWithValues: OrderType.allCases.map { ($0.rawValue, JSONValue.integer(Int64(open[$0] ?? 0))) })
+            answer(Reply.success(id: request.id, data: ["open": .object(counts)]))
         }
     }
 }

@@ -67,6 +67,16 @@ enum BoardOperations {
         var usersOnline: Set<UserID> = []
     }
 
+    /// Open orders per type over every shard (each counted on its own queue, concurrently);
+    /// `completion` runs once, on the queue of the shard that finished last.
+    static func gatherOpenCounts(_ app: Application, completion: @escaping @Sendable ([OrderType: Int]) -> Void) {
+        OrderOperations.gather(over: Array(0..<app.shards.count), app: app, { ($0.index, $0.openCount) }) { parts in
+            var open: [OrderType: Int] = [:]
+            for (index, count) in parts { open[app.layout.type(ofShard: index), default: 0] += count }
+            completion(open)
+        }
+    }
+
     /// Counts open orders on every shard and who is connected on every loop's registry (each on
     /// its own queue, concurrently); a user connected on two loops is counted once, so the
     /// per-loop sets are united before counting. `completion` runs once, on whichever queue
@@ -79,10 +89,8 @@ enum BoardOperations {
             guard remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
             completion(stats.withLock { $0 })
         }
-        OrderOperations.gather(over: Array(0..<app.shards.count), app: app, { ($0.index, $0.openCount) }) { parts in
-            stats.withLock { stats in
-                for (index, count) in parts { stats.open[app.layout.type(ofShard: index), default: 0] += count }
-            }
+        gatherOpenCounts(app) { open in
+            stats.withLock { $0.open = open }
             finishOne()
         }
         for registry in registries {
