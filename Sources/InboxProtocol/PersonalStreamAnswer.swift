@@ -38,26 +38,20 @@ public enum PersonalStreamAnswer {
 
     /// The answer in `bytes`, or nil when they are not one.
     public static func decode(_ bytes: [UInt8]) -> (last: UInt64, events: [Event])? {
-        var offset = 0
-        func read(_ width: Int) -> UInt64? {
-            guard bytes.count - offset >= width else { return nil }
-            defer { offset += width }
-            return bytes[offset..<offset + width].reduce(0) { $0 << 8 | UInt64($1) }
-        }
-        guard bytes.first == marker else { return nil }
-        offset = 1
-        guard let last = read(8), let count = read(4) else { return nil }
-        // Each event takes at least 12 bytes: a count beyond what remains is a lie, refused
-        // before anything is reserved for it.
-        guard count <= UInt64((bytes.count - offset) / 12) else { return nil }
+        var reader = Reader(bytes: bytes[...])
+        guard (try? reader.byte()) == marker, let last = try? reader.integer(UInt64.self),
+              let count = try? reader.integer(UInt32.self),
+              // Each event takes at least 12 bytes: a count beyond what remains is a lie, refused
+              // before anything is reserved for it.
+              Int(count) <= reader.remaining / 12 else { return nil }
         var events: [Event] = []
         events.reserveCapacity(Int(count))
         for _ in 0..<count {
-            guard let number = read(8), let length = read(4), UInt64(bytes.count - offset) >= length,
-                  number <= last, number > (events.last?.number ?? 0) else { return nil }
-            events.append(Event(number: number, message: Array(bytes[offset..<offset + Int(length)])))
-            offset += Int(length)
+            guard let number = try? reader.integer(UInt64.self), let length = try? reader.integer(UInt32.self),
+                  number <= last, number > (events.last?.number ?? 0),
+                  let message = try? reader.bytes(Int(length)) else { return nil }
+            events.append(Event(number: number, message: Array(message)))
         }
-        return offset == bytes.count ? (last, events) : nil
+        return reader.remaining == 0 ? (last, events) : nil
     }
 }
