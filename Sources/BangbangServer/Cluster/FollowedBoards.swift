@@ -95,9 +95,7 @@ final class FollowedBoards: @unchecked Sendable {
         case .stale:
             return
         case .gap(let partition, let expected, let received):
-            metrics.feedGaps.increment()
-            logger.warning("feed_gap", ["type": type.rawValue, "partition": partition, "expected": expected, "received": received])
-            sink.gap(type, "changes \(expected)…\(received - 1) of partition p\(partition) were lost")
+            reportGap(on: type, "changes \(expected)…\(received - 1) of partition p\(partition) were lost")
         case .forward(let sequence):
             do {
                 let before = frame.before.isEmpty ? nil : try StoredOrder.decode(Array(frame.before))
@@ -110,10 +108,14 @@ final class FollowedBoards: @unchecked Sendable {
                 offer(broadcast, from: frame.partition, partitionSequence: frame.sequence)
             } catch {
                 // Numbered and not forwarded: the watchers would miss it, as after a gap.
-                metrics.feedGaps.increment()
-                logger.warning("feed_event_refused", ["type": type.rawValue, "partition": frame.partition, "detail": "\(error)"])
-                sink.gap(type, "a change of partition p\(frame.partition) could not be read")
+                reportGap(on: type, "a change of partition p\(frame.partition) could not be read (\(error))")
             }
         }
+    }
+
+    private func reportGap(on type: OrderType, _ reason: String) {
+        metrics.feedGaps.increment()
+        logger.warning("feed_gap", ["type": type.rawValue, "detail": reason])
+        sink.gap(type, reason)
     }
 }
