@@ -17,14 +17,17 @@ from test_cluster_failover import LEASE_MS, Node, publish, wait_until
 ADMIN_PHONE = "+8613000000000"
 
 
-@pytest.fixture
-def nodes(tmp_path):
+@pytest.fixture(params=["relay"])
+def nodes(request, tmp_path):
+    """Three nodes; the non-owners relay their clients (the default) or, parametrized with
+    "node", run their sessions themselves (`--cluster-sessions node`, docs/scale-out.md 2c)."""
     nats = NatsCluster.start()
     ports = free_ports(3)
     started = []
     try:
         for index, port in enumerate(ports):
-            node = Node(f"bb{index + 1}", port, str(tmp_path), nats.urls, extra=["--admin-phone", ADMIN_PHONE])
+            node = Node(f"bb{index + 1}", port, str(tmp_path), nats.urls,
+                        extra=["--admin-phone", ADMIN_PHONE, "--cluster-sessions", request.param])
             started.append(node)
             if index == 0:
                 wait_until(node.is_ready, 20, "the first node to own the partition", node)
@@ -55,12 +58,32 @@ def approve(runner, admin):
     return runner
 
 
+def metric(node, name):
+    """The value of `name` on the node's /metrics, or None when absent."""
+    status, body, _ = node.http("/metrics")
+    assert status == 200
+    for line in body.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def check_sessions_ran_where_configured(request, standby):
+    """In "node" mode the standby ran its clients' sessions and relayed none; else the reverse."""
+    pushes, relayed = metric(standby, "bangbang_node_pushes_total"), metric(standby, "bangbang_relay_frames_total{direction=\"out\"}")
+    if request.node.callspec.params["nodes"] == "node":
+        assert pushes > 0 and not relayed, (pushes, relayed)
+    else:
+        assert not pushes and relayed > 0, (pushes, relayed)
+
+
 def changed(order_id, change):
     return lambda e: (e["event"] == "order.changed" and e["data"]["order"]["id"] == order_id
                       and e["data"]["change"] == change)
 
 
-def test_clients_on_different_nodes_see_each_others_orders_live(nodes):
+@pytest.mark.parametrize("nodes", ["relay", "node"], indirect=True)
+def test_clients_on_different_nodes_see_each_others_orders_live(nodes, request):
     owner, second, third = nodes
     admin = logged_in(second, ADMIN_PHONE)
     runner = approve(logged_in(second), admin)
@@ -78,11 +101,13 @@ def test_clients_on_different_nodes_see_each_others_orders_live(nodes):
         with Client(owner.url) as local:
             local.login(fresh_phone())
             assert local.ok("order.get", {"order_id": order["id"]})["order"]["status"] == "in_progress"
+        check_sessions_ran_where_configured(request, second)
     finally:
         for client in (admin, runner, publisher):
             client.close()
 
 
+@pytest.mark.parametrize("nodes", ["relay", "node"], indirect=True)
 def test_an_accept_race_across_all_three_nodes_has_exactly_one_winner(nodes):
     admin = logged_in(nodes[0], ADMIN_PHONE)
     runners = [approve(logged_in(node), admin) for node in nodes for _ in range(2)]

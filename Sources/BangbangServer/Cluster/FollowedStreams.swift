@@ -31,6 +31,14 @@ final class FollowedStreams: @unchecked Sendable {
         let number: UInt64
         /// Built once per event received, whichever devices here it goes to.
         let message: SharedMessage
+        /// What the event changes of a login, read once for every device.
+        let change: AccountChange?
+
+        init(number: UInt64, text: [UInt8]) {
+            self.number = number
+            change = AccountChange.read(text)
+            message = SharedMessage(text: text)
+        }
     }
 
     struct Sink: Sendable {
@@ -201,7 +209,7 @@ final class FollowedStreams: @unchecked Sendable {
             return logger.warning("user_event_refused", ["bytes": payload.count, "detail": "not a personal event; dropped"])
         }
         guard let followers = devicesByUser[UserID(frame.user)] else { return }
-        let event = Event(number: frame.number, message: SharedMessage(text: Array(frame.message)))
+        let event = Event(number: frame.number, text: Array(frame.message))
         for device in followers {
             guard let outcome = devices[device]?.follower.receive(event, number: frame.number) else { continue }
             apply(outcome, to: device)
@@ -245,7 +253,7 @@ final class FollowedStreams: @unchecked Sendable {
                         return .refused(String(decoding: bytes.prefix(200), as: UTF8.self))
                     }
                     return .events(last: decoded.last, decoded.events.map {
-                        (number: $0.number, event: Event(number: $0.number, message: SharedMessage(text: $0.message)))
+                        (number: $0.number, event: Event(number: $0.number, text: $0.message))
                     })
                 }
                 for device in questions.removeValue(forKey: key) ?? [] { answered(device, after: after, answer) }

@@ -49,7 +49,7 @@ struct RemoteLogin: Sendable, Equatable {
 /// streams' queue, like the sink that feeds it.
 struct LoginReplyGate {
     enum Output {
-        case event(SharedMessage)
+        case event(FollowedStreams.Event)
         case reply([UInt8])
     }
 
@@ -77,7 +77,7 @@ struct LoginReplyGate {
                 outputs.append(.reply(due))
                 reply = nil
             }
-            outputs.append(.event(event.message))
+            outputs.append(.event(event))
             if let due = reply, event.number == sequence {
                 outputs.append(.reply(due))
                 reply = nil

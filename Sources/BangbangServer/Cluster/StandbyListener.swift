@@ -1,8 +1,9 @@
 // What a cluster node serves while it does not own the partition: `/healthz` answers ok (the
 // process is alive), `/readyz` 503 naming the owner (a load balancer sends clients elsewhere),
 // and `/ws` relayed to the owner (RelayGateway.swift) once the node is on NATS and an owner is
-// known; until then, and while this node itself is recovering, `/ws` is refused with 503 and
-// `Retry-After`, so a client retries. `/metrics` shows its connections and its side of the relay
+// known, or with `--cluster-sessions node` each client's session run here (NodeSession.swift;
+// `/readyz` then answers ok while an owner is known); until then, and while this node itself is
+// recovering, `/ws` is refused with 503 and `Retry-After`, so a client retries. `/metrics` shows its connections and its side of the relay
 // (relayed connections, envelopes, refusals). Every other path is 404. It listens on the server's own
 // address and is stopped just before the server starts there.
 import Forwarding
@@ -17,7 +18,10 @@ final class StandbyListener: Sendable {
     private let directory: any OwnerDirectory
     private let logger: Logger
     /// Set once the node is on NATS (`startRelaying`).
-    private let gateway = RelayGatewaySlot()
+    private let gateway = StandbySlot<RelayGateway>()
+    /// Set once the node is on NATS, when it runs its clients' sessions itself.
+    private let sessions = StandbySlot<NodeSessionHub>()
+    private let configuration: ServerConfiguration
     /// Its connections and, once relaying, the gateway's counts.
     private let metrics = ServerMetrics()
     /// Seconds a refused client is asked to wait: about one lease time, the failover bound.
@@ -36,13 +40,14 @@ final class StandbyListener: Sendable {
         retryAfterSeconds = retryAfter
         self.directory = directory
         self.logger = logger
-        let (gateway, metrics) = (gateway, metrics)
+        self.configuration = configuration
+        let (gateway, metrics, sessions) = (gateway, metrics, sessions)
         metrics.relay.markClustered()
         let listening = Mutex<TCPServer?>(nil)
         let webSocket = WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes, maxMessageSize: configuration.maxMessageBytes,
                                                maxFragmentsPerMessage: Server.maxFragmentsPerMessage)
         let router = Self.router(directory: directory, retryAfterSeconds: retryAfter, webSocket: webSocket,
-                                 gateway: { gateway.current },
+                                 gateway: { gateway.current }, sessions: { sessions.current },
                                  metrics: {
                                      let server = listening.withLock { $0 }
                                      return MetricsRenderer.render(metrics, openConnections: server?.connectionCount ?? 0,
@@ -77,6 +82,7 @@ final class StandbyListener: Sendable {
 
     static func router(directory: any OwnerDirectory, retryAfterSeconds: Int, webSocket: WebSocketConfiguration,
                        gateway: @escaping @Sendable () -> RelayGateway?,
+                       sessions: @escaping @Sendable () -> NodeSessionHub? = { nil },
                        metrics: @escaping @Sendable () -> String) -> HTTPRouter {
         let unavailable: @Sendable () -> HTTPResponse = {
             HTTPResponse(status: 503,
@@ -91,17 +97,24 @@ final class StandbyListener: Sendable {
         }
         let relay = WebSocketRoute(
             configuration: webSocket,
-            makeEndpoint: { _ in
+            makeEndpoint: { loop in
                 guard let (gateway, owner) = relayOwner() else { return RefusingEndpoint() }
+                if let sessions = sessions() { return sessions.makeSession(on: loop) }
                 return gateway.makeEndpoint(owner: owner)
             },
             refusal: { relayOwner() == nil ? unavailable() : nil })
+        let ready: @Sendable () -> HTTPResponse = {
+            guard sessions() != nil, relayOwner() != nil else {
+                return .plain(status: 503, body: Array("\(status(of: directory))\n".utf8))
+            }
+            return .plain(body: Array("serving sessions; \(status(of: directory))\n".utf8))
+        }
         return HTTPRouter(
             webSocketRoutes: ["/ws": relay],
             handshake: ServerHandshakeConfiguration(subprotocols: ["bangbang.v1"]),
             plainRoutes: [
                 "/healthz": { .plain(body: Array("ok\n".utf8)) },
-                "/readyz": { .plain(status: 503, body: Array("\(status(of: directory))\n".utf8)) },
+                "/readyz": ready,
                 "/metrics": { .plain(contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(metrics().utf8)) },
             ],
             staticSite: { nil })
@@ -115,20 +128,27 @@ final class StandbyListener: Sendable {
                                  connection: connection, timings: timings, metrics: metrics.relay, logger: logger)
         try relay.start()
         directory.onOwnerChange { owner in relay.ownerChanged(to: owner) }
+        if configuration.clusterSessions == .node {
+            let hub = NodeSessionHub(connection: connection, map: ClusterNode.map, configuration: configuration,
+                                     metrics: metrics.relay, logger: logger)
+            try hub.start()
+            sessions.current = hub
+        }
         gateway.current = relay
     }
 
     func stop() {
         gateway.current?.stop()
+        sessions.current?.stop()
         server.stop(closeConnections: true, flushFirst: true)
     }
 }
 
-/// The standby's relay, once there is one (any thread).
-final class RelayGatewaySlot: Sendable {
-    private let slot = Mutex<RelayGateway?>(nil)
+/// What the standby has once it is on NATS (its relay, its sessions' hub), read from any thread.
+final class StandbySlot<Value: Sendable>: Sendable {
+    private let slot = Mutex<Value?>(nil)
 
-    var current: RelayGateway? {
+    var current: Value? {
         get { slot.withLock { $0 } }
         set { slot.withLock { $0 = newValue } }
     }

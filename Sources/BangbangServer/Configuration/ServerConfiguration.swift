@@ -119,9 +119,21 @@ public struct ServerConfiguration: Sendable {
     /// back to it, in milliseconds (`--move-back-ms`, at least a lease time); 0, the default:
     /// the partition stays with its holder until that one stops or dies.
     public var moveBackMilliseconds = 0
+    /// Where a node that owns no partition runs its clients' sessions (`--cluster-sessions`):
+    /// relayed whole to the owner (the default), or here, each request routed to the partition
+    /// that decides it and the events followed over NATS (docs/scale-out.md, 2c).
+    public var clusterSessions = ClusterSessions.relay
 
     /// Whether this node is one of several sharing partitions over NATS.
     public var isClustered: Bool { !natsServers.isEmpty }
 
     public init() {}
+}
+
+/// Where a cluster node that owns no partition runs the sessions of the clients it holds.
+public enum ClusterSessions: String, Sendable, CaseIterable {
+    /// Every message relayed to the partition's owner, which runs the session (RelayGateway.swift).
+    case relay
+    /// The session runs on this node (NodeSession.swift): requests routed, events followed.
+    case node
 }

@@ -209,6 +209,15 @@ enum SettingsTable {
         .integerValued("move-back-ms", placeholder: "MS",
                        help: "milliseconds a rejoined node stays live before the partition moves back to it (its preferred owner; at least --lease-ms); 0: never",
                        range: 0...3_600_000, \.moveBackMilliseconds),
+        Setting(name: "cluster-sessions", kind: .value, placeholder: "relay|node",
+                help: "where a node that does not own the partition runs its clients' sessions: relay (to the owner) or node (here, requests routed over NATS)",
+                apply: { config, text throws(ConfigurationError) in
+                    guard let mode = ClusterSessions(rawValue: text) else {
+                        throw ConfigurationError("invalid value '\(text)' for --cluster-sessions: expected relay or node")
+                    }
+                    config.clusterSessions = mode
+                },
+                current: { $0.clusterSessions.rawValue }),
     ]
 
     static func named(_ name: String) -> Setting? { all.first { $0.name == name } }

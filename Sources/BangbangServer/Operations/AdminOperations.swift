@@ -201,8 +201,11 @@ enum AdminOperations {
     // MARK: Helpers
 
     /// The administrator making the request: a user, or nil for the built-in administrator.
+    /// A routed request's administrator is always a user: the admin secret logs in only a
+    /// connection of the owner's own.
     private static func actor(_ context: OperationContext) -> UserID? {
-        context.session.isBuiltInAdministrator ? nil : context.user
+        if case .session(let session) = context.caller, session.isBuiltInAdministrator { return nil }
+        return context.user
     }
 
     private static func userID(_ arguments: Arguments) throws(DomainError) -> UserID {
@@ -224,13 +227,13 @@ enum AdminOperations {
                                    decide: @escaping @Sendable (AccountStore, UserID?, Timestamp) throws(DomainError) -> AccountEvent) {
         let administrator = actor(context)
         let app = context.app
-        let connectionID = context.session.connectionID
+        let connection = if case .session(let session) = context.caller { String(session.connectionID) } else { "routed" }
         let requestID = ClientSession.describe(context.requestID)
         app.accounts.perform { owner in
             do throws(DomainError) {
                 let now = app.clock()
                 let event = try decide(owner.store, administrator, now)
-                app.logger.info("admin_action", ["connection.id": connectionID, "request.id": requestID,
+                app.logger.info("admin_action", ["connection.id": connection, "request.id": requestID,
                                                  "op": context.operation, "subject": subject.rawValue,
                                                  "administrator": (administrator ?? BuiltInAdministrator.id).rawValue])
                 AuthOperations.commit(event, on: owner, at: now, context: context) { store in

@@ -13,16 +13,19 @@ enum InfoOperations {
 
     static let get = Operation("info.get", requiresLogin: false) { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
-        let app = context.app
-        let configuration = app.configuration
+        context.succeed(data(configuration: context.app.configuration, rules: context.app.orderRules))
+    }
+
+    /// The reply's data, the same on every node of a deployment configured alike.
+    static func data(configuration: ServerConfiguration, rules: OrderRules) -> JSONValue {
         var data: [String: JSONValue] = [
             "version": .string(serverVersion),
             "campuses": .array(configuration.campuses.map(JSONValue.string)),
             "order_types": .array(OrderType.allCases.map { .string($0.rawValue) }),
             "limits": [
                 "max_message_bytes": .integer(Int64(configuration.maxMessageBytes)),
-                "max_tip": .integer(app.orderRules.maximumTip),
-                "max_goods_budget": .integer(app.orderRules.maximumGoodsBudget),
+                "max_tip": .integer(rules.maximumTip),
+                "max_goods_budget": .integer(rules.maximumGoodsBudget),
                 "password_min_length": .integer(Int64(PasswordRules.length.lowerBound)),
                 "password_max_length": .integer(Int64(PasswordRules.length.upperBound)),
                 "nickname_max_length": .integer(Int64(ProfileLimits.nickname.upperBound)),
@@ -30,12 +33,12 @@ enum InfoOperations {
             ],
             // What an app needs to word its cancel dialog and its "confirms by itself" note.
             "order_rules": [
-                "cancel_grace_ms": .integer(app.orderRules.cancellationGrace),
-                "cancel_fee": .integer(app.orderRules.cancellationFee),
-                "auto_confirm_ms": .integer(app.orderRules.autoConfirmAfter),
+                "cancel_grace_ms": .integer(rules.cancellationGrace),
+                "cancel_fee": .integer(rules.cancellationFee),
+                "auto_confirm_ms": .integer(rules.autoConfirmAfter),
             ],
         ]
         if let phone = configuration.supportPhone { data["support_phone"] = .string(phone) }
-        context.succeed(.object(data))
+        return .object(data)
     }
 }

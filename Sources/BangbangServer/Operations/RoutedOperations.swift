@@ -9,8 +9,10 @@
 // a login and a resume to the owner of the phone's or the token's user's partition, which answers
 // what the node holding the connection needs to follow the user's stream from there (the reply's
 // `seq`); the list of sessions and logging out, with the connection's session sent with the actor.
-// Watching the boards and administration need the connection, and run where it is; a user's
-// history is in every node's archive, and is read there.
+// Administration runs on the account owner with the connection's user as the administrator. The
+// reads of every board at once (a listing, the counts, a user's orders and takings) are answered
+// whole by the owner of a deployment's one board partition. Watching the boards needs the
+// connection, and runs where it is.
 // What a routed request carries is RoutedRequest.swift.
 import BangbangCore
 import BangbangProtocol
@@ -51,12 +53,21 @@ enum RoutedOperations {
     static let accountOperations: Set<String> = Set(
         ProfileOperations.all.map(\.name) + [AuthOperations.setPassword.name, AuthOperations.changePassword.name,
                                              AuthOperations.sessions.name, AuthOperations.logout.name,
-                                             AuthOperations.revokeSession.name] + loginOperations)
+                                             AuthOperations.revokeSession.name] + loginOperations
+            + AdminOperations.all.map(\.name))
     /// What needs no login and goes to the account partition of a phone (a code, a login by code
     /// or password; docs/scale-out.md 7b item 4) or of the user a token names (a resume): the
     /// reply carries what the node holding the connection needs, the user and the stream's number.
     static let loginOperations = [AuthOperations.requestCode.name, AuthOperations.loginWithCode.name,
                                   AuthOperations.loginWithPassword.name, AuthOperations.resume.name]
+
+    /// Reads of every board at once that the owner of a deployment's one board partition answers
+    /// whole for another node's connection. With several board partitions each holds a part, which
+    /// the node holding the connection merges (docs/scale-out.md, 2c); the owner then refuses them.
+    static let wholeBoardReads: Set<String> = [BoardOperations.list.name, BoardOperations.stats.name,
+                                               MyOrdersOperations.mine.name, MyOrdersOperations.earnings.name]
+
+    static let boardOperations = orderOperations.union(wholeBoardReads)
 
     /// Questions only nodes ask, not in the client operation table: a user's stream events after
     /// a number (account partitions), a partition's part of a board listing and its open orders
@@ -73,7 +84,7 @@ enum RoutedOperations {
 
     static func names(in space: PartitionSpace) -> Set<String> {
         switch space {
-        case .boards: orderOperations
+        case .boards: boardOperations
         case .accounts: accountOperations
         }
     }
@@ -157,6 +168,11 @@ enum RoutedOperations {
                 field: partition.space == .accounts ? "actor" : "data")))
         }
         if let question { return question.answer(request, app, answer) }
+        if wholeBoardReads.contains(request.operation), map.partitionCount > 1 {
+            app.metrics.requests.increment(label: "routed:bad_request")
+            return answer(Reply.failure(id: request.id, error: DomainError(.badRequest,
+                "\"\(request.operation)\" reads every board, and \(partition) holds one part of \(map.partitionCount); ask each partition for its part")))
+        }
         guard let operation else { return answer(Reply.failure(id: request.id, error: DomainError(.unknownOperation, "no such operation"))) }
         if operation.requiresLogin, request.actor == nil {
             app.metrics.requests.increment(label: "\(operation.name):unauthenticated")

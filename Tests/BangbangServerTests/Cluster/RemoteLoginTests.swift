@@ -27,8 +27,8 @@ import TestSupport
                 for output in outputs {
                     switch output {
                     case .reply: sent.append("reply")
-                    case .event(let message):
-                        guard case .object(let event) = try? JSONParser.parse(message.payload), case .integer(let number)? = event["seq"]
+                    case .event(let followed):
+                        guard case .object(let event) = try? JSONParser.parse(followed.message.payload), case .integer(let number)? = event["seq"]
                         else { sent.append("unreadable"); continue }
                         sent.append("event \(number)")
                     }

@@ -18,7 +18,7 @@ final class FixedOwnerDirectory: OwnerDirectory {
 @Suite struct StandbyRoutesTests {
     let directory = FixedOwnerDirectory()
     /// The relay to the owner, once the node is on NATS (never connected here: nothing is sent).
-    let gateway = RelayGatewaySlot()
+    let gateway = StandbySlot<RelayGateway>()
     let metrics = ServerMetrics()
 
     func router() -> HTTPRouter {

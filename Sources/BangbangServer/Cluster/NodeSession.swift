@@ -1,0 +1,305 @@
+// One `/ws` connection's session on a cluster node that owns no partition, run here instead of
+// being relayed whole to the owner (docs/scale-out.md, 2c; `--cluster-sessions node`). Each
+// request goes where it is decided: to the owner of the partition it concerns, over NATS
+// (NodeRouter), whose reply is passed on byte for byte; `board.subscribe` to every board
+// partition, merged here and followed from the feed subjects (FollowedBoards); `info.get` is
+// answered here. A login or a resume is the account owner's, and the node follows the user's
+// stream from where the reply says (FollowedStreams, RemoteLogin). The owner never sees the
+// connection, so what it does to a connection of its own the node does here: a logout of this
+// session ends the login once answered; a runner's verification decided changes the actor sent
+// with each request; an `account.logged_out` is checked with the owner (`auth.sessions`), and a
+// session it no longer knows is logged out here.
+//
+// When a routed request gets no answer, or the events followed for the user are lost, the
+// connection is closed with 1012 and the client resumes, as after an owner change. A new owner
+// does not end the session: routed requests wait for it within the route's bound, and the
+// followed streams ask it for what its recovery numbered.
+//
+// Confined to its connection's loop (`outbox.loop`); what other queues have for it arrives
+// through the outbox, in order.
+import BangbangCore
+import BangbangProtocol
+import JSON
+import SocketServer
+import WebSocketProtocol
+import WebSocketServer
+
+final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
+    /// What a routed request's outcome is for, once it is back on the loop.
+    enum Pending: Sendable {
+        /// A reply passed on.
+        case reply
+        /// A login or a resume (with the token and the device's `last_seq` it sent).
+        case login(token: String?, lastSeen: UInt64?)
+        /// A logout or revocation of `session`: this connection's own ends once answered ok.
+        case logout(SessionID)
+        /// The check after an `account.logged_out`: not the client's request, nothing is sent.
+        case sessionCheck
+    }
+
+    private struct Login {
+        var user: UserID
+        var session: SessionID
+        var isApprovedRunner: Bool
+        /// The handle of the device following the user's stream here.
+        var device: UInt64
+    }
+
+    let hub: NodeSessionHub
+    let outbox: NodeOutbox
+    private var channel: WebSocketChannel?
+    private var login: Login?
+    private var isClosed = false
+    private var isClosingForFlood = false
+    private var requestBucket: TokenBucket?
+    private var requestsInFlight = 0
+    private var consecutiveRefusals = 0
+
+    init(hub: NodeSessionHub, outbox: NodeOutbox) {
+        self.hub = hub
+        self.outbox = outbox
+    }
+
+    // MARK: WebSocketEndpoint
+
+    func webSocketDidOpen(_ channel: WebSocketChannel) {
+        self.channel = channel
+        hub.metrics.nodeSessions.add(1)
+        let rate = hub.requestsPerSecond
+        if rate > 0 { requestBucket = TokenBucket(ratePerSecond: rate, capacity: rate * 2, now: channel.loop.now) }
+    }
+
+    func webSocket(_ channel: WebSocketChannel, didReceiveText bytes: [UInt8]) {
+        switch bytes.withUnsafeBytes({ Request.decode($0) }) {
+        case .failure(let failure): channel.send(text: Reply.failure(id: failure.id, error: failure.error))
+        case .success(let request): handle(request)
+        }
+    }
+
+    func webSocket(_ channel: WebSocketChannel, didReceiveBinary bytes: [UInt8]) {
+        channel.close(code: .unsupportedData, reason: "this endpoint speaks JSON text messages only")
+    }
+
+    func webSocketDidClose(_ channel: WebSocketChannel) {
+        guard !isClosed else { return }
+        isClosed = true
+        self.channel = nil
+        hub.metrics.nodeSessions.add(-1)
+        if let login { hub.streams.unfollow(login.device) }
+        login = nil
+        hub.unwatch(self)
+    }
+
+    // MARK: Requests
+
+    /// The checks of protocol/README.md, "Error precedence", in its order (as a session on the
+    /// owner makes them), then the request's way: answered here, watched here, or routed.
+    private func handle(_ request: Request) {
+        guard let channel, channel.isOpen, !isClosingForFlood else { return }
+        let known = OperationTable.shared.operations[request.operation]
+        let refusal = admit(now: channel.loop.now)
+        guard !isClosingForFlood else { return }
+        guard let operation = known else {
+            return channel.send(text: Reply.failure(id: request.id, error: DomainError(.unknownOperation,
+                "unknown operation \"\(request.operation)\"; see protocol/operations.md")))
+        }
+        if let refusal { return channel.send(text: Reply.failure(id: request.id, error: refusal)) }
+        guard requestsInFlight < ClientSession.maxRequestsInFlight else {
+            return channel.send(text: Reply.failure(id: request.id, error: .rateLimited(
+                "more than \(ClientSession.maxRequestsInFlight) requests in flight on this connection; wait for replies",
+                retryAfterMilliseconds: 0)))
+        }
+        if operation.requiresLogin, login == nil {
+            return channel.send(text: Reply.failure(id: request.id, error: DomainError(.unauthenticated,
+                "log in first (auth.login_code, auth.login_password or auth.resume)")))
+        }
+        do throws(DomainError) {
+            switch operation.name {
+            case InfoOperations.get.name:
+                try Arguments(request.data).allowOnly([])
+                channel.send(text: Reply.success(id: request.id, encodedData: hub.info))
+            case AuthOperations.adminSecret.name:
+                throw DomainError(.forbidden, "the admin secret is taken by the partition owner's node only; log in as an administrator here")
+            case BoardOperations.subscribe.name:
+                let query = try BoardOperations.subscriptionQuery(try Arguments(request.data))
+                requestsInFlight += 1
+                hub.watch(for: self, requestID: request.id, data: request.data, query: query)
+            case BoardOperations.unsubscribe.name:
+                try Arguments(request.data).allowOnly([])
+                requestsInFlight += 1
+                hub.unwatch(self, reply: Reply.success(id: request.id, data: [:]))
+            default:
+                route(request, for: purpose(of: request))
+            }
+        } catch {
+            channel.send(text: Reply.failure(id: request.id, error: error))
+        }
+    }
+
+    /// What the reply is for. Read leniently: the owner checks the fields, and its refusal is
+    /// the client's reply.
+    private func purpose(of request: Request) -> Pending {
+        let data: [String: JSONValue] = if case .object(let members)? = request.data { members } else { [:] }
+        switch request.operation {
+        case AuthOperations.loginWithCode.name, AuthOperations.loginWithPassword.name:
+            return .login(token: nil, lastSeen: nil)
+        case AuthOperations.resume.name:
+            guard case .string(let token)? = data["token"] else { return .reply }
+            let lastSeen: UInt64? = if case .integer(let number)? = data["last_seq"], number >= 0 { UInt64(number) } else { nil }
+            return .login(token: token, lastSeen: lastSeen)
+        case AuthOperations.logout.name:
+            return login.map { .logout($0.session) } ?? .reply
+        case AuthOperations.revokeSession.name:
+            guard case .string(let text)? = data["session_id"], let session = try? SessionWire.decodeID(text) else { return .reply }
+            return .logout(session)
+        default:
+            return .reply
+        }
+    }
+
+    /// Sends `request` to the owner of the partition that decides it, with who asks.
+    private func route(_ request: Request, for pending: Pending) {
+        let sendsSession = [AuthOperations.sessions.name, AuthOperations.logout.name, AuthOperations.revokeSession.name]
+            .contains(request.operation)
+        let actor = login.map { RoutedActor(user: $0.user, isApprovedRunner: $0.isApprovedRunner, session: sendsSession ? $0.session : nil) }
+        let address = RoutedOperations.loginOperations.contains(request.operation)
+            ? channel.map { String($0.clientOrigin.address.description.prefix(RoutedRequest.maximumAddressLength)) } : nil
+        let routed = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: actor, clientAddress: address)
+        if case .sessionCheck = pending {} else { requestsInFlight += 1 }
+        let (router, map, outbox) = (hub.router, hub.map, outbox)
+        Task { [self] in
+            let outcome = await router.route(routed, in: map)
+            outbox.post(.routed(pending, outcome), to: self)
+        }
+    }
+
+    /// A token from the connection's bucket; the refusal to answer with, if none. A connection
+    /// that goes on through a whole burst's worth of refusals is closed with 1008.
+    private func admit(now: Int64) -> DomainError? {
+        guard var bucket = requestBucket else { return nil }
+        defer { requestBucket = bucket }
+        guard !bucket.take(now: now) else {
+            consecutiveRefusals = 0
+            return nil
+        }
+        consecutiveRefusals += 1
+        if consecutiveRefusals > bucket.capacity {
+            isClosingForFlood = true
+            channel?.close(code: .policyViolation, reason: "request rate limit exceeded repeatedly")
+            return nil
+        }
+        return .rateLimited("too many requests on this connection (limit \(hub.requestsPerSecond)/s); slow down",
+                            retryAfterMilliseconds: bucket.millisecondsUntilToken(now: now))
+    }
+
+    // MARK: What the outbox brings
+
+    /// One item another queue posted for this connection, on its loop.
+    func perform(_ item: NodeOutbox.Item) {
+        guard let channel, !isClosed else { return }
+        switch item {
+        case .text(let bytes):
+            channel.send(text: bytes)
+        case .reply(let bytes):
+            requestsInFlight = max(0, requestsInFlight - 1)
+            channel.send(text: bytes)
+        case .shared(let message):
+            hub.metrics.nodePushes.increment()
+            channel.send(shared: message)
+        case .personal(let message, let change):
+            hub.metrics.nodePushes.increment()
+            channel.send(shared: message)
+            if let change { apply(change) }
+        case .routed(let pending, let outcome):
+            finish(pending, outcome, on: channel)
+        case .close(let code, let reason):
+            channel.close(code: code, reason: reason)
+        }
+    }
+
+    private func finish(_ pending: Pending, _ outcome: NodeRouter.Outcome, on channel: WebSocketChannel) {
+        if case .sessionCheck = pending {} else { requestsInFlight = max(0, requestsInFlight - 1) }
+        let reply: [UInt8]
+        switch outcome {
+        case .close(let code, let reason): return channel.close(code: code, reason: reason)
+        case .reply(let bytes): reply = bytes
+        }
+        switch pending {
+        case .reply:
+            channel.send(text: reply)
+        case .login(let token, let lastSeen):
+            guard let remote = RemoteLogin.read(reply: reply, resumedWith: token) else { return channel.send(text: reply) }
+            follow(remote, reply: reply, lastSeen: lastSeen)
+        case .logout(let session):
+            channel.send(text: reply)
+            if login?.session == session, Self.failure(of: reply) == nil { logOut() }
+        case .sessionCheck:
+            if Self.failure(of: reply) == ErrorCode.unauthenticated.rawValue { logOut() }
+        }
+    }
+
+    /// Logs the connection in as the owner answered, and follows the user's stream from where the
+    /// device stands; the reply goes out at its place in the stream (LoginReplyGate).
+    private func follow(_ remote: RemoteLogin, reply: [UInt8], lastSeen: UInt64?) {
+        if let previous = login { hub.streams.unfollow(previous.device) }
+        let after = remote.followsAfter(lastSeen: lastSeen)
+        let stream = DeviceStream(session: self, gate: LoginReplyGate(reply: reply, login: remote))
+        // Queued before the follower's own work on the same queue: the gate starts first.
+        hub.streams.queue.async { stream.start(after: after) }
+        let device = hub.streams.follow(remote.user, after: after, sink: stream.sink)
+        login = Login(user: remote.user, session: remote.session, isApprovedRunner: remote.isApprovedRunner, device: device)
+    }
+
+    private func apply(_ change: AccountChange) {
+        switch change {
+        case .verificationDecided(let approved):
+            login?.isApprovedRunner = approved
+        case .loggedOut:
+            guard login != nil else { return }
+            route(Request(id: .integer(0), operation: AuthOperations.sessions.name, data: nil), for: .sessionCheck)
+        }
+    }
+
+    private func logOut() {
+        if let login { hub.streams.unfollow(login.device) }
+        login = nil
+        hub.unwatch(self)
+    }
+
+    /// A reply's error code; nil for a success (or anything unreadable, which the owner never sends).
+    static func failure(of reply: [UInt8]) -> String? {
+        guard case .object(let message)? = try? JSONParser.parse(reply), message["ok"] == .bool(false),
+              case .object(let error)? = message["error"], case .string(let code)? = error["code"] else { return nil }
+        return code
+    }
+}
+
+/// One device's personal stream here, around its login reply: confined to the followed streams'
+/// queue, where its sink is called.
+private final class DeviceStream: @unchecked Sendable {
+    // Confinement: `gate` is touched only on `FollowedStreams.queue`.
+    private var gate: LoginReplyGate
+    private let session: NodeSession
+
+    init(session: NodeSession, gate: LoginReplyGate) {
+        self.session = session
+        self.gate = gate
+    }
+
+    func start(after: UInt64) { post(gate.start(after: after)) }
+
+    var sink: FollowedStreams.Sink {
+        FollowedStreams.Sink(deliver: { [self] events in post(gate.pass(events)) }, lost: { [session] _ in
+            session.outbox.post(.close(.serviceRestart, reason: "events of your stream were lost here; resume"), to: session)
+        })
+    }
+
+    private func post(_ outputs: [LoginReplyGate.Output]) {
+        for output in outputs {
+            switch output {
+            case .reply(let reply): session.outbox.post(.text(reply), to: session)
+            case .event(let event): session.outbox.post(.personal(event.message, event.change), to: session)
+            }
+        }
+    }
+}

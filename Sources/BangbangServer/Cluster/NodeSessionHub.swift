@@ -1,0 +1,141 @@
+// What every node session of a node shares (docs/scale-out.md, 2c): the route to the partitions'
+// owners, the node's following of personal streams and of boards, each loop's outbox, and which
+// session watches which boards. One hub per node, made when the node is on NATS and runs its
+// clients' sessions itself (`--cluster-sessions node`) rather than relaying them to the owner.
+//
+// The board watches live on the followed boards' queue, where its changes arrive: a session's
+// `board.subscribe` replaces its previous watch there, and a board whose changes were lost closes
+// the connections watching it with 1012 (they reconnect and subscribe again, as after a restart).
+import BangbangCore
+import BangbangProtocol
+import Cluster
+import Dispatch
+import NATSClient
+import SocketServer
+import Synchronization
+import WebSocketProtocol
+
+final class NodeSessionHub: Sendable {
+    let router: NodeRouter
+    let map: PartitionMap
+    let streams: FollowedStreams
+    let boards: FollowedBoards
+    /// `info.get`'s data, the same as the owner's: made from the same configuration.
+    let info: [UInt8]
+    /// Requests a connection may send per second (`--requests-per-second`); 0: no limit.
+    let requestsPerSecond: Int
+    let metrics: RelayMetrics
+    let logger: Logger
+    private let watches: Watches
+    private let outboxes = Mutex<[Int: NodeOutbox]>([:])
+
+    init(connection: NATSConnection, map: PartitionMap, configuration: ServerConfiguration, metrics: RelayMetrics, logger: Logger) {
+        let requests = PartitionRequests(connection: connection)
+        router = NodeRouter(requests: requests)
+        self.map = map
+        streams = FollowedStreams(connection: connection, requests: requests, map: map, metrics: metrics, logger: logger)
+        let watches = Watches()
+        self.watches = watches
+        // Every change forwarded reaches the settled subscriptions through their own subscriber
+        // (`FollowedBoards.offer`); the board-wide sink only hears of gaps.
+        boards = FollowedBoards(connection: connection, metrics: metrics, logger: logger, sink: FollowedBoards.Sink(
+            deliver: { _ in },
+            gap: { type, _ in watches.closeWatchers(of: type) }))
+        watches.boards = boards
+        info = JSONWriter.encode(InfoOperations.data(configuration: configuration, rules: Application.orderRules(from: configuration)))
+        requestsPerSecond = configuration.requestsPerSecond
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    func start() throws(NATSClientError) {
+        try streams.start()
+    }
+
+    func stop() {
+        streams.stop()
+        boards.queue.sync { watches.removeAll() }
+    }
+
+    /// A session for a client connected on `loop`.
+    func makeSession(on loop: EventLoop) -> NodeSession {
+        NodeSession(hub: self, outbox: outbox(for: loop))
+    }
+
+    private func outbox(for loop: EventLoop) -> NodeOutbox {
+        outboxes.withLock { table in
+            if let outbox = table[loop.index] { return outbox }
+            let made = NodeOutbox(loop: loop)
+            table[loop.index] = made
+            return made
+        }
+    }
+
+    /// Starts `session`'s watch of the boards `query` names (replacing any it had): its reply
+    /// (`board.subscribe`'s, for `requestID`) and then its changes are posted to its outbox.
+    func watch(for session: NodeSession, requestID: JSONValue, data: JSONValue?, query: OrderListQuery) {
+        let (boards, watches, map, requests) = (boards, watches, map, router.requests)
+        boards.queue.async {
+            watches.remove(session)
+            let outbox = session.outbox
+            let filter = query.filter
+            let id = boards.subscribe(data, query: query, partitions: map.allPartitions.filter { $0.space == .boards },
+                                      requests: requests, subscriber: FollowedBoards.Subscriber(
+                reply: { result in
+                    switch result {
+                    case .success(let data):
+                        outbox.post(.reply(Reply.success(id: requestID, encodedData: data)), to: session)
+                    case .failure(let failure):
+                        watches.remove(session)
+                        outbox.post(.reply(Reply.failure(id: requestID, error: DomainError(.storageUnavailable,
+                            "the boards could not be listed (\(failure)); nothing is watched, try again shortly"))), to: session)
+                    }
+                },
+                deliver: { broadcast in
+                    guard let kind = filter.change(before: broadcast.before, after: broadcast.after) else { return }
+                    outbox.post(.shared(broadcast.message(for: kind)), to: session)
+                }))
+            // A subscription that failed at once (its reply posted already) holds nothing.
+            if boards.subscriptions[id] != nil { watches.add(session, subscription: id, types: filter.types) }
+        }
+    }
+
+    /// Ends `session`'s watch, then posts `reply` (if any) behind the changes already posted.
+    func unwatch(_ session: NodeSession, reply: [UInt8]? = nil) {
+        let watches = watches
+        boards.queue.async {
+            watches.remove(session)
+            if let reply { session.outbox.post(.reply(reply), to: session) }
+        }
+    }
+
+    /// The sessions watching boards, by the subscription each holds. Confined to the followed
+    /// boards' queue.
+    private final class Watches: @unchecked Sendable {
+        // Confinement: every member is touched only on `boards.queue` (set once, before any use).
+        var boards: FollowedBoards?
+        private var bySession: [ObjectIdentifier: (session: NodeSession, subscription: UInt64, types: Set<OrderType>)] = [:]
+
+        func add(_ session: NodeSession, subscription: UInt64, types: Set<OrderType>) {
+            bySession[ObjectIdentifier(session)] = (session, subscription, types)
+        }
+
+        func remove(_ session: NodeSession) {
+            guard let entry = bySession.removeValue(forKey: ObjectIdentifier(session)) else { return }
+            boards?.unsubscribe(entry.subscription)
+        }
+
+        func removeAll() {
+            for entry in bySession.values { boards?.unsubscribe(entry.subscription) }
+            bySession = [:]
+        }
+
+        func closeWatchers(of type: OrderType) {
+            for (key, entry) in bySession where entry.types.contains(type) {
+                bySession[key] = nil
+                boards?.unsubscribe(entry.subscription)
+                entry.session.outbox.post(.close(.serviceRestart, reason: "board changes were lost; subscribe again"), to: entry.session)
+            }
+        }
+    }
+}
