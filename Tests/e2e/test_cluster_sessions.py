@@ -1,0 +1,183 @@
+"""Sessions run on the node that holds the connection (`--cluster-sessions node`,
+docs/scale-out.md 2c): three Bangbang nodes over a 3-node NATS cluster, the owner serving its
+own clients and the other two running theirs themselves, each request routed to the owner and
+the user's stream and the boards followed over NATS. A resume there gets what it missed, then
+its reply, then what follows; a session logged out from another device is logged out there too;
+and a session on a node that does not take over outlives the owner's death: it is neither
+closed nor missing an event."""
+import json
+import time
+
+import pytest
+
+from bbclient import Client, fresh_phone
+from nats_cluster import NatsCluster, free_ports
+from test_cluster_failover import LEASE_MS, Node, publish, wait_until
+
+ADMIN_PHONE = "+8613000000000"
+
+
+@pytest.fixture
+def nodes(tmp_path):
+    nats = NatsCluster.start()
+    started = []
+    try:
+        for index, port in enumerate(free_ports(3)):
+            node = Node(f"bb{index + 1}", port, str(tmp_path), nats.urls,
+                        extra=["--admin-phone", ADMIN_PHONE, "--cluster-sessions", "node"])
+            started.append(node)
+            if index == 0:
+                wait_until(node.is_ready, 20, "the first node to own the partition", node)
+                wait_until(lambda: "event=partition_serving" in node.log(), 5, "the owner to serve", node)
+            else:
+                # Ready too: it serves sessions once it is on NATS and knows the owner.
+                wait_until(node.is_ready, 20, f"{node.name} to serve sessions", node)
+        yield started
+    finally:
+        for node in started:
+            node.stop()
+        nats.stop()
+
+
+PASSWORD = "correct horse battery"
+
+
+def second_device(client, node_url, phone, device):
+    """Another device of `client`'s user, logged in by password on `node_url` (a code per phone
+    per minute)."""
+    client.ok("auth.set_password", {"password": PASSWORD})
+    other = Client(node_url)
+    data = other.ok("auth.login_password", {"phone": phone, "password": PASSWORD, "device": device})
+    other.user, other.token = data["user"], data["token"]
+    return other
+
+
+def messages_until_reply(client, request_id, timeout=10):
+    """Every message up to and including the reply to `request_id`, in the order received."""
+    received = []
+    deadline = time.monotonic() + timeout
+    while True:
+        message = client.receive(timeout=max(0.01, deadline - time.monotonic()))
+        received.append(message)
+        if message.get("id") == request_id:
+            return received
+
+
+def test_a_node_session_answers_what_a_session_on_the_owner_answers(nodes):
+    _, second, _ = nodes
+    with Client(second.url) as client:
+        # Answered here: the same info as the owner's, refusals in the protocol's order.
+        with Client(nodes[0].url) as local:
+            assert client.ok("info.get") == local.ok("info.get")
+            for op, data, code in [("info.get", {"extra": 1}, "invalid_field"), ("order.teleport", None, "unknown_operation"),
+                                   ("order.publish", {"type": "bounty"}, "unauthenticated"),
+                                   ("board.subscribe", {"types": ["bounty"]}, "unauthenticated")]:
+                assert client.error(op, data)["code"] == local.error(op, data)["code"] == code, op
+        assert client.error("auth.admin_secret", {"secret": "x" * 64})["code"] == "forbidden"
+        client.send_raw("not json")
+        assert client.receive()["error"]["code"] == "bad_request"
+        # Routed: the owner's refusal is the reply.
+        assert client.error("auth.login_code", {"phone": fresh_phone(), "code": "000000"})["code"] in ("code_invalid", "code_expired")
+        client.login(fresh_phone())
+        assert client.error("board.subscribe", {"types": ["spaceship"]})["code"] == "invalid_field"
+        assert client.ok("board.subscribe", {"types": ["bounty"]})["orders"] is not None
+        assert client.ok("board.unsubscribe") == {}
+        sessions = client.ok("auth.sessions")["sessions"]
+        assert [s["is_current"] for s in sessions] == [True]
+
+
+def test_a_resume_on_a_node_gets_what_it_missed_then_its_reply_then_what_follows(nodes):
+    owner, second, third = nodes
+    phone = fresh_phone()
+    with Client(owner.url) as first_device:
+        first_device.login(phone, device="first")
+        with second_device(first_device, third.url, phone, "second") as other:
+            token = other.token
+            first_device.wait_event(lambda e: e["event"] == "account.login")
+            seen = publish(other, "before leaving")
+            last_seq = other.wait_event(lambda e: e["event"] == "order.changed" and e["data"]["order"]["id"] == seen["id"])["seq"]
+        missed = [publish(first_device, f"missed {n}")["id"] for n in range(3)]
+        with Client(second.url) as resumed:
+            resumed.ws.send(json.dumps({"id": "r", "op": "auth.resume", "data": {"token": token, "last_seq": last_seq}}))
+            received = messages_until_reply(resumed, "r")
+            reply = received[-1]
+            assert reply["ok"] and reply["data"]["resync"] is False, reply
+            events = received[:-1]
+            assert [e["seq"] for e in events] == [last_seq + 1, last_seq + 2, last_seq + 3], events
+            assert [e["data"]["order"]["id"] for e in events] == missed
+            assert reply["data"]["seq"] == last_seq + 3
+            # Then live, numbered on.
+            after = publish(first_device, "after the resume")
+            live = resumed.wait_event(lambda e: e["event"] == "order.changed")
+            assert (live["seq"], live["data"]["order"]["id"]) == (last_seq + 4, after["id"])
+            # A token of another user's making is refused by the owner, and nothing is followed.
+            with Client(second.url) as forged:
+                assert forged.error("auth.resume", {"token": token[:-4] + "AAAA"})["code"] == "unauthenticated"
+                assert forged.error("order.publish", {"type": "bounty"})["code"] == "unauthenticated"
+
+
+def test_a_session_revoked_from_another_device_is_logged_out_on_its_node(nodes):
+    owner, second, _ = nodes
+    phone = fresh_phone()
+    with Client(second.url) as phone_device:
+        phone_device.login(phone, device="phone")
+        laptop = second_device(phone_device, owner.url, phone, "laptop")
+        phone_device.wait_event(lambda e: e["event"] == "account.login")
+        sessions = laptop.ok("auth.sessions")["sessions"]
+        other = next(s["id"] for s in sessions if not s["is_current"])
+        laptop.ok("auth.revoke_session", {"session_id": other})
+        phone_device.wait_event(lambda e: e["event"] == "account.logged_out")
+        # The node asks the owner after the event, and logs the connection out once told.
+        wait_until(lambda: phone_device.call("board.stats")["ok"] is False, 5, "the phone's session to be logged out")
+        assert phone_device.error("order.publish", {"type": "bounty"})["code"] == "unauthenticated"
+        # The laptop's session is untouched; and a logout on a node ends that node's login.
+        assert laptop.ok("auth.sessions")["sessions"][0]["is_current"]
+        phone_device.ok("auth.login_password", {"phone": phone, "password": PASSWORD, "device": "phone again"})
+        phone_device.ok("auth.logout")
+        assert phone_device.error("auth.sessions")["code"] == "unauthenticated"
+        laptop.close()
+
+
+def test_a_node_session_outlives_the_owner(nodes):
+    """`kill -9` of the owner: each client on a node that does not take over stays connected, its
+    requests are answered by the new owner, its stream goes on from the next number and its board
+    watch goes on; the one on the node that takes over is closed (that node stops its standby
+    listener to serve as the owner) and resumes."""
+    owner, second, third = nodes
+    clients = {}
+    try:
+        for node in (second, third):
+            client = Client(node.url)
+            client.login(fresh_phone())
+            client.ok("board.subscribe", {"types": ["bounty"]})
+            order = publish(client, f"before, on {node.name}")
+            seq = client.wait_event(lambda e: e["event"] == "order.changed" and e["data"]["order"]["id"] == order["id"])["seq"]
+            clients[node.name] = (client, seq)
+        for client, _ in clients.values():
+            client.events.clear()
+        owner.kill()
+        killed = time.monotonic()
+        new_owner = wait_until(lambda: next((n for n in (second, third) if "event=partition_serving" in n.log()), None),
+                               LEASE_MS / 1000 + 30, "a node to take over")
+        survivor = third if new_owner is second else second
+        client, seq = clients[survivor.name]
+
+        def publish_when_served():
+            reply = client.call("order.publish", {"type": "bounty", "campus": "North", "deadline": int(time.time() * 1000) + 3_600_000,
+                                                  "tip": 100, "details": {"title": "after", "description": "failover"}})
+            if reply["ok"]:
+                return reply["data"]["order"]
+            assert reply["error"]["code"] == "storage_unavailable", reply
+            return None
+
+        order = wait_until(publish_when_served, 30, "a publish through the survivor's session")
+        print(f"\nthe survivor's session published {time.monotonic() - killed:.2f} s after the kill")
+        event = client.wait_event(lambda e: e["event"] == "order.changed" and e["data"]["order"]["id"] == order["id"], timeout=10)
+        assert event["seq"] == seq + 1, (event, seq)
+        entered = client.wait_event(lambda e: e["event"] == "feed.enter" and e["data"]["order"]["id"] == order["id"], timeout=10)
+        assert entered["data"]["order"]["details"]["title"] == "after"
+        # Nothing else numbered for the user meanwhile, and the connection was never closed.
+        assert [e for e in client.events if e["event"] == "order.changed"] == []
+    finally:
+        for client, _ in clients.values():
+            client.close()
