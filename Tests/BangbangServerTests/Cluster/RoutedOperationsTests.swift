@@ -29,10 +29,10 @@ import TestSupport
         return members
     }
 
-    static func orderID(in reply: [String: JSONValue]) throws -> Int64 {
+    static func orderID(in reply: [String: JSONValue], publisher: UserID = publisher.user) throws -> Int64 {
         guard case .object(let data)? = reply["data"], case .object(let order)? = data["order"],
               case .integer(let id)? = order["id"] else { throw ClusterError("no order in \(reply)") }
-        #expect(order["publisher"] == .integer(Int64(publisher.user.rawValue)))
+        #expect(order["publisher"] == .integer(Int64(publisher.rawValue)))
         return id
     }
 
@@ -277,6 +277,60 @@ import TestSupport
         #expect(Self.errorCode(ours) == "not_found" && ours["id"] == "y", "\(ours)")
         let unnamed = try await run(RoutedRequest(id: "z", operation: "order.get", data: [:], actor: actor), serving: p1)
         #expect(Self.errorCode(unnamed) == "invalid_field", "the operation's own refusal: \(unnamed)")
+    }
+
+    /// What a session on a node that owns nothing routes besides orders and accounts: the reads of
+    /// every board at once, answered whole by the one board partition's owner and refused by a
+    /// partition holding a part, and administration, run with the actor as the administrator.
+    @Test func wholeBoardReadsAndAdministrationRunOnTheOwnerForAnotherNodesConnection() async throws {
+        let harness = try ApplicationHarness()
+        func run(_ operation: String, _ data: JSONValue?, actor: RoutedActor?, partition: PartitionID,
+                 map: PartitionMap = PartitionMap(partitionCount: 1)) async throws -> [String: JSONValue] {
+            try Self.reply(await withCheckedContinuation { continuation in
+                RoutedOperations.run(RoutedRequest(id: 3, operation: operation, data: data, actor: actor).encoded(),
+                                     serving: partition, of: map, app: harness.app) { continuation.resume(returning: $0) }
+            })
+        }
+        let p0 = PartitionID(space: .boards, index: 0), a0 = PartitionID(space: .accounts, index: 0)
+        let publisher = RoutedActor(user: try await harness.logIn("13800138031"), isApprovedRunner: false)
+        let published = try await run("order.publish", Self.draft(now: harness.clock.now), actor: publisher, partition: p0)
+        let id = try Self.orderID(in: published, publisher: publisher.user)
+
+        func ids(_ reply: [String: JSONValue], _ key: String) -> [JSONValue] {
+            guard case .object(let data)? = reply["data"], case .array(let items)? = data[key] else { return [] }
+            return items.compactMap { if case .object(let order) = $0 { order["id"] } else { nil } }
+        }
+        let listed = try await run("board.list", ["types": ["express"]], actor: publisher, partition: p0)
+        #expect(ids(listed, "orders") == [.integer(id)], "\(listed)")
+        let mine = try await run("orders.mine", [:], actor: publisher, partition: p0)
+        #expect(ids(mine, "orders") == [.integer(id)], "\(mine)")
+        let earnings = try await run("runner.earnings", nil, actor: publisher, partition: p0)
+        #expect(earnings["ok"] == .bool(true), "\(earnings)")
+        let stats = try await run("board.stats", nil, actor: publisher, partition: p0)
+        guard case .object(let statsData)? = stats["data"], case .object(let types)? = statsData["types"],
+              case .object(let express)? = types["express"] else { throw ClusterError("no stats in \(stats)") }
+        #expect(express["open"] == .integer(1))
+        // A partition of several holds a part: it refuses rather than answer for all.
+        let part = try await run("board.list", ["types": ["express"]], actor: publisher, partition: p0, map: PartitionMap(partitionCount: 4))
+        #expect(Self.errorCode(part) == "bad_request", "\(part)")
+        // Not a board operation on an account partition, nor the reverse.
+        #expect(Self.errorCode(try await run("board.list", [:], actor: publisher, partition: a0)) == "unknown_operation")
+
+        // Administration on the account owner: the actor is the administrator, decided there.
+        let applicant = RoutedActor(user: try await harness.logIn("13800138032"), isApprovedRunner: false)
+        let submitted = try await run("runner.submit_verification", ["real_name": "Li Lei", "student_id": "S-32", "school": "North"],
+                                      actor: applicant, partition: a0)
+        #expect(submitted["ok"] == .bool(true), "\(submitted)")
+        let decision: JSONValue = ["user_id": .integer(Int64(applicant.user.rawValue)), "decision": "approve"]
+        let refused = try await run("admin.decide_verification", decision, actor: publisher, partition: a0)
+        #expect(Self.errorCode(refused) == "forbidden", "\(refused)")
+        let admin = RoutedActor(user: try await harness.logIn(ApplicationHarness.adminPhone), isApprovedRunner: false)
+        let pending = try await run("admin.pending_verifications", nil, actor: admin, partition: a0)
+        #expect(ids(pending, "users") == [.integer(Int64(applicant.user.rawValue))], "\(pending)")
+        let approved = try await run("admin.decide_verification", decision, actor: admin, partition: a0)
+        #expect(approved["ok"] == .bool(true), "\(approved)")
+        #expect(harness.app.isApprovedRunner(applicant.user))
+        #expect(harness.logged("admin_action").contains { $0.contains("connection.id=routed") })
     }
 
     /// A code is requested through the owner of the phone's partition, for a connection logged
