@@ -6,6 +6,7 @@ import BangbangCore
 import CLinux
 import Forwarding
 import Foundation
+import NATSClient
 import SocketServer
 import WebSocketProtocol
 import WebSocketServer
@@ -30,6 +31,8 @@ public final class Server: @unchecked Sendable {
     let relay = Mutex<ClusterRelay?>(nil)
     /// Cluster mode's answers to requests other nodes route to the partitions this one owns.
     let routedRequests = Mutex<OwnerRequests?>(nil)
+    /// Cluster mode's subscription to the other nodes' watching reports (`board.stats`).
+    let watchingReports = Mutex<NATSSubscription?>(nil)
 
     /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
     /// server holds or that cannot be written). Does not listen yet.
@@ -241,6 +244,7 @@ public final class Server: @unchecked Sendable {
         isReady.withLock { $0 = false }
         // Other nodes' requests find the next owner rather than a journal about to close.
         routedRequests.withLock { $0 }?.stopAll()
+        watchingReports.withLock { $0 }?.unsubscribe()
         application.publisher.accounts.eventPublisher.withLock { $0 = nil }
         application.publisher.boards.eventPublisher.withLock { $0 = nil }
         socketServer?.stop(closeConnections: false)

@@ -181,3 +181,51 @@ def test_a_node_session_outlives_the_owner(nodes):
     finally:
         for client, _ in clients.values():
             client.close()
+
+
+def runners_online(client, board="bounty"):
+    return client.ok("board.stats")["types"][board]["runners_online"]
+
+
+def test_board_stats_count_the_runners_watching_on_every_node_once(nodes):
+    owner, second, third = nodes
+    admin = Client(owner.url)
+    admin.login(ADMIN_PHONE)
+    opened = []
+    try:
+        # A on a node, approved after it started watching; B on the owner and on another node.
+        a = Client(second.url)
+        opened.append(a)
+        a.login(fresh_phone())
+        a.ok("runner.submit_verification", {"real_name": "Li Lei", "student_id": f"S{a.user['id']}", "school": "North"})
+        a.ok("board.subscribe", {"types": ["bounty"]})
+        b_phone = fresh_phone()
+        b = Client(owner.url)
+        opened.append(b)
+        b.login(b_phone)
+        b.ok("runner.submit_verification", {"real_name": "Han Meimei", "student_id": f"S{b.user['id']}", "school": "North"})
+        for user in (a.user, b.user):
+            admin.ok("admin.decide_verification", {"user_id": user["id"], "decision": "approve"})
+        a.wait_event(lambda e: e["event"] == "runner.verification_decided")
+        b.wait_event(lambda e: e["event"] == "runner.verification_decided")
+        b_elsewhere = second_device(b, third.url, b_phone, "tablet")
+        opened.append(b_elsewhere)
+        b.ok("board.subscribe", {"types": ["bounty", "express"]})
+        b_elsewhere.ok("board.subscribe", {"types": ["bounty"]})
+        # Asked on any node: the owner counts its own watchers and every node's report, each once.
+        for asker in (admin, b_elsewhere):
+            wait_until(lambda: runners_online(asker) == 2, 5, f"two runners on the bounty board as seen from {asker}")
+        assert runners_online(admin, "express") == 1 and runners_online(admin, "group") == 0
+        a.ok("board.unsubscribe")
+        wait_until(lambda: runners_online(b_elsewhere) == 1, 5, "A to leave the count")
+        # A node that stops reporting drops out (within the reports' five seconds).
+        a.ok("board.subscribe", {"types": ["bounty"]})
+        wait_until(lambda: runners_online(admin) == 2, 5, "A back in the count")
+        second.kill()
+        wait_until(lambda: runners_online(admin) == 1, 10, "the killed node's runner to drop out")
+    finally:
+        for client in opened + [admin]:
+            try:
+                client.close()
+            except Exception:
+                pass

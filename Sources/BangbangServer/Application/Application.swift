@@ -47,6 +47,8 @@ final class Application: @unchecked Sendable {
     let accountsLog: CommitLog
     let tracking = CommitTracking()
     let publisher: Publisher
+    /// Runners other cluster nodes report watching (RunnersOnline.swift), for `board.stats`.
+    let runnersElsewhere = RunnersElsewhere()
     let accounts: AccountsOwner
     let layout: BoardLayout
     let shards: [ShardOwner]

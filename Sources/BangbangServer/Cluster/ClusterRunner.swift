@@ -189,6 +189,7 @@ public final class ClusterRunner: Sendable {
             // `a0` is held with `p0`, whether or not it has a journal of its own.
             try server.serveRoutedRequests(for: [ClusterNode.partition, ClusterNode.accountsPartition],
                                            of: ClusterNode.map, connection: node.connection)
+            try server.hearWatchingReports(on: node.connection)
             server.publishPersonalEvents(for: [ClusterNode.accountsPartition], on: node.connection)
             server.publishFeedEvents(for: ClusterNode.partition, on: node.connection)
             self.server.withLock { $0 = server }

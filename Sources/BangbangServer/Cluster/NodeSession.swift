@@ -123,7 +123,7 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
             case BoardOperations.subscribe.name:
                 let query = try BoardOperations.subscriptionQuery(try Arguments(request.data))
                 requestsInFlight += 1
-                hub.watch(for: self, requestID: request.id, data: request.data, query: query)
+                hub.watch(for: self, requestID: request.id, data: request.data, query: query, runner: runner)
             case BoardOperations.unsubscribe.name:
                 try Arguments(request.data).allowOnly([])
                 requestsInFlight += 1
@@ -254,10 +254,17 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         switch change {
         case .verificationDecided(let approved):
             login?.isApprovedRunner = approved
+            hub.noteRunner(self, runner)
         case .loggedOut:
             guard login != nil else { return }
             route(Request(id: .integer(0), operation: AuthOperations.sessions.name, data: nil), for: .sessionCheck)
         }
+    }
+
+    /// The user, while logged in as an approved runner: counted among the runners online when watching.
+    private var runner: UserID? {
+        guard let login, login.isApprovedRunner else { return nil }
+        return login.user
     }
 
     private func logOut() {

@@ -6,6 +6,8 @@
 // The board watches live on the followed boards' queue, where its changes arrive: a session's
 // `board.subscribe` replaces its previous watch there, and a board whose changes were lost closes
 // the connections watching it with 1012 (they reconnect and subscribe again, as after a restart).
+// Each second the approved runners among the watchers are reported on `bb.node.<id>.watching`,
+// for the owner's `board.stats` (RunnersOnline.swift).
 import BangbangCore
 import BangbangProtocol
 import Cluster
@@ -28,8 +30,13 @@ final class NodeSessionHub: Sendable {
     let logger: Logger
     private let watches: Watches
     private let outboxes = Mutex<[Int: NodeOutbox]>([:])
+    private let connection: NATSConnection
+    private let nodeID: String
 
-    init(connection: NATSConnection, map: PartitionMap, configuration: ServerConfiguration, metrics: RelayMetrics, logger: Logger) {
+    init(connection: NATSConnection, nodeID: String, map: PartitionMap, configuration: ServerConfiguration,
+         metrics: RelayMetrics, logger: Logger) {
+        self.connection = connection
+        self.nodeID = nodeID
         let requests = PartitionRequests(connection: connection)
         router = NodeRouter(requests: requests)
         self.map = map
@@ -50,11 +57,34 @@ final class NodeSessionHub: Sendable {
 
     func start() throws(NATSClientError) {
         try streams.start()
+        let timer = DispatchSource.makeTimerSource(queue: boards.queue)
+        timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
+        timer.setEventHandler { [weak self] in self?.report() }
+        boards.queue.sync { watches.reportTimer = timer }
+        timer.resume()
     }
 
     func stop() {
         streams.stop()
-        boards.queue.sync { watches.removeAll() }
+        boards.queue.sync {
+            watches.reportTimer?.cancel()
+            watches.reportTimer = nil
+            watches.removeAll()
+        }
+    }
+
+    /// On the boards' queue: who watches here, published for the owners. A report that cannot be
+    /// published is made again a second later; the owner forgets this node after five silent ones.
+    private func report() {
+        let report = WatchingReport(node: nodeID, watching: watches.runnersWatching())
+        try? connection.publish(WatchingSubjects.subject(of: nodeID), payload: report.encoded())
+    }
+
+    /// Whether `session`'s user is an approved runner now (`runner`, or nil): counted in the
+    /// reports while it watches.
+    func noteRunner(_ session: NodeSession, _ runner: UserID?) {
+        let watches = watches
+        boards.queue.async { watches.setRunner(runner, of: session) }
     }
 
     /// A session for a client connected on `loop`.
@@ -73,7 +103,7 @@ final class NodeSessionHub: Sendable {
 
     /// Starts `session`'s watch of the boards `query` names (replacing any it had): its reply
     /// (`board.subscribe`'s, for `requestID`) and then its changes are posted to its outbox.
-    func watch(for session: NodeSession, requestID: JSONValue, data: JSONValue?, query: OrderListQuery) {
+    func watch(for session: NodeSession, requestID: JSONValue, data: JSONValue?, query: OrderListQuery, runner: UserID?) {
         let (boards, watches, map, requests) = (boards, watches, map, router.requests)
         boards.queue.async {
             watches.remove(session)
@@ -96,7 +126,7 @@ final class NodeSessionHub: Sendable {
                     outbox.post(.shared(broadcast.message(for: kind)), to: session)
                 }))
             // A subscription that failed at once (its reply posted already) holds nothing.
-            if boards.subscriptions[id] != nil { watches.add(session, subscription: id, types: filter.types) }
+            if boards.subscriptions[id] != nil { watches.add(session, subscription: id, types: filter.types, runner: runner) }
         }
     }
 
@@ -114,10 +144,32 @@ final class NodeSessionHub: Sendable {
     private final class Watches: @unchecked Sendable {
         // Confinement: every member is touched only on `boards.queue` (set once, before any use).
         var boards: FollowedBoards?
-        private var bySession: [ObjectIdentifier: (session: NodeSession, subscription: UInt64, types: Set<OrderType>)] = [:]
+        var reportTimer: DispatchSourceTimer?
+        private struct Entry {
+            let session: NodeSession
+            let subscription: UInt64
+            let types: Set<OrderType>
+            /// The watcher's user while an approved runner.
+            var runner: UserID?
+        }
 
-        func add(_ session: NodeSession, subscription: UInt64, types: Set<OrderType>) {
-            bySession[ObjectIdentifier(session)] = (session, subscription, types)
+        private var bySession: [ObjectIdentifier: Entry] = [:]
+
+        func add(_ session: NodeSession, subscription: UInt64, types: Set<OrderType>, runner: UserID?) {
+            bySession[ObjectIdentifier(session)] = Entry(session: session, subscription: subscription, types: types, runner: runner)
+        }
+
+        func setRunner(_ runner: UserID?, of session: NodeSession) {
+            bySession[ObjectIdentifier(session)]?.runner = runner
+        }
+
+        func runnersWatching() -> [OrderType: Set<UserID>] {
+            var watching: [OrderType: Set<UserID>] = [:]
+            for entry in bySession.values {
+                guard let runner = entry.runner else { continue }
+                for type in entry.types { watching[type, default: []].insert(runner) }
+            }
+            return watching
         }
 
         func remove(_ session: NodeSession) {

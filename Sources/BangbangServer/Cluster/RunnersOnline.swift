@@ -6,6 +6,14 @@
 // seconds. Pure: the node's subscriber hands it each report and asks it when `board.stats` comes.
 import BangbangCore
 import JSON
+import Synchronization
+
+/// The subjects of the reports: one per node, and the wildcard an owner hears them all on.
+enum WatchingSubjects {
+    static let everyNode = "bb.node.*.watching"
+
+    static func subject(of node: String) -> String { "bb.node.\(node).watching" }
+}
 
 /// One node's report: `{"node": "bb2", "watching": {"bounty": [42, 7], "express": []}}`.
 struct WatchingReport: Sendable, Equatable {
@@ -60,5 +68,19 @@ struct RunnersOnline: Sendable {
             for (type, runners) in report.watching { online[type, default: []].formUnion(runners) }
         }
         return online
+    }
+}
+
+/// The runners other nodes report, as the board partition's owner hears them (any thread). On a
+/// single node nothing is ever heard, and `board.stats` counts the node's own watchers only.
+final class RunnersElsewhere: Sendable {
+    private let runners = Mutex(RunnersOnline())
+
+    func heard(_ report: WatchingReport, at now: Int64) {
+        runners.withLock { $0.heard(report, at: now) }
+    }
+
+    func online(at now: Int64) -> [OrderType: Set<UserID>] {
+        runners.withLock { $0.online(at: now) }
     }
 }

@@ -5,7 +5,9 @@
 // (UserSubjects.swift, FeedSubjects.swift). A server
 // that is not clustered never consults any of this.
 import Cluster
+import Dispatch
 import NATSClient
+import SocketServer
 import WebSocketProtocol
 import WebSocketServer
 
@@ -55,6 +57,20 @@ extension Server {
         precondition(configuration.isClustered, "the feed is published in cluster mode only (--nats)")
         let publisher = FeedEventPublisher(connection: connection, partition: partition, subjects: subjects, metrics: metrics.relay)
         application.publisher.boards.eventPublisher.withLock { $0 = publisher }
+    }
+
+    /// Hears, from now until `shutdown`, the runners every other node reports watching the boards
+    /// (`bb.node.*.watching`), which `board.stats` counts with this node's own. Only in cluster mode.
+    func hearWatchingReports(on connection: NATSConnection) throws(NATSClientError) {
+        precondition(configuration.isClustered, "watching reports are heard in cluster mode only (--nats)")
+        let (runners, logger) = (application.runnersElsewhere, logger)
+        let subscription = try connection.subscribe(to: WatchingSubjects.everyNode, deliveringOn: DispatchQueue.global()) { message in
+            guard let report = WatchingReport.decode(Array(message.payload)) else {
+                return logger.warning("watching_report_refused", ["subject": message.subject, "bytes": message.payload.count])
+            }
+            runners.heard(report, at: EventLoop.now)
+        }
+        watchingReports.withLock { $0 = subscription }
     }
 
     /// A relaying endpoint while another node owns the partition; nil for a local session.

@@ -129,7 +129,7 @@ final class StandbyListener: Sendable {
         try relay.start()
         directory.onOwnerChange { owner in relay.ownerChanged(to: owner) }
         if configuration.clusterSessions == .node {
-            let hub = NodeSessionHub(connection: connection, map: ClusterNode.map, configuration: configuration,
+            let hub = NodeSessionHub(connection: connection, nodeID: directory.localNodeID, map: ClusterNode.map, configuration: configuration,
                                      metrics: metrics.relay, logger: logger)
             try hub.start()
             sessions.current = hub

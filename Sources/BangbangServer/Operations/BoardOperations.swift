@@ -2,6 +2,7 @@
 // publisher sees before posting (protocol/operations-orders.md, "Boards").
 import BangbangCore
 import BangbangProtocol
+import SocketServer
 import Synchronization
 
 enum BoardOperations {
@@ -79,10 +80,10 @@ enum BoardOperations {
 
     /// Counts open orders on every shard and who is connected on every loop's registry (each on
     /// its own queue, concurrently); a user connected on two loops is counted once, so the
-    /// per-loop sets are united before counting. `completion` runs once, on whichever queue
-    /// finished last.
+    /// per-loop sets are united before counting, with the runners other cluster nodes report
+    /// watching. `completion` runs once, on whichever queue finished last.
     static func gatherStats(_ app: Application, completion: @escaping @Sendable (Stats) -> Void) {
-        let stats = Mutex(Stats())
+        let stats = Mutex(Stats(runnersOnline: app.runnersElsewhere.online(at: EventLoop.now)))
         let registries = app.publisher.loops.registries
         let remaining = Atomic<Int>(1 + registries.count)
         @Sendable func finishOne() {
