@@ -7,6 +7,17 @@ import BangbangCore
         Array(text.utf8).withUnsafeBytes { Request.decode($0) }
     }
 
+    @Test func aRepliesErrorCodeIsReadFromItsFirstBytes() {
+        let refused = Reply.failure(id: "x", error: DomainError(ErrorCode("order_taken"), "taken", field: "order_id"))
+        #expect(Reply.errorCode(of: refused) == "order_taken")
+        #expect(Reply.errorCode(of: Reply.failure(id: 1, error: .rateLimited("slow", retryAfterMilliseconds: 5))) == "rate_limited")
+        // A success, whatever its data says, has none.
+        #expect(Reply.errorCode(of: Reply.success(id: 1, data: ["error": ["code": "order_taken"]])) == nil)
+        #expect(Reply.errorCode(of: Array(#"{"error":{"code":""#.utf8)) == nil)
+        #expect(Reply.errorCode(of: Array(#"{"error":{"code":"#.utf8)) == nil)
+        #expect(Reply.errorCode(of: []) == nil)
+    }
+
     @Test func decodesAWellFormedRequest() throws {
         let request = try decode(#"{"id": 7, "op": "order.accept", "data": {"order_id": 5}}"#).get()
         #expect(request.id == 7)

@@ -70,7 +70,7 @@ def metric(node, name):
 
 def check_sessions_ran_where_configured(request, standby):
     """In "node" mode the standby ran its clients' sessions and relayed none; else the reverse."""
-    pushes, relayed = metric(standby, "bangbang_node_pushes_total"), metric(standby, "bangbang_relay_frames_total{direction=\"out\"}")
+    pushes, relayed = metric(standby, "bangbang_pushes_sent_total"), metric(standby, "bangbang_relay_frames_total{direction=\"out\"}")
     if request.node.callspec.params["nodes"] == "node":
         assert pushes > 0 and not relayed, (pushes, relayed)
     else:

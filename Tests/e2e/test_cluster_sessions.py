@@ -84,6 +84,14 @@ def test_a_node_session_answers_what_a_session_on_the_owner_answers(nodes):
         assert client.ok("board.unsubscribe") == {}
         sessions = client.ok("auth.sessions")["sessions"]
         assert [s["is_current"] for s in sessions] == [True]
+    # Counted where the session runs, as on the owner.
+    status, body, _ = second.http("/metrics")
+    for line in ['bangbang_requests_total{operation_result="info.get:ok"} 1',
+                 'bangbang_requests_total{operation_result="order.publish:unauthenticated"} 1',
+                 'bangbang_requests_total{operation_result="board.subscribe:invalid_field"} 1',
+                 'bangbang_requests_total{operation_result="auth.sessions:ok"} 1']:
+        assert line in body.splitlines(), line
+    wait_until(lambda: "bangbang_node_sessions 0" in second.http("/metrics")[1].splitlines(), 5, "the session to be counted out")
 
 
 def test_a_resume_on_a_node_gets_what_it_missed_then_its_reply_then_what_follows(nodes):

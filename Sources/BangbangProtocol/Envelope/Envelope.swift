@@ -132,6 +132,16 @@ public enum Reply {
         return writer.bytes
     }
 
+    /// The error code of a reply this server wrote (`failure` writes it first), read without
+    /// parsing the message; nil for a success, or for bytes not written so.
+    public static func errorCode(of message: [UInt8]) -> String? {
+        let prefix = #"{"error":{"code":""#.utf8
+        guard message.starts(with: prefix) else { return nil }
+        let start = prefix.count
+        guard let end = message[start...].firstIndex(of: UInt8(ascii: "\"")), end > start else { return nil }
+        return String(decoding: message[start..<end], as: UTF8.self)
+    }
+
     public static func failure(id: JSONValue, error: DomainError) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()

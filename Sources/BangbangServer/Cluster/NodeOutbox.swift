@@ -16,7 +16,7 @@ final class NodeOutbox: @unchecked Sendable {
         /// A message made for this connection alone.
         case text([UInt8])
         /// The reply to a request of the client's in flight.
-        case reply([UInt8])
+        case reply([UInt8], NodeSession.Pending)
         /// A message shared by every recipient (a board change's, or a personal event's).
         case shared(SharedMessage)
         /// A personal event, and what it changes of the login.

@@ -19,22 +19,28 @@
 // through the outbox, in order.
 import BangbangCore
 import BangbangProtocol
-import JSON
 import SocketServer
 import WebSocketProtocol
 import WebSocketServer
 
 final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
-    /// What a routed request's outcome is for, once it is back on the loop.
-    enum Pending: Sendable {
-        /// A reply passed on.
-        case reply
-        /// A login or a resume (with the token and the device's `last_seq` it sent).
-        case login(token: String?, lastSeen: UInt64?)
-        /// A logout or revocation of `session`: this connection's own ends once answered ok.
-        case logout(SessionID)
-        /// The check after an `account.logged_out`: not the client's request, nothing is sent.
-        case sessionCheck
+    /// A request of the client's in flight: what its reply is for once back on the loop, and what
+    /// the request counters need.
+    struct Pending: Sendable {
+        enum Purpose: Sendable {
+            /// A reply passed on.
+            case reply
+            /// A login or a resume (with the token and the device's `last_seq` it sent).
+            case login(token: String?, lastSeen: UInt64?)
+            /// A logout or revocation of `session`: this connection's own ends once answered ok.
+            case logout(SessionID)
+            /// The check after an `account.logged_out`: not the client's request, nothing is sent.
+            case sessionCheck
+        }
+
+        let purpose: Purpose
+        let operation: String
+        let started: ContinuousClock.Instant
     }
 
     private struct Login {
@@ -64,7 +70,7 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
 
     func webSocketDidOpen(_ channel: WebSocketChannel) {
         self.channel = channel
-        hub.metrics.nodeSessions.add(1)
+        hub.metrics.relay.nodeSessions.add(1)
         let rate = hub.requestsPerSecond
         if rate > 0 { requestBucket = TokenBucket(ratePerSecond: rate, capacity: rate * 2, now: channel.loop.now) }
     }
@@ -84,7 +90,7 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         guard !isClosed else { return }
         isClosed = true
         self.channel = nil
-        hub.metrics.nodeSessions.add(-1)
+        hub.metrics.relay.nodeSessions.add(-1)
         if let login { hub.streams.unfollow(login.device) }
         login = nil
         hub.unwatch(self)
@@ -97,48 +103,55 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
     private func handle(_ request: Request) {
         guard let channel, channel.isOpen, !isClosingForFlood else { return }
         let known = OperationTable.shared.operations[request.operation]
-        let refusal = admit(now: channel.loop.now)
+        let refusal = admit(now: channel.loop.now, isKnown: known != nil)
         guard !isClosingForFlood else { return }
         guard let operation = known else {
+            hub.metrics.requests.increment(label: "unknown:unknown_operation")
             return channel.send(text: Reply.failure(id: request.id, error: DomainError(.unknownOperation,
                 "unknown operation \"\(request.operation)\"; see protocol/operations.md")))
         }
-        if let refusal { return channel.send(text: Reply.failure(id: request.id, error: refusal)) }
+        let started = ContinuousClock.now
+        func refuse(_ error: DomainError) {
+            hub.metrics.requests.increment(label: "\(operation.name):\(error.code.rawValue)")
+            channel.send(text: Reply.failure(id: request.id, error: error))
+        }
+        if let refusal { return refuse(refusal) }
         guard requestsInFlight < ClientSession.maxRequestsInFlight else {
-            return channel.send(text: Reply.failure(id: request.id, error: .rateLimited(
-                "more than \(ClientSession.maxRequestsInFlight) requests in flight on this connection; wait for replies",
-                retryAfterMilliseconds: 0)))
+            return refuse(.rateLimited("more than \(ClientSession.maxRequestsInFlight) requests in flight on this connection; wait for replies",
+                                       retryAfterMilliseconds: 0))
         }
         if operation.requiresLogin, login == nil {
-            return channel.send(text: Reply.failure(id: request.id, error: DomainError(.unauthenticated,
-                "log in first (auth.login_code, auth.login_password or auth.resume)")))
+            return refuse(DomainError(.unauthenticated, "log in first (auth.login_code, auth.login_password or auth.resume)"))
         }
         do throws(DomainError) {
             switch operation.name {
             case InfoOperations.get.name:
                 try Arguments(request.data).allowOnly([])
+                hub.metrics.requests.increment(label: operation.successLabel)
                 channel.send(text: Reply.success(id: request.id, encodedData: hub.info))
             case AuthOperations.adminSecret.name:
                 throw DomainError(.forbidden, "the admin secret is taken by the partition owner's node only; log in as an administrator here")
             case BoardOperations.subscribe.name:
                 let query = try BoardOperations.subscriptionQuery(try Arguments(request.data))
                 requestsInFlight += 1
-                hub.watch(for: self, requestID: request.id, data: request.data, query: query, runner: runner)
+                hub.watch(for: self, requestID: request.id, data: request.data, query: query, runner: runner,
+                          pending: Pending(purpose: .reply, operation: operation.name, started: started))
             case BoardOperations.unsubscribe.name:
                 try Arguments(request.data).allowOnly([])
                 requestsInFlight += 1
-                hub.unwatch(self, reply: Reply.success(id: request.id, data: [:]))
+                hub.unwatch(self, reply: (Reply.success(id: request.id, data: [:]),
+                                          Pending(purpose: .reply, operation: operation.name, started: started)))
             default:
-                route(request, for: purpose(of: request))
+                route(request, for: Pending(purpose: purpose(of: request), operation: operation.name, started: started))
             }
         } catch {
-            channel.send(text: Reply.failure(id: request.id, error: error))
+            refuse(error)
         }
     }
 
     /// What the reply is for. Read leniently: the owner checks the fields, and its refusal is
     /// the client's reply.
-    private func purpose(of request: Request) -> Pending {
+    private func purpose(of request: Request) -> Pending.Purpose {
         let data: [String: JSONValue] = if case .object(let members)? = request.data { members } else { [:] }
         switch request.operation {
         case AuthOperations.loginWithCode.name, AuthOperations.loginWithPassword.name:
@@ -165,7 +178,7 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         let address = RoutedOperations.loginOperations.contains(request.operation)
             ? channel.map { String($0.clientOrigin.address.description.prefix(RoutedRequest.maximumAddressLength)) } : nil
         let routed = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: actor, clientAddress: address)
-        if case .sessionCheck = pending {} else { requestsInFlight += 1 }
+        if case .sessionCheck = pending.purpose {} else { requestsInFlight += 1 }
         let (router, map, outbox) = (hub.router, hub.map, outbox)
         Task { [self] in
             let outcome = await router.route(routed, in: map)
@@ -173,23 +186,33 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         }
     }
 
-    /// A token from the connection's bucket; the refusal to answer with, if none. A connection
-    /// that goes on through a whole burst's worth of refusals is closed with 1008.
-    private func admit(now: Int64) -> DomainError? {
-        guard var bucket = requestBucket else { return nil }
-        defer { requestBucket = bucket }
-        guard !bucket.take(now: now) else {
+    /// A token from the connection's bucket and, once logged in, from the user's (shared by the
+    /// user's connections on this node); the refusal to answer with, if none. A connection that
+    /// goes on through a whole burst's worth of refusals is closed with 1008.
+    private func admit(now: Int64, isKnown: Bool) -> DomainError? {
+        var refusal: (limit: String, wait: Int64)?
+        if requestBucket?.take(now: now) == false {
+            refusal = ("connection", requestBucket?.millisecondsUntilToken(now: now) ?? 0)
+        } else if let user = login?.user, let wait = hub.userLimiter.take(user, now: now) {
+            refusal = ("user", wait)
+        }
+        guard let refusal else {
             consecutiveRefusals = 0
             return nil
         }
         consecutiveRefusals += 1
-        if consecutiveRefusals > bucket.capacity {
+        if consecutiveRefusals > max(requestBucket?.capacity ?? 0, hub.userLimiter.capacity) {
+            hub.metrics.rateLimited.increment(label: "flood")
             isClosingForFlood = true
             channel?.close(code: .policyViolation, reason: "request rate limit exceeded repeatedly")
             return nil
         }
-        return .rateLimited("too many requests on this connection (limit \(hub.requestsPerSecond)/s); slow down",
-                            retryAfterMilliseconds: bucket.millisecondsUntilToken(now: now))
+        guard isKnown else { return nil }
+        hub.metrics.rateLimited.increment(label: refusal.limit)
+        let message = refusal.limit == "connection"
+            ? "too many requests on this connection (limit \(hub.requestsPerSecond)/s); slow down"
+            : "too many requests for this user across connections (limit \(hub.userLimiter.ratePerSecond)/s); slow down"
+        return .rateLimited(message, retryAfterMilliseconds: refusal.wait)
     }
 
     // MARK: What the outbox brings
@@ -200,14 +223,15 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         switch item {
         case .text(let bytes):
             channel.send(text: bytes)
-        case .reply(let bytes):
+        case .reply(let bytes, let pending):
             requestsInFlight = max(0, requestsInFlight - 1)
+            count(pending, bytes)
             channel.send(text: bytes)
         case .shared(let message):
-            hub.metrics.nodePushes.increment()
+            hub.metrics.pushesSent.increment()
             channel.send(shared: message)
         case .personal(let message, let change):
-            hub.metrics.nodePushes.increment()
+            hub.metrics.pushesSent.increment()
             channel.send(shared: message)
             if let change { apply(change) }
         case .routed(let pending, let outcome):
@@ -218,13 +242,17 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
     }
 
     private func finish(_ pending: Pending, _ outcome: NodeRouter.Outcome, on channel: WebSocketChannel) {
-        if case .sessionCheck = pending {} else { requestsInFlight = max(0, requestsInFlight - 1) }
+        if case .sessionCheck = pending.purpose {} else { requestsInFlight = max(0, requestsInFlight - 1) }
         let reply: [UInt8]
         switch outcome {
-        case .close(let code, let reason): return channel.close(code: code, reason: reason)
-        case .reply(let bytes): reply = bytes
+        case .close(let code, let reason):
+            hub.metrics.requests.increment(label: "\(pending.operation):outcome_unknown")
+            return channel.close(code: code, reason: reason)
+        case .reply(let bytes):
+            reply = bytes
         }
-        switch pending {
+        if case .sessionCheck = pending.purpose {} else { count(pending, reply) }
+        switch pending.purpose {
         case .reply:
             channel.send(text: reply)
         case .login(let token, let lastSeen):
@@ -232,9 +260,9 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
             follow(remote, reply: reply, lastSeen: lastSeen)
         case .logout(let session):
             channel.send(text: reply)
-            if login?.session == session, Self.failure(of: reply) == nil { logOut() }
+            if login?.session == session, Reply.errorCode(of: reply) == nil { logOut() }
         case .sessionCheck:
-            if Self.failure(of: reply) == ErrorCode.unauthenticated.rawValue { logOut() }
+            if Reply.errorCode(of: reply) == ErrorCode.unauthenticated.rawValue { logOut() }
         }
     }
 
@@ -257,7 +285,8 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
             hub.noteRunner(self, runner)
         case .loggedOut:
             guard login != nil else { return }
-            route(Request(id: .integer(0), operation: AuthOperations.sessions.name, data: nil), for: .sessionCheck)
+            route(Request(id: .integer(0), operation: AuthOperations.sessions.name, data: nil),
+                  for: Pending(purpose: .sessionCheck, operation: AuthOperations.sessions.name, started: .now))
         }
     }
 
@@ -273,11 +302,13 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         hub.unwatch(self)
     }
 
-    /// A reply's error code; nil for a success (or anything unreadable, which the owner never sends).
-    static func failure(of reply: [UInt8]) -> String? {
-        guard case .object(let message)? = try? JSONParser.parse(reply), message["ok"] == .bool(false),
-              case .object(let error)? = message["error"], case .string(let code)? = error["code"] else { return nil }
-        return code
+    /// The request counter and the latency histogram, as a session on the owner keeps them.
+    private func count(_ pending: Pending, _ reply: [UInt8]) {
+        let code = Reply.errorCode(of: reply)
+        hub.metrics.requests.increment(label: code.map { "\(pending.operation):\($0)" } ?? "\(pending.operation):ok")
+        let elapsed = ContinuousClock.now - pending.started
+        hub.metrics.requestLatency.observe(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds),
+                                           label: pending.operation)
     }
 }
 

@@ -16,6 +16,7 @@ import NATSClient
 import SocketServer
 import Synchronization
 import WebSocketProtocol
+import WebSocketServer
 
 final class NodeSessionHub: Sendable {
     let router: NodeRouter
@@ -26,7 +27,9 @@ final class NodeSessionHub: Sendable {
     let info: [UInt8]
     /// Requests a connection may send per second (`--requests-per-second`); 0: no limit.
     let requestsPerSecond: Int
-    let metrics: RelayMetrics
+    /// Requests a user may send per second over their connections here (`--user-requests-per-second`).
+    let userLimiter: KeyedRateLimiter<UserID>
+    let metrics: ServerMetrics
     let logger: Logger
     private let watches: Watches
     private let outboxes = Mutex<[Int: NodeOutbox]>([:])
@@ -34,23 +37,24 @@ final class NodeSessionHub: Sendable {
     private let nodeID: String
 
     init(connection: NATSConnection, nodeID: String, map: PartitionMap, configuration: ServerConfiguration,
-         metrics: RelayMetrics, logger: Logger) {
+         metrics: ServerMetrics, logger: Logger) {
         self.connection = connection
         self.nodeID = nodeID
         let requests = PartitionRequests(connection: connection)
         router = NodeRouter(requests: requests)
         self.map = map
-        streams = FollowedStreams(connection: connection, requests: requests, map: map, metrics: metrics, logger: logger)
+        streams = FollowedStreams(connection: connection, requests: requests, map: map, metrics: metrics.relay, logger: logger)
         let watches = Watches()
         self.watches = watches
         // Every change forwarded reaches the settled subscriptions through their own subscriber
         // (`FollowedBoards.offer`); the board-wide sink only hears of gaps.
-        boards = FollowedBoards(connection: connection, metrics: metrics, logger: logger, sink: FollowedBoards.Sink(
+        boards = FollowedBoards(connection: connection, metrics: metrics.relay, logger: logger, sink: FollowedBoards.Sink(
             deliver: { _ in },
             gap: { type, _ in watches.closeWatchers(of: type) }))
         watches.boards = boards
         info = JSONWriter.encode(InfoOperations.data(configuration: configuration, rules: Application.orderRules(from: configuration)))
         requestsPerSecond = configuration.requestsPerSecond
+        userLimiter = KeyedRateLimiter(ratePerSecond: configuration.userRequestsPerSecond, capacity: configuration.userRequestsPerSecond * 2)
         self.metrics = metrics
         self.logger = logger
     }
@@ -103,7 +107,8 @@ final class NodeSessionHub: Sendable {
 
     /// Starts `session`'s watch of the boards `query` names (replacing any it had): its reply
     /// (`board.subscribe`'s, for `requestID`) and then its changes are posted to its outbox.
-    func watch(for session: NodeSession, requestID: JSONValue, data: JSONValue?, query: OrderListQuery, runner: UserID?) {
+    func watch(for session: NodeSession, requestID: JSONValue, data: JSONValue?, query: OrderListQuery, runner: UserID?,
+               pending: NodeSession.Pending) {
         let (boards, watches, map, requests) = (boards, watches, map, router.requests)
         boards.queue.async {
             watches.remove(session)
@@ -114,11 +119,11 @@ final class NodeSessionHub: Sendable {
                 reply: { result in
                     switch result {
                     case .success(let data):
-                        outbox.post(.reply(Reply.success(id: requestID, encodedData: data)), to: session)
+                        outbox.post(.reply(Reply.success(id: requestID, encodedData: data), pending), to: session)
                     case .failure(let failure):
                         watches.remove(session)
                         outbox.post(.reply(Reply.failure(id: requestID, error: DomainError(.storageUnavailable,
-                            "the boards could not be listed (\(failure)); nothing is watched, try again shortly"))), to: session)
+                            "the boards could not be listed (\(failure)); nothing is watched, try again shortly")), pending), to: session)
                     }
                 },
                 deliver: { broadcast in
@@ -131,11 +136,11 @@ final class NodeSessionHub: Sendable {
     }
 
     /// Ends `session`'s watch, then posts `reply` (if any) behind the changes already posted.
-    func unwatch(_ session: NodeSession, reply: [UInt8]? = nil) {
+    func unwatch(_ session: NodeSession, reply: (bytes: [UInt8], pending: NodeSession.Pending)? = nil) {
         let watches = watches
         boards.queue.async {
             watches.remove(session)
-            if let reply { session.outbox.post(.reply(reply), to: session) }
+            if let reply { session.outbox.post(.reply(reply.bytes, reply.pending), to: session) }
         }
     }
 

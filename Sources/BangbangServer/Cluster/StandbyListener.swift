@@ -7,6 +7,7 @@
 // (relayed connections, envelopes, refusals). Every other path is 404. It listens on the server's own
 // address and is stopped just before the server starts there.
 import Forwarding
+import Foundation
 import NATSClient
 import SocketServer
 import Synchronization
@@ -29,7 +30,9 @@ final class StandbyListener: Sendable {
 
     init(configuration: ServerConfiguration, directory: any OwnerDirectory, logger: Logger) {
         var socketConfiguration = SocketServerConfiguration(host: configuration.host, port: configuration.port)
-        socketConfiguration.eventLoopCount = 1
+        // A standby relaying its clients needs one loop; one running their sessions, a server's.
+        socketConfiguration.eventLoopCount = configuration.clusterSessions == .relay ? 1
+            : configuration.eventLoops > 0 ? configuration.eventLoops : ProcessInfo.processInfo.activeProcessorCount
         socketConfiguration.maxConnections = configuration.maxConnections
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
             socketConfiguration.tls = TLSConfiguration(certificatePath: certificate, keyPath: key)
@@ -130,7 +133,7 @@ final class StandbyListener: Sendable {
         directory.onOwnerChange { owner in relay.ownerChanged(to: owner) }
         if configuration.clusterSessions == .node {
             let hub = NodeSessionHub(connection: connection, nodeID: directory.localNodeID, map: ClusterNode.map, configuration: configuration,
-                                     metrics: metrics.relay, logger: logger)
+                                     metrics: metrics, logger: logger)
             try hub.start()
             sessions.current = hub
         }

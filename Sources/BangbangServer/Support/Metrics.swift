@@ -137,10 +137,8 @@ final class RelayMetrics: Sendable {
     /// had to subscribe again.
     let followedBoards = Gauge()
     let feedGaps = Counter()
-    /// Connections whose session runs on this node (`--cluster-sessions node`, NodeSession), and
-    /// the events (personal and board) pushed to them.
+    /// Connections whose session runs on this node (`--cluster-sessions node`, NodeSession).
     let nodeSessions = Gauge()
-    let nodePushes = Counter()
 
     func markClustered() { clustered.store(true, ordering: .relaxed) }
     var isClustered: Bool { clustered.load(ordering: .relaxed) }

@@ -121,8 +121,6 @@ enum MetricsRenderer {
                     relay.feedGaps.current)
             gauge("bangbang_node_sessions", "Connections whose session runs on this node (--cluster-sessions node).",
                   relay.nodeSessions.current)
-            counter("bangbang_node_pushes_total", "Events (personal and board) pushed to the sessions running on this node.",
-                    relay.nodePushes.current)
         }
         if metrics.inbox.isActive {
             let inbox = metrics.inbox
