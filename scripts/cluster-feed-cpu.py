@@ -12,6 +12,9 @@ hop), and the round trip of one request direct to the owner and through a standb
     swift build -c release --build-path .build-rel --product loadtest
     BANGBANG_BINARY=.build-rel/release/bangbang LOADTEST=.build-rel/release/loadtest \\
         .build/pyenv/bin/python scripts/cluster-feed-cpu.py [runners] [orders per second] [seconds]
+
+With CLUSTER_SESSIONS=node the standbys run their clients' sessions themselves
+(`--cluster-sessions node`) instead of relaying them to the owner.
 """
 import importlib.util
 import json
@@ -72,24 +75,27 @@ def measure(label, owner_url, runner_urls, pids, runners, rate, seconds):
           f"p99 {p99:.1f} ms; CPU per delivery, net of idle: {parts}; total {total:.2f} µs", flush=True)
 
 
-def hop_latency(owner, standby, calls=1000):
-    """Median and p99 of sequential `info.get` round trips, direct to the owner and through a
-    standby (the gateway relays each over NATS): the difference is what one relay hop costs."""
+def hop_latency(owner, standby, calls=1000, op="info.get"):
+    """Median and p99 of sequential `op` round trips, direct to the owner and through a standby
+    (relayed whole, or routed by the session running there): the difference is one hop's cost.
+    `info.get` is answered by a node running sessions itself, so there `profile.get` is the hop."""
     figures = {}
     for label, node in (("direct", owner), ("through a standby", standby)):
         with cluster_cpu.Client(node.url) as client:
+            if op != "info.get":
+                client.login(cluster_cpu.fresh_phone())
             for _ in range(100):
-                client.ok("info.get")
+                client.ok(op)
             times = []
             for _ in range(calls):
                 started = time.perf_counter()
-                client.ok("info.get")
+                client.ok(op)
                 times.append((time.perf_counter() - started) * 1e6)
         times.sort()
         figures[label] = (times[len(times) // 2], times[int(len(times) * 0.99)])
     (direct, direct_p99), (relayed, relayed_p99) = figures["direct"], figures["through a standby"]
-    print(f"one request, {calls} sequential info.get: direct p50 {direct:.0f} µs / p99 {direct_p99:.0f} µs, "
-          f"through a standby p50 {relayed:.0f} µs / p99 {relayed_p99:.0f} µs: one relay hop adds "
+    print(f"one request, {calls} sequential {op}: direct p50 {direct:.0f} µs / p99 {direct_p99:.0f} µs, "
+          f"through a standby p50 {relayed:.0f} µs / p99 {relayed_p99:.0f} µs: one hop adds "
           f"{relayed - direct:.0f} µs at the median", flush=True)
 
 
@@ -106,8 +112,12 @@ def main():
     finally:
         single.stop()
 
-    with cluster_cpu.clustered_nodes(directory, 3, OPTIONS) as (nats, nodes):
-        hop_latency(nodes[0], nodes[1])
+    sessions = os.environ.get("CLUSTER_SESSIONS", "relay")
+    print(f"standbys' sessions: {sessions} (--cluster-sessions)", flush=True)
+    with cluster_cpu.clustered_nodes(directory, 3, OPTIONS + ("--cluster-sessions", sessions)) as (nats, nodes):
+        if sessions == "relay":
+            hop_latency(nodes[0], nodes[1])
+        hop_latency(nodes[0], nodes[1], op="profile.get")
         pids = {"owner": nodes[0].process.pid, "standby1": nodes[1].process.pid, "standby2": nodes[2].process.pid}
         pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
         measure("three nodes, runners on all three (3 NATS)", nodes[0].url, [node.url for node in nodes], pids,
