@@ -30,9 +30,18 @@ struct NodeRouter: Sendable {
     /// One that names none (without its campus, order id, phone, user or actor) goes to the first
     /// partition of its space, whose owner answers it with the operation's own refusal.
     func route(_ request: RoutedRequest, in map: PartitionMap) async -> Outcome {
-        let partition = RoutedOperations.partition(of: request, in: map)
-            ?? PartitionID(space: RoutedOperations.space(of: request.operation), index: 0)
-        return await route(request, to: partition)
+        await route(request, to: Self.partition(of: request, in: map))
+    }
+
+    /// As `route(_:in:)`, with the outcome handed to `completion` (once, quickly: it may run on the
+    /// NATS connection's loop) rather than awaited: no task per request.
+    func route(_ request: RoutedRequest, in map: PartitionMap, completion: @escaping @Sendable (Outcome) -> Void) {
+        let id = request.id
+        requests.request(Self.partition(of: request, in: map), payload: request.encoded()) { completion(Self.outcome(of: $0, for: id)) }
+    }
+
+    private static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID {
+        RoutedOperations.partition(of: request, in: map) ?? PartitionID(space: RoutedOperations.space(of: request.operation), index: 0)
     }
 
     static func outcome(of result: Result<[UInt8], RouteFailure>, for id: JSONValue) -> Outcome {

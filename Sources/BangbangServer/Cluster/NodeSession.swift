@@ -179,11 +179,7 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
             ? channel.map { String($0.clientOrigin.address.description.prefix(RoutedRequest.maximumAddressLength)) } : nil
         let routed = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: actor, clientAddress: address)
         if case .sessionCheck = pending.purpose {} else { requestsInFlight += 1 }
-        let (router, map, outbox) = (hub.router, hub.map, outbox)
-        Task { [self] in
-            let outcome = await router.route(routed, in: map)
-            outbox.post(.routed(pending, outcome), to: self)
-        }
+        hub.router.route(routed, in: hub.map) { [self, outbox] outcome in outbox.post(.routed(pending, outcome), to: self) }
     }
 
     /// A token from the connection's bucket and, once logged in, from the user's (shared by the
@@ -276,6 +272,8 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         hub.streams.queue.async { stream.start(after: after) }
         let device = hub.streams.follow(remote.user, after: after, sink: stream.sink)
         login = Login(user: remote.user, session: remote.session, isApprovedRunner: remote.isApprovedRunner, device: device)
+        // A watch kept across the login counts the new user, if a runner.
+        hub.noteRunner(self, runner)
     }
 
     private func apply(_ change: AccountChange) {

@@ -72,28 +72,48 @@ public struct PartitionRequests: Sendable {
 
     /// Sends `payload` to the owner of `partition` and returns its answer's body.
     public func request(_ partition: PartitionID, payload: [UInt8]) async -> Result<[UInt8], RouteFailure> {
-        var attempts = RouteAttempts(policy: policy, startedAt: Self.now)
-        while true {
+        await withCheckedContinuation { continuation in
+            request(partition, payload: payload) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Sends `payload` to the owner of `partition` and hands its answer's body, or why there is
+    /// none, to `completion`, once: on the connection's loop (it must be quick), or on a global
+    /// queue after a pause between attempts. No task waits, so an answer costs no thread hop.
+    public func request(_ partition: PartitionID, payload: [UInt8],
+                        completion: @escaping @Sendable (Result<[UInt8], RouteFailure>) -> Void) {
+        attempt(partition, payload: payload, RouteAttempts(policy: policy, startedAt: Self.now), completion: completion)
+    }
+
+    private func attempt(_ partition: PartitionID, payload: [UInt8], _ attempts: RouteAttempts,
+                         completion: @escaping @Sendable (Result<[UInt8], RouteFailure>) -> Void) {
+        let decide: @Sendable (Result<NATSMessage, NATSClientError>) -> Void = { result in
             let outcome: RouteOutcome
-            do {
-                let answer = try await connection.request(Self.subject(of: partition), payload: payload,
-                                                          timeoutMilliseconds: timeoutMilliseconds)
-                outcome = Self.outcome(of: answer.payload)
-            } catch .noResponders, .outputBufferFull {
-                outcome = .notDelivered
-            } catch .invalidCommand(let error) {
-                return .failure(.unsendable(partition, .invalidCommand(error)))
-            } catch .closed {
-                return .failure(.unsendable(partition, .closed))
-            } catch {
-                outcome = .unknown
+            switch result {
+            case .success(let answer): outcome = Self.outcome(of: answer.payload)
+            case .failure(.noResponders), .failure(.outputBufferFull): outcome = .notDelivered
+            case .failure(.invalidCommand(let error)): return completion(.failure(.unsendable(partition, .invalidCommand(error))))
+            case .failure(.closed): return completion(.failure(.unsendable(partition, .closed)))
+            case .failure: outcome = .unknown
             }
-            switch attempts.next(after: outcome, at: Self.now) {
-            case .done(let body): return .success(body)
-            case .outcomeUnknown: return .failure(.outcomeUnknown(partition))
-            case .noOwner(let count): return .failure(.noOwner(partition, attempts: count))
-            case .retry(let milliseconds): try? await Task.sleep(for: .milliseconds(milliseconds))
+            var attempts = attempts
+            let next = attempts.next(after: outcome, at: Self.now)
+            let tried = attempts
+            switch next {
+            case .done(let body): completion(.success(body))
+            case .outcomeUnknown: completion(.failure(.outcomeUnknown(partition)))
+            case .noOwner(let count): completion(.failure(.noOwner(partition, attempts: count)))
+            case .retry(let milliseconds):
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(milliseconds))) {
+                    attempt(partition, payload: payload, tried, completion: completion)
+                }
             }
+        }
+        do {
+            try connection.startRequest(Self.subject(of: partition), payload: payload, timeoutMilliseconds: timeoutMilliseconds,
+                                        onReply: decide)
+        } catch {
+            decide(.failure(error))
         }
     }
 
