@@ -47,10 +47,12 @@ import TestSupport
         #expect(afterFirstList.isEmpty && !subscription.isReady)
         let afterEveryList = subscription.listed(partition: 2, through: 8)
         #expect(afterEveryList == ["p1#6"] && subscription.isReady)
+        #expect(!subscription.isSettled, "p2 has not been seen past its list yet")
         let afterwards = [("p2#8 again", 2, 8), ("p2#9", 2, 9), ("p1#7", 1, 7)].map {
             subscription.receive($0.0, from: UInt16($0.1), partitionSequence: UInt64($0.2))
         }
         #expect(afterwards == [false, true, true])
+        #expect(subscription.isSettled, "every partition seen past its list: nothing left to filter")
         #expect(subscription.replySequence == 30)
     }
 

@@ -85,16 +85,26 @@ extension FollowedBoards {
         for type in subscription.boards.keys { unwatch(type) }
     }
 
-    /// A forwarded change, for the subscriptions whose filter it concerns.
+    /// A forwarded change, for the subscriptions whose filter it concerns. A settled subscription
+    /// (nearly all) is read, never written: nothing is copied per watcher. The few still settling
+    /// are changed after the walk, so the walk never holds the table while it is written.
     func offer(_ broadcast: FeedBroadcast, from partition: UInt16, partitionSequence: UInt64) {
         let type = broadcast.after.details.type
-        for id in subscriptions.keys {
-            guard let subscription = subscriptions[id], subscription.boards[type] != nil,
-                  subscription.query.filter.change(before: broadcast.before, after: broadcast.after) != nil,
-                  subscriptions[id]?.boards[type]?.receive(broadcast, from: partition, partitionSequence: partitionSequence) == true
-            else { continue }
+        for (id, subscription) in subscriptions {
+            guard let board = subscription.boards[type],
+                  subscription.query.filter.change(before: broadcast.before, after: broadcast.after) != nil else { continue }
+            if board.isSettled {
+                subscription.subscriber.deliver(broadcast)
+            } else {
+                settling.append(id)
+            }
+        }
+        for id in settling {
+            guard subscriptions[id]?.boards[type]?.receive(broadcast, from: partition, partitionSequence: partitionSequence) == true,
+                  let subscription = subscriptions[id] else { continue }
             subscription.subscriber.deliver(broadcast)
         }
+        settling.removeAll(keepingCapacity: true)
     }
 
     private func listed(_ id: UInt64, by partition: PartitionID, _ result: Result<[UInt8], RouteFailure>) {

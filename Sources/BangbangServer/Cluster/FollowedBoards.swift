@@ -40,6 +40,8 @@ final class FollowedBoards: @unchecked Sendable {
     /// The watchers' `board.subscribe`s in progress or settled (BoardSubscriptions.swift).
     var subscriptions: [UInt64: BoardSubscription] = [:]
     var nextSubscription: UInt64 = 1
+    /// The subscriptions a change found still settling, kept for its capacity (`offer`).
+    var settling: [UInt64] = []
 
     init(connection: NATSConnection, subjects: FeedSubjects = FeedSubjects(), metrics: RelayMetrics, logger: Logger, sink: Sink) {
         self.connection = connection

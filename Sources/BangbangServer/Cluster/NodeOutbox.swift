@@ -46,6 +46,18 @@ final class NodeOutbox: @unchecked Sendable {
         if needsDrain { loop.execute { self.drain() } }
     }
 
+    /// Queues a board change's messages for the sessions here that see it (any thread): one lock
+    /// for all of them.
+    func post(_ messages: [(NodeSession, SharedMessage)]) {
+        let needsDrain = pending.withLock { pending -> Bool in
+            for (session, message) in messages { pending.items.append((session, .shared(message))) }
+            guard !pending.isDrainScheduled else { return false }
+            pending.isDrainScheduled = true
+            return true
+        }
+        if needsDrain { loop.execute { self.drain() } }
+    }
+
     private func drain() {
         pending.withLock { pending in
             pending.isDrainScheduled = false

@@ -52,6 +52,7 @@ final class NodeSessionHub: Sendable {
             deliver: { _ in },
             gap: { type, _ in watches.closeWatchers(of: type) }))
         watches.boards = boards
+        watches.queue = boards.queue
         info = JSONWriter.encode(InfoOperations.data(configuration: configuration, rules: Application.orderRules(from: configuration)))
         requestsPerSecond = configuration.requestsPerSecond
         userLimiter = KeyedRateLimiter(ratePerSecond: configuration.userRequestsPerSecond, capacity: configuration.userRequestsPerSecond * 2)
@@ -117,6 +118,7 @@ final class NodeSessionHub: Sendable {
             let id = boards.subscribe(data, query: query, partitions: map.allPartitions.filter { $0.space == .boards },
                                       requests: requests, subscriber: FollowedBoards.Subscriber(
                 reply: { result in
+                    watches.flush()
                     switch result {
                     case .success(let data):
                         outbox.post(.reply(Reply.success(id: requestID, encodedData: data), pending), to: session)
@@ -128,7 +130,7 @@ final class NodeSessionHub: Sendable {
                 },
                 deliver: { broadcast in
                     guard let kind = filter.change(before: broadcast.before, after: broadcast.after) else { return }
-                    outbox.post(.shared(broadcast.message(for: kind)), to: session)
+                    watches.push(broadcast.message(for: kind), to: session)
                 }))
             // A subscription that failed at once (its reply posted already) holds nothing.
             if boards.subscriptions[id] != nil { watches.add(session, subscription: id, types: filter.types, runner: runner) }
@@ -140,6 +142,7 @@ final class NodeSessionHub: Sendable {
         let watches = watches
         boards.queue.async {
             watches.remove(session)
+            watches.flush()
             if let reply { session.outbox.post(.reply(reply.bytes, reply.pending), to: session) }
         }
     }
@@ -149,7 +152,13 @@ final class NodeSessionHub: Sendable {
     private final class Watches: @unchecked Sendable {
         // Confinement: every member is touched only on `boards.queue` (set once, before any use).
         var boards: FollowedBoards?
+        var queue: DispatchQueue?
         var reportTimer: DispatchSourceTimer?
+        /// The feed messages for each loop's sessions since the last flush: posted to each outbox
+        /// under one lock, once the NATS message that caused them has been offered to every
+        /// subscription, instead of once per recipient. Kept for their capacity.
+        private var feed: [Int: (outbox: NodeOutbox, messages: [(NodeSession, SharedMessage)])] = [:]
+        private var isFlushScheduled = false
         private struct Entry {
             let session: NodeSession
             let subscription: UInt64
@@ -187,7 +196,27 @@ final class NodeSessionHub: Sendable {
             bySession = [:]
         }
 
+        func push(_ message: SharedMessage, to session: NodeSession) {
+            let loop = session.outbox.loop.index
+            if feed[loop] == nil { feed[loop] = (session.outbox, []) }
+            feed[loop]!.messages.append((session, message))
+            guard !isFlushScheduled else { return }
+            isFlushScheduled = true
+            queue?.async { [self] in flush() }
+        }
+
+        /// Posts what was pushed: before anything else is posted from this queue, so each
+        /// connection hears of changes and replies in the order they were made.
+        func flush() {
+            isFlushScheduled = false
+            for loop in feed.keys where !feed[loop]!.messages.isEmpty {
+                feed[loop]!.outbox.post(feed[loop]!.messages)
+                feed[loop]!.messages.removeAll(keepingCapacity: feed[loop]!.messages.capacity <= 4_096)
+            }
+        }
+
         func closeWatchers(of type: OrderType) {
+            flush()
             for (key, entry) in bySession where entry.types.contains(type) {
                 bySession[key] = nil
                 boards?.unsubscribe(entry.subscription)

@@ -84,6 +84,10 @@ public struct FeedSubscription<Event: Sendable>: Sendable {
     /// Whether every partition's list is in (the reply can be sent).
     public var isReady: Bool { awaiting.isEmpty }
 
+    /// Whether it passes every event on, unchanged by them: every list is in and every partition
+    /// has been seen past what its list reflects.
+    public var isSettled: Bool { awaiting.isEmpty && floors.isEmpty }
+
     /// `partition`'s list reflects its changes through `partitionSequence`. Once every list is
     /// in, returns the held events to send after the reply, in the order received.
     public mutating func listed(partition: UInt16, through partitionSequence: UInt64) -> [Event] {
