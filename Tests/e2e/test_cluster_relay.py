@@ -20,14 +20,17 @@ ADMIN_PHONE = "+8613000000000"
 @pytest.fixture(params=["relay"])
 def nodes(request, tmp_path):
     """Three nodes; the non-owners relay their clients (the default) or, parametrized with
-    "node", run their sessions themselves (`--cluster-sessions node`, docs/scale-out.md 2c)."""
+    "node", run their sessions themselves (`--cluster-sessions node`, docs/scale-out.md 2c); with
+    "mixed", the second runs them and the third relays, as in a cluster switching one node at a
+    time."""
+    modes = {"mixed": ["relay", "node", "relay"]}.get(request.param, [request.param] * 3)
     nats = NatsCluster.start()
     ports = free_ports(3)
     started = []
     try:
         for index, port in enumerate(ports):
             node = Node(f"bb{index + 1}", port, str(tmp_path), nats.urls,
-                        extra=["--admin-phone", ADMIN_PHONE, "--cluster-sessions", request.param])
+                        extra=["--admin-phone", ADMIN_PHONE, "--cluster-sessions", modes[index]])
             started.append(node)
             if index == 0:
                 wait_until(node.is_ready, 20, "the first node to own the partition", node)
@@ -68,13 +71,17 @@ def metric(node, name):
     return None
 
 
-def check_sessions_ran_where_configured(request, standby):
-    """In "node" mode the standby ran its clients' sessions and relayed none; else the reverse."""
-    pushes, relayed = metric(standby, "bangbang_pushes_sent_total"), metric(standby, "bangbang_relay_frames_total{direction=\"out\"}")
-    if request.node.callspec.params["nodes"] == "node":
-        assert pushes > 0 and not relayed, (pushes, relayed)
-    else:
-        assert not pushes and relayed > 0, (pushes, relayed)
+def check_sessions_ran_where_configured(request, second, third):
+    """A standby running its clients' sessions pushed to them and relayed nothing; a relaying one
+    the reverse. In "mixed" the second runs them and the third relays."""
+    mode = request.node.callspec.params["nodes"]
+    for standby, runs_sessions in ((second, mode != "relay"), (third, mode == "node")):
+        pushes = metric(standby, "bangbang_pushes_sent_total")
+        relayed = metric(standby, "bangbang_relay_frames_total{direction=\"out\"}")
+        if runs_sessions:
+            assert pushes > 0 and not relayed, (standby.name, pushes, relayed)
+        else:
+            assert not pushes and relayed > 0, (standby.name, pushes, relayed)
 
 
 def changed(order_id, change):
@@ -82,7 +89,7 @@ def changed(order_id, change):
                       and e["data"]["change"] == change)
 
 
-@pytest.mark.parametrize("nodes", ["relay", "node"], indirect=True)
+@pytest.mark.parametrize("nodes", ["relay", "node", "mixed"], indirect=True)
 def test_clients_on_different_nodes_see_each_others_orders_live(nodes, request):
     owner, second, third = nodes
     admin = logged_in(second, ADMIN_PHONE)
@@ -101,13 +108,13 @@ def test_clients_on_different_nodes_see_each_others_orders_live(nodes, request):
         with Client(owner.url) as local:
             local.login(fresh_phone())
             assert local.ok("order.get", {"order_id": order["id"]})["order"]["status"] == "in_progress"
-        check_sessions_ran_where_configured(request, second)
+        check_sessions_ran_where_configured(request, second, third)
     finally:
         for client in (admin, runner, publisher):
             client.close()
 
 
-@pytest.mark.parametrize("nodes", ["relay", "node"], indirect=True)
+@pytest.mark.parametrize("nodes", ["relay", "node", "mixed"], indirect=True)
 def test_an_accept_race_across_all_three_nodes_has_exactly_one_winner(nodes):
     admin = logged_in(nodes[0], ADMIN_PHONE)
     runners = [approve(logged_in(node), admin) for node in nodes for _ in range(2)]
