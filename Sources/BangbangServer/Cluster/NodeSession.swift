@@ -77,8 +77,11 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
 
     func webSocket(_ channel: WebSocketChannel, didReceiveText bytes: [UInt8]) {
         switch bytes.withUnsafeBytes({ Request.decode($0) }) {
-        case .failure(let failure): channel.send(text: Reply.failure(id: failure.id, error: failure.error))
-        case .success(let request): handle(request)
+        case .failure(let failure):
+            hub.metrics.requests.increment(label: "invalid:bad_request")
+            channel.send(text: Reply.failure(id: failure.id, error: failure.error))
+        case .success(let request):
+            handle(request)
         }
     }
 
