@@ -6,6 +6,8 @@ its reply, then what follows; a session logged out from another device is logged
 and a session on a node that does not take over outlives the owner's death: it is neither
 closed nor missing an event."""
 import json
+import os
+import re
 import time
 
 import pytest
@@ -261,3 +263,42 @@ def test_under_load_a_killed_owner_loses_nothing_acknowledged_to_node_sessions(n
     acknowledged = assert_each_resumes_gap_free(results[second.name] + results[third.name], survivor.url)
     print(f"\n{acknowledged} publishes acknowledged through node sessions; {len(untouched)} of the survivor's "
           f"2 publishers never closed; every event resumed gap-free on {survivor.name}")
+
+
+def operations():
+    """Every operation the protocol documents, read from its headings."""
+    names = set()
+    directory = os.path.join(os.path.dirname(__file__), "..", "..", "protocol")
+    for name in os.listdir(directory):
+        if name.startswith("operations") and name.endswith(".md"):
+            names.update(re.findall(r"^### `([a-z_.]+)`", open(os.path.join(directory, name)).read(), re.M))
+    assert len(names) > 40
+    return sorted(names)
+
+
+BAD_DATA = [None, {}, [], "x", 7, {"order_id": "x"}, {"order_id": -1}, {"order_id": 2 ** 63 - 1}, {"token": 5},
+            {"token": "a" * 5000, "last_seq": -3}, {"token": "x.y.z", "last_seq": "1"}, {"session_id": 7},
+            {"session_id": "g" * 32}, {"types": "bounty"}, {"types": [None]}, {"phone": ["+86"]},
+            {"user_id": 0}, {"nested": [[[[{"a": [1]}]]]]}, {"campus": "\u0000\ud7ff", "type": "express"}]
+
+
+def test_whatever_a_client_sends_a_node_session_answers_and_keeps_serving(nodes):
+    """Every documented operation with data of every wrong shape, logged out and logged in: each
+    gets one reply, ok or a protocol error (the reply is checked against the schemas), the
+    connection stays open, the node stays up, and the user's state is what it was."""
+    _, second, _ = nodes
+    with Client(second.url) as client:
+        for logged_in in (False, True):
+            if logged_in:
+                client.login(fresh_phone())
+                before = client.ok("profile.get")
+            for op in operations():
+                if op in ("auth.logout", "auth.revoke_session"):
+                    continue   # ending this session is not bad input; both are tested above
+                for data in BAD_DATA:
+                    reply = client.call(op, data)
+                    assert reply["ok"] or reply["error"]["code"], (op, data, reply)
+        client.send_raw(json.dumps({"id": 1, "op": "order.get", "data": {"order_id": 1}, "extra": True}))
+        assert client.receive()["error"]["code"] == "bad_request"
+        assert client.ok("profile.get")["user"]["id"] == before["user"]["id"]
+    assert second.process.poll() is None and second.is_ready()
