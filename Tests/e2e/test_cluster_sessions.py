@@ -260,6 +260,9 @@ def test_under_load_a_killed_owner_loses_nothing_acknowledged_to_node_sessions(n
         for _, _, _, close_code in group:
             assert close_code in (None, 1012, 1001, 1006), (name, close_code)
     untouched = [r for r in results[survivor.name] if r[3] is None]
+    # Each told 1012 by the survivor was so for a request the dead owner never answered, and said so.
+    told = [r for r in results[survivor.name] if r[3] == 1012]
+    assert survivor.log().count("event=routed_outcome_unknown") == len(told), survivor.log()[-3000:]
     acknowledged = assert_each_resumes_gap_free(results[second.name] + results[third.name], survivor.url)
     print(f"\n{acknowledged} publishes acknowledged through node sessions; {len(untouched)} of the survivor's "
           f"2 publishers never closed; every event resumed gap-free on {survivor.name}")

@@ -246,6 +246,8 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         switch outcome {
         case .close(let code, let reason):
             hub.metrics.requests.increment(label: "\(pending.operation):outcome_unknown")
+            hub.logger.warning("routed_outcome_unknown", ["connection.id": channel.connectionID, "op": pending.operation,
+                                                          "detail": "\(reason); the client is told 1012 to resume and look"])
             return channel.close(code: code, reason: reason)
         case .reply(let bytes):
             reply = bytes

@@ -30,6 +30,7 @@ final class NodeSessionHub: Sendable {
     /// Requests a user may send per second over their connections here (`--user-requests-per-second`).
     let userLimiter: KeyedRateLimiter<UserID>
     let metrics: ServerMetrics
+    let logger: Logger
     private let watches: Watches
     private let outboxes = Mutex<[Int: NodeOutbox]>([:])
     private let connection: NATSConnection
@@ -56,6 +57,7 @@ final class NodeSessionHub: Sendable {
         requestsPerSecond = configuration.requestsPerSecond
         userLimiter = KeyedRateLimiter(ratePerSecond: configuration.userRequestsPerSecond, capacity: configuration.userRequestsPerSecond * 2)
         self.metrics = metrics
+        self.logger = logger
     }
 
     func start() throws(NATSClientError) {
