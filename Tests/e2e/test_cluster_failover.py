@@ -431,9 +431,13 @@ class Publishers:
     ids of the publishes acknowledged to it, the `order.changed` events it received, and the
     close code it was cut off with (None if it was not)."""
 
-    def __init__(self, url, count, title):
+    def __init__(self, url, count, title, drain_seconds=0):
+        """With `drain_seconds`, a publisher still connected when told to finish reads on, up to
+        that long, until the event of every publish acknowledged to it has arrived (events may be
+        numbered well after their publish while the inbox stream elects a leader)."""
         self.stop = threading.Event()
         self.results = [None] * count
+        self.drain_seconds = drain_seconds
         self.threads = [threading.Thread(target=self._work, args=(url, index, title)) for index in range(count)]
         for thread in self.threads:
             thread.start()
@@ -451,6 +455,16 @@ class Publishers:
                     acknowledged.append(reply["data"]["order"]["id"])
                 seen += [e for e in client.events if e["event"] == "order.changed"]
                 client.events.clear()
+            deadline = time.monotonic() + self.drain_seconds
+            while time.monotonic() < deadline:
+                published = {e["data"]["order"]["id"] for e in seen if e["data"]["change"] == "published"}
+                if set(acknowledged) <= published:
+                    break
+                try:
+                    seen.append(client.wait_event(lambda e: e["event"] == "order.changed",
+                                                  timeout=max(0.01, deadline - time.monotonic())))
+                except TimeoutError:
+                    break
         except Exception as error:  # the node went away, or told the client to
             close_code = getattr(getattr(error, "rcvd", None), "code", None)
         seen += [e for e in client.events if e["event"] == "order.changed"]

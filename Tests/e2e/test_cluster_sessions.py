@@ -34,6 +34,8 @@ def nodes(tmp_path):
             else:
                 # Ready too: it serves sessions once it is on NATS and knows the owner.
                 wait_until(node.is_ready, 20, f"{node.name} to serve sessions", node)
+        for node in started:
+            node.nats = nats
         yield started
     finally:
         for node in started:
@@ -305,3 +307,44 @@ def test_whatever_a_client_sends_a_node_session_answers_and_keeps_serving(nodes)
         assert client.receive()["error"]["code"] == "bad_request"
         assert client.ok("profile.get")["user"]["id"] == before["user"]["id"]
     assert second.process.poll() is None and second.is_ready()
+
+
+def test_losing_the_nats_server_every_node_is_connected_to_loses_nothing_acknowledged_to_node_sessions(nodes):
+    """`kill -9` of the NATS server every node reached first, while publishers work through the two
+    other nodes' sessions and a runner on one of them watches the board: the nodes reconnect to the
+    survivors, and every publish acknowledged to a session has its event, each once, in a gap-free
+    stream, live on the sessions still open (personal events wait for the inbox stream's new
+    leader, so they may come seconds after their publish) and resumed afterwards; the watcher is
+    either told 1012 (a change lost while its node was away) or sees every acknowledged publish
+    enter its board."""
+    owner, second, third = nodes
+    nats = owner.nats
+    with Client(second.url) as watcher:
+        watcher.login(fresh_phone())
+        watcher.ok("board.subscribe", {"types": ["bounty"]})
+        groups = [Publishers(node.url, 2, f"through {node.name}", drain_seconds=20) for node in (second, third)]
+        time.sleep(2.0)
+        nats.kill(0)
+        time.sleep(8.0)   # the streams the server led elect new leaders within about this
+        results = [result for group in groups for result in group.finish()]
+        for _, _, _, close_code in results:
+            assert close_code in (None, 1012, 1006), close_code
+        target = next(node for node in (second, third, owner) if node.process.poll() is None and node.is_ready())
+        acknowledged = assert_each_resumes_gap_free(results, target.url)
+        entered, told_to_resubscribe = set(), False
+        try:
+            while True:
+                event = watcher.receive(timeout=2)
+                if event.get("event") == "feed.enter":
+                    entered.add(event["data"]["order"]["id"])
+        except TimeoutError:
+            pass
+        except Exception as error:
+            told_to_resubscribe = getattr(getattr(error, "rcvd", None), "code", None) == 1012
+            assert told_to_resubscribe, repr(error)
+        published = {order for _, ids, _, _ in results for order in ids}
+        if not told_to_resubscribe:
+            entered |= {e["data"]["order"]["id"] for e in watcher.events if e["event"] == "feed.enter"}
+            assert published <= entered, sorted(published - entered)[:10]
+    print(f"\n{acknowledged} publishes acknowledged through node sessions while a NATS server died; the watcher "
+          f"{'was told 1012' if told_to_resubscribe else 'saw every one enter'}")
