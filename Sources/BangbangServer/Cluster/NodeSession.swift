@@ -173,10 +173,13 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         }
     }
 
+    /// The operations whose routed actor names the connection's session: they concern it.
+    private static let sessionOperations: Set<String> = [AuthOperations.sessions.name, AuthOperations.logout.name,
+                                                         AuthOperations.revokeSession.name]
+
     /// Sends `request` to the owner of the partition that decides it, with who asks.
     private func route(_ request: Request, for pending: Pending) {
-        let sendsSession = [AuthOperations.sessions.name, AuthOperations.logout.name, AuthOperations.revokeSession.name]
-            .contains(request.operation)
+        let sendsSession = Self.sessionOperations.contains(request.operation)
         let actor = login.map { RoutedActor(user: $0.user, isApprovedRunner: $0.isApprovedRunner, session: sendsSession ? $0.session : nil) }
         let address = RoutedOperations.loginOperations.contains(request.operation)
             ? channel.map { String($0.clientOrigin.address.description.prefix(RoutedRequest.maximumAddressLength)) } : nil
