@@ -8,37 +8,25 @@ the logins per second and the standby's resident memory per connection.
     BANGBANG_BINARY=.build-rel/release/bangbang LOADTEST=.build-rel/release/loadtest \\
         .build/pyenv/bin/python scripts/cluster-connections.py [connections]
 """
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Tests", "e2e"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("cluster_cpu", os.path.join(HERE, "cluster-cpu.py"))
+cluster_cpu = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cluster_cpu)
 
-from nats_cluster import NatsCluster, free_ports  # noqa: E402
-from test_cluster_failover import Node, wait_until  # noqa: E402
-
-OPTIONS = ["--handshakes-per-second-per-address", "0", "--max-connections-per-address", "100000",
-           "--sms-per-ip-hourly", "0"]
+OPTIONS = cluster_cpu.LOAD_OPTIONS + ("--sms-per-ip-hourly", "0")
 
 
 def measure(sessions, connections):
     directory = tempfile.mkdtemp(prefix="bangbang-connections-")
     results = os.path.join(directory, "results.json")
-    nats = NatsCluster.start()
-    time.sleep(2)   # JetStream answers before every server is a placement peer of R3 streams
-    nodes = []
-    try:
-        for index, port in enumerate(free_ports(2)):
-            node = Node(f"bb{index + 1}", port, directory, nats.urls, lease_ms=6000,
-                        extra=OPTIONS + ["--cluster-sessions", sessions])
-            nodes.append(node)
-            if index == 0:
-                wait_until(node.is_ready, 30, "the owner", node)
-            else:
-                wait_until(lambda: "cluster_joined" in node.log(), 30, "the standby", node)
+    with cluster_cpu.clustered_nodes(directory, 2, OPTIONS + ("--cluster-sessions", sessions)) as (_, nodes):
         standby = nodes[1]
         subprocess.run([os.environ["LOADTEST"], "connections", "--url", standby.url, "--connections", str(connections),
                         "--login", "--duration", "5", "--server-pid", str(standby.process.pid), "--quiet",
@@ -46,10 +34,6 @@ def measure(sessions, connections):
         metrics = json.load(open(results))["metrics"]
         print(f"{sessions:5}: {connections} connections logged in on the standby at {metrics['logins_per_second']:.0f}/s; "
               f"the standby's RSS {metrics['server_rss_per_connection_kib']:.2f} KiB per connection", flush=True)
-    finally:
-        for node in nodes:
-            node.stop()
-        nats.stop()
 
 
 def main():

@@ -99,16 +99,18 @@ def measure(label, url, pids, publishes, clients):
 
 
 @contextlib.contextmanager
-def clustered_nodes(directory, count, extra):
+def clustered_nodes(directory, count, extra, per_node=()):
     """A 3-server NATS cluster and `count` Bangbang nodes over it: the first owns p0, the others
-    have joined as standbys. Everything is stopped afterwards, by the PIDs started here."""
+    have joined as standbys. `per_node[i]`, if given, adds arguments for node i only. Everything is
+    stopped afterwards, by the PIDs started here."""
     nats = NatsCluster.start()
     time.sleep(2)   # JetStream answers before every server is a placement peer of R3 streams
     nodes = []
     try:
         ports = free_ports(count)
         for index in range(count):
-            node = Node(f"bb{index + 1}", ports[index], directory, nats.urls, lease_ms=6000, extra=extra)
+            own = tuple(per_node[index]) if index < len(per_node) else ()
+            node = Node(f"bb{index + 1}", ports[index], directory, nats.urls, lease_ms=6000, extra=tuple(extra) + own)
             nodes.append(node)
             if index == 0:
                 wait_until(node.is_ready, 30, "the owner", node)

@@ -12,20 +12,23 @@ client adds as little as it can.
 
     BANGBANG_BINARY=.build-rel/release/bangbang .build/pyenv/bin/python scripts/cluster-hop.py [requests per round] [rounds]
 """
+import importlib.util
 import json
 import os
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Tests", "e2e"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("cluster_cpu", os.path.join(HERE, "cluster-cpu.py"))
+cluster_cpu = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cluster_cpu)
+
+sys.path.insert(0, os.path.join(HERE, "..", "Tests", "e2e"))
 
 from websockets.sync.client import connect  # noqa: E402
 from bbclient import Client, fresh_phone  # noqa: E402
-from nats_cluster import NatsCluster, free_ports  # noqa: E402
-from test_cluster_failover import Node, wait_until  # noqa: E402
 
-OPTIONS = ["--handshakes-per-second-per-address", "0", "--max-connections-per-address", "100000"]
 REQUESTS = {"profile.get": {}, "order.get": {"order_id": 999_999}}
 
 
@@ -44,45 +47,37 @@ def main():
     per_round = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     directory = tempfile.mkdtemp(prefix="bangbang-hop-")
-    nats = NatsCluster.start()
-    time.sleep(2)   # JetStream answers before every server is a placement peer of R3 streams
-    nodes = []
-    connections = {}
-    try:
-        for index, (port, sessions) in enumerate(zip(free_ports(3), ["relay", "node", "relay"])):
-            node = Node(f"bb{index + 1}", port, directory, nats.urls, lease_ms=6000,
-                        extra=OPTIONS + ["--cluster-sessions", sessions])
-            nodes.append(node)
-            if index == 0:
-                wait_until(node.is_ready, 30, "the owner", node)
-            else:
-                wait_until(lambda: "cluster_joined" in node.log(), 30, "a standby", node)
+    modes = [("--cluster-sessions", sessions) for sessions in ("relay", "node", "relay")]
+    with cluster_cpu.clustered_nodes(directory, 3, cluster_cpu.LOAD_OPTIONS, per_node=modes) as (_, nodes):
         with Client(nodes[0].url) as first:
             first.login(fresh_phone())
             token = first.token
-        for label, node in (("direct", nodes[0]), ("routed by a node session", nodes[1]), ("relayed", nodes[2])):
-            connection = connect(node.url, max_size=2 ** 24)
-            connection.send(json.dumps({"id": 0, "op": "auth.resume", "data": {"token": token}}))
-            while json.loads(connection.recv()).get("id") != 0:
-                pass
-            connections[label] = connection
-        for op, data in REQUESTS.items():
-            times = {label: [] for label in connections}
-            for _ in range(rounds):
-                for label, connection in connections.items():
-                    times[label] += round_trips(connection, op, data, per_round)
-            direct = sorted(times["direct"])[len(times["direct"]) // 2]
-            for label, values in times.items():
-                values.sort()
-                p50, p99 = values[len(values) // 2], values[int(len(values) * 0.99)]
-                hop = "" if label == "direct" else f", the hop {p50 - direct:+.0f} µs"
-                print(f"{op:12} {label:26} p50 {p50:5.0f} µs  p99 {p99:5.0f} µs{hop}", flush=True)
-    finally:
-        for connection in connections.values():
-            connection.close()
-        for node in nodes:
-            node.stop()
-        nats.stop()
+        connections = {}
+        try:
+            for label, node in (("direct", nodes[0]), ("routed by a node session", nodes[1]), ("relayed", nodes[2])):
+                connection = connect(node.url, max_size=2 ** 24)
+                connection.send(json.dumps({"id": 0, "op": "auth.resume", "data": {"token": token}}))
+                while json.loads(connection.recv()).get("id") != 0:
+                    pass
+                connections[label] = connection
+            for op, data in REQUESTS.items():
+                measure(op, data, connections, per_round, rounds)
+        finally:
+            for connection in connections.values():
+                connection.close()
+
+
+def measure(op, data, connections, per_round, rounds):
+    times = {label: [] for label in connections}
+    for _ in range(rounds):
+        for label, connection in connections.items():
+            times[label] += round_trips(connection, op, data, per_round)
+    direct = sorted(times["direct"])[len(times["direct"]) // 2]
+    for label, values in times.items():
+        values.sort()
+        p50, p99 = values[len(values) // 2], values[int(len(values) * 0.99)]
+        hop = "" if label == "direct" else f", the hop {p50 - direct:+.0f} µs"
+        print(f"{op:12} {label:26} p50 {p50:5.0f} µs  p99 {p99:5.0f} µs{hop}", flush=True)
 
 
 if __name__ == "__main__":
