@@ -2,8 +2,9 @@
 // being relayed whole to the owner (docs/scale-out.md, 2c; `--cluster-sessions node`). Each
 // request goes where it is decided: to the owner of the partition it concerns, over NATS
 // (NodeRouter), whose reply is passed on byte for byte; `board.subscribe` to every board
-// partition, merged here and followed from the feed subjects (FollowedBoards); `info.get` is
-// answered here. A login or a resume is the account owner's, and the node follows the user's
+// partition, merged here and followed from the feed subjects (FollowedBoards); with several board
+// partitions, `board.list` of every campus and `board.stats` read from each and merged here
+// (BoardReads); `info.get` is answered here. A login or a resume is the account owner's, and the node follows the user's
 // stream from where the reply says (FollowedStreams, RemoteLogin). The owner never sees the
 // connection, so what it does to a connection of its own the node does here: a logout of this
 // session ends the login once answered; a runner's verification decided changes the actor sent
@@ -145,7 +146,8 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
                 hub.unwatch(self, reply: (Reply.success(id: request.id, data: [:]),
                                           Pending(purpose: .reply, operation: operation.name, started: started)))
             default:
-                route(request, for: Pending(purpose: purpose(of: request), operation: operation.name, started: started))
+                let pending = Pending(purpose: purpose(of: request), operation: operation.name, started: started)
+                if try !readEveryPartition(request, for: pending) { route(request, for: pending) }
             }
         } catch {
             refuse(error)
@@ -171,6 +173,27 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         default:
             return .reply
         }
+    }
+
+    /// Reads `board.list` of every campus or `board.stats` from every board partition when several
+    /// hold the boards (BoardReads); false for any other request, which goes to one owner.
+    private func readEveryPartition(_ request: Request, for pending: Pending) throws(DomainError) -> Bool {
+        guard let reads = hub.boardReads else { return false }
+        let reply: @Sendable ([UInt8]) -> Void = { [self, outbox] bytes in outbox.post(.reply(bytes, pending), to: self) }
+        switch request.operation {
+        case BoardOperations.list.name:
+            let query = try BoardWire.decodeListQuery(try Arguments(request.data))
+            guard query.filter.campus == nil else { return false }
+            requestsInFlight += 1
+            reads.list(id: request.id, data: request.data, query: query, completion: reply)
+        case BoardOperations.stats.name:
+            try Arguments(request.data).allowOnly([])
+            requestsInFlight += 1
+            reads.stats(id: request.id, completion: reply)
+        default:
+            return false
+        }
+        return true
     }
 
     /// The operations whose routed actor names the connection's session: they concern it.

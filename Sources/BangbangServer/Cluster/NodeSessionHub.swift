@@ -21,6 +21,9 @@ import WebSocketServer
 final class NodeSessionHub: Sendable {
     let router: NodeRouter
     let map: PartitionMap
+    /// The reads of every board at once, merged here when several partitions hold the boards;
+    /// nil while one does, which answers them whole.
+    let boardReads: BoardReads?
     let streams: FollowedStreams
     let boards: FollowedBoards
     /// `info.get`'s data, the same as the owner's: made from the same configuration.
@@ -43,6 +46,8 @@ final class NodeSessionHub: Sendable {
         let requests = PartitionRequests(connection: connection)
         router = NodeRouter(requests: requests)
         self.map = map
+        let boardPartitions = map.allPartitions.filter { $0.space == .boards }
+        boardReads = boardPartitions.count > 1 ? BoardReads(requests: requests, partitions: boardPartitions) : nil
         streams = FollowedStreams(connection: connection, requests: requests, map: map, metrics: metrics.relay, logger: logger)
         let watches = Watches()
         self.watches = watches

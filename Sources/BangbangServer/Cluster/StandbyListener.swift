@@ -6,6 +6,7 @@
 // recovering, `/ws` is refused with 503 and `Retry-After`, so a client retries. `/metrics` shows its connections and its side of the relay
 // (relayed connections, envelopes, refusals). Every other path is 404. It listens on the server's own
 // address and is stopped just before the server starts there.
+import Cluster
 import Forwarding
 import Foundation
 import NATSClient
@@ -28,7 +29,11 @@ final class StandbyListener: Sendable {
     /// Seconds a refused client is asked to wait: about one lease time, the failover bound.
     let retryAfterSeconds: Int
 
-    init(configuration: ServerConfiguration, directory: any OwnerDirectory, logger: Logger) {
+    /// How the deployment is partitioned: what its clients' sessions route by.
+    private let map: PartitionMap
+
+    init(configuration: ServerConfiguration, directory: any OwnerDirectory, logger: Logger, map: PartitionMap = ClusterNode.map) {
+        self.map = map
         var socketConfiguration = SocketServerConfiguration(host: configuration.host, port: configuration.port)
         // A standby relaying its clients needs one loop; one running their sessions, a server's.
         socketConfiguration.eventLoopCount = configuration.clusterSessions == .relay ? 1
@@ -132,7 +137,7 @@ final class StandbyListener: Sendable {
         try relay.start()
         directory.onOwnerChange { owner in relay.ownerChanged(to: owner) }
         if configuration.clusterSessions == .node {
-            let hub = NodeSessionHub(connection: connection, nodeID: directory.localNodeID, map: ClusterNode.map, configuration: configuration,
+            let hub = NodeSessionHub(connection: connection, nodeID: directory.localNodeID, map: map, configuration: configuration,
                                      metrics: metrics, logger: logger)
             try hub.start()
             sessions.current = hub

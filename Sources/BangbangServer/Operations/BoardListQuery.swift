@@ -2,9 +2,10 @@
 // (docs/scale-out.md section 7b, point 3). A node holding a subscription to a board that several
 // partitions hold asks each for the board's sequence when its listing began and its first matches
 // in the listing's order, and merges the parts (OrderListPage.mergeSorted) into the reply; the
-// answer is BoardListAnswer's, each order as a client is sent it. Not a client operation: only
+// answer is BoardListAnswer's, each order as a client is sent it. A node's `board.list` over several
+// partitions pages each part by `cursor` (BoardListWalk.swift). Not a client operation: only
 // nodes reach `bb.req.p<n>`, and the operation table every connection's request goes through does
-// not know the name. The data is `board.subscribe`'s:
+// not know the name. The data is `board.subscribe`'s, with an optional `cursor`:
 //   {"data": {"types": ["bounty"], "campus": "North", "sort": "tip", "limit": 20}, "id": 1, "op": "node.board_list"}
 import BangbangCore
 import BangbangProtocol
@@ -19,7 +20,7 @@ enum BoardListQuery {
     static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
         let query: OrderListQuery
         do throws(DomainError) {
-            query = try BoardOperations.subscriptionQuery(try Arguments(request.data))
+            query = try BoardOperations.subscriptionQuery(try Arguments(request.data), allowingCursor: true)
         } catch {
             app.metrics.requests.increment(label: "routed:\(error.code.rawValue)")
             return answer(Reply.failure(id: request.id, error: error))
@@ -78,9 +79,11 @@ extension BoardListing {
 }
 
 /// A node's question to a board partition's owner for `board.stats` (docs/scale-out.md 2c): how
-/// many orders are open on each board in the partition. The node sums the partitions' answers
-/// (`{"open": {"bounty": 6, "express": 14, …}}`, every type) and adds the runners online from every
-/// node (RunnersOnline.swift). Not a client operation.
+/// many orders are open on each board in the partition, and how many runners the owner counts
+/// watching each board: its own connections' and those every node reports (RunnersOnline.swift),
+/// so any owner's count is the cluster's. The node sums the open orders of every partition and
+/// takes the highest count of runners (BoardStatsMerge). Not a client operation:
+///   {"open": {"bounty": 6, "express": 14, …}, "runners_online": {"bounty": 2, …}}, every type.
 enum BoardCountsQuery {
     static let operation = "node.board_counts"
 
@@ -90,9 +93,12 @@ enum BoardCountsQuery {
             return answer(Reply.failure(id: request.id, error: DomainError(.badRequest,
                 "\"\(operation)\" takes no data", field: "data")))
         }
-        BoardOperations.gatherOpenCounts(app) { open in
-            let counts = Dictionary(uniqueKeysWithValues: OrderType.allCases.map { ($0.rawValue, JSONValue.integer(Int64(open[$0] ?? 0))) })
-            answer(Reply.success(id: request.id, data: ["open": .object(counts)]))
+        BoardOperations.gatherStats(app) { stats in
+            func perType(_ count: (OrderType) -> Int) -> JSONValue {
+                .object(Dictionary(uniqueKeysWithValues: OrderType.allCases.map { ($0.rawValue, JSONValue.integer(Int64(count($0)))) }))
+            }
+            answer(Reply.success(id: request.id, data: ["open": perType { stats.open[$0] ?? 0 },
+                                                        "runners_online": perType { stats.runnersOnline[$0]?.count ?? 0 }]))
         }
     }
 }

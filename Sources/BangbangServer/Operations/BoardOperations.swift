@@ -15,13 +15,15 @@ enum BoardOperations {
         }
     }
 
-    /// What `board.subscribe` lists: its filter (types required), sort and limit.
-    static func subscriptionQuery(_ arguments: Arguments) throws(DomainError) -> OrderListQuery {
-        try arguments.allowOnly(BoardWire.filterFields.union(["sort", "limit"]))
+    /// What `board.subscribe` lists: its filter (types required), sort and limit; with
+    /// `allowingCursor`, also the `cursor` a node pages a partition's part by (`node.board_list`).
+    static func subscriptionQuery(_ arguments: Arguments, allowingCursor: Bool = false) throws(DomainError) -> OrderListQuery {
+        try arguments.allowOnly(BoardWire.filterFields.union(allowingCursor ? ["sort", "limit", "cursor"] : ["sort", "limit"]))
         let filter = try BoardWire.decodeFilter(arguments, typesRequired: true)
         let sort = try arguments.optionalChoice("sort", as: OrderSort.self) ?? .newest
         let limit = Int(try arguments.optionalInteger("limit", in: 1...100) ?? 100)
-        return OrderListQuery(filter: filter, sort: sort, limit: limit)
+        let cursor = allowingCursor ? try BoardWire.decodeCursor(arguments) : nil
+        return OrderListQuery(filter: filter, sort: sort, limit: limit, after: cursor)
     }
 
     static let subscribe = Operation("board.subscribe") { context, arguments throws(DomainError) in

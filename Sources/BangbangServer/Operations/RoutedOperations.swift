@@ -63,7 +63,8 @@ enum RoutedOperations {
 
     /// Reads of every board at once that the owner of a deployment's one board partition answers
     /// whole for another node's connection. With several board partitions each holds a part, which
-    /// the node holding the connection merges (docs/scale-out.md, 2c); the owner then refuses them.
+    /// the node holding the connection merges (docs/scale-out.md, 2c); the owner then refuses them,
+    /// except a `board.list` of one campus, which its campus's partition holds whole.
     static let wholeBoardReads: Set<String> = [BoardOperations.list.name, BoardOperations.stats.name,
                                                MyOrdersOperations.mine.name, MyOrdersOperations.earnings.name]
 
@@ -122,15 +123,17 @@ enum RoutedOperations {
     }
 
     /// The partition that decides `request`, read from it with no lookup (docs/scale-out.md,
-    /// section 2): a publish's campus's board partition, the board partition any other order
-    /// operation's `order_id` names, the account partition of the account an account operation
-    /// concerns, or whose stream a node asks about. Nil for an operation that is not routed, and for
-    /// a request without the campus, order id, phone, user or actor to read, which the operation
-    /// itself refuses wherever it runs.
+    /// section 2): a publish's campus's board partition, which also holds the whole of a
+    /// `board.list` of that campus, the board partition any other order operation's `order_id`
+    /// names, the account partition of the account an account operation concerns, or whose stream
+    /// a node asks about. Nil for an operation that is not routed, for a listing of every campus,
+    /// and for a request without the campus, order id, phone, user or actor to read, which the
+    /// operation itself refuses wherever it runs.
     static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
         if space(of: request.operation) == .accounts { return accountPartition(of: request, in: map) }
-        guard orderOperations.contains(request.operation), case .object(let data)? = request.data else { return nil }
-        if request.operation == OrderOperations.publish.name {
+        let isCampusListing = request.operation == BoardOperations.list.name
+        guard orderOperations.contains(request.operation) || isCampusListing, case .object(let data)? = request.data else { return nil }
+        if request.operation == OrderOperations.publish.name || isCampusListing {
             guard case .string(let campus)? = data["campus"] else { return nil }
             return map.partition(ofCampus: campus)
         }
@@ -168,7 +171,8 @@ enum RoutedOperations {
                 field: partition.space == .accounts ? "actor" : "data")))
         }
         if let question { return question.answer(request, app, answer) }
-        if wholeBoardReads.contains(request.operation), map.partitionCount > 1 {
+        let holdsTheWhole = request.operation == BoardOperations.list.name && Self.partition(of: request, in: map) != nil
+        if wholeBoardReads.contains(request.operation), map.partitionCount > 1, !holdsTheWhole {
             app.metrics.requests.increment(label: "routed:bad_request")
             return answer(Reply.failure(id: request.id, error: DomainError(.badRequest,
                 "\"\(request.operation)\" reads every board, and \(partition) holds one part of \(map.partitionCount); ask each partition for its part")))

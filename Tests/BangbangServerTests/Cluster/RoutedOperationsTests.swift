@@ -10,6 +10,7 @@ import InboxProtocol
 import Foundation
 import NATSClient
 import NATSTestSupport
+import SocketServer
 import Testing
 import TestSupport
 @testable import BangbangServer
@@ -577,6 +578,13 @@ import TestSupport
         #expect(top.total == 5 && top.hasMore && top.entries.count == 3)
         #expect(try top.entries.map(tip) == [800, 800, 500], "the listing's order: highest tip first")
         #expect(top.entries.map(\.key) == [800, 800, 500] && top.entries[0].id > top.entries[1].id, "ties by id, the same way")
+        // Paged by cursor, as a node walks a part for `board.list`: the total still counts every match.
+        let after = ListCursor(key: top.entries[1].key, id: OrderID(rawValue: top.entries[1].id)).token
+        let next = try #require(BoardListAnswer.decode(try await ask(["types": ["bounty"], "sort": "tip", "limit": 2,
+                                                                      "cursor": .string(after)])[...]))
+        #expect(try next.entries.map(tip) == [500, 300] && next.total == 5 && next.hasMore, "\(next)")
+        let badCursor = try Self.reply(try await ask(["types": ["bounty"], "cursor": "sideways"]))
+        #expect(Self.errorCode(badCursor) == "invalid_field", "\(badCursor)")
         let south = try #require(BoardListAnswer.decode(try await ask(["types": ["bounty"], "campus": "south"])[...]))
         #expect(south.total == 4 && !south.hasMore && south.entries.count == 4)
         let every = try #require(BoardListAnswer.decode(try await ask(["types": ["bounty", "express"]])[...]))
@@ -588,7 +596,13 @@ import TestSupport
         let unknown = try Self.reply(try await ask(["types": ["bounty"], "colour": "red"]))
         #expect(Self.errorCode(unknown) != nil, "\(unknown)")
         let counts = try Self.reply(try await setup.route(RoutedRequest(id: 9, operation: "node.board_counts", data: nil, actor: nil)))
-        #expect(counts["data"] == ["open": ["bounty": 5, "express": 1, "group": 0, "purchase": 0]], "\(counts)")
+        #expect(counts["data"] == ["open": ["bounty": 5, "express": 1, "group": 0, "purchase": 0],
+                                   "runners_online": ["bounty": 0, "express": 0, "group": 0, "purchase": 0]], "\(counts)")
+        // The runners the owner counts include what other nodes report watching.
+        harness.app.runnersElsewhere.heard(WatchingReport(node: "n2", watching: [.bounty: [user], .group: [user]]), at: EventLoop.now)
+        let withRunners = try Self.reply(try await setup.route(RoutedRequest(id: 11, operation: "node.board_counts", data: nil, actor: nil)))
+        #expect(withRunners["data"] == ["open": ["bounty": 5, "express": 1, "group": 0, "purchase": 0],
+                                        "runners_online": ["bounty": 1, "express": 0, "group": 1, "purchase": 0]], "\(withRunners)")
         let countsWithData = try Self.reply(try await setup.route(RoutedRequest(id: 10, operation: "node.board_counts",
                                                                                data: ["types": ["bounty"]], actor: nil)))
         #expect(Self.errorCode(countsWithData) == "bad_request")
