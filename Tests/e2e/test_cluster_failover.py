@@ -100,6 +100,26 @@ def wait_until(condition, timeout, what, node=None):
     raise AssertionError(f"timed out waiting for {what}" + (f"; its log:\n{node.log()}" if node else ""))
 
 
+def start_three_nodes(started, directory, nats, modes, admin_phone):
+    """Three nodes on `nats`, the i-th with `--cluster-sessions modes[i]`, appended to `started` as
+    each starts (the caller stops them). The first owns the partition and serves; each other has
+    joined, and one running sessions also answers ready (it serves once it knows the owner)."""
+    for index, port in enumerate(free_ports(3)):
+        node = Node(f"bb{index + 1}", port, directory, nats.urls,
+                    extra=["--admin-phone", admin_phone, "--cluster-sessions", modes[index]])
+        started.append(node)
+        if index == 0:
+            wait_until(node.is_ready, 20, "the first node to own the partition", node)
+            # Ready once clients are accepted; serving routed requests follows a moment later.
+            wait_until(lambda: "event=partition_serving" in node.log(), 5, "the owner to serve", node)
+        elif modes[index] == "node":
+            wait_until(node.is_ready, 20, f"{node.name} to serve sessions", node)
+        else:
+            wait_until(lambda: "cluster_joined" in node.log(), 20, f"{node.name} to join", node)
+    for node in started:
+        node.nats = nats
+
+
 @pytest.fixture
 def machines(tmp_path):
     """The NATS cluster and the two nodes: the owner, then its standby."""

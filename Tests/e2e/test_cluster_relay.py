@@ -11,8 +11,8 @@ import time
 import pytest
 
 from bbclient import Client, fresh_phone
-from nats_cluster import NatsCluster, NatsSubscriber, free_ports, nats_request
-from test_cluster_failover import LEASE_MS, Node, publish, wait_until
+from nats_cluster import NatsCluster, NatsSubscriber, nats_request
+from test_cluster_failover import LEASE_MS, publish, start_three_nodes, wait_until
 
 ADMIN_PHONE = "+8613000000000"
 
@@ -25,21 +25,9 @@ def nodes(request, tmp_path):
     time."""
     modes = {"mixed": ["relay", "node", "relay"]}.get(request.param, [request.param] * 3)
     nats = NatsCluster.start()
-    ports = free_ports(3)
     started = []
     try:
-        for index, port in enumerate(ports):
-            node = Node(f"bb{index + 1}", port, str(tmp_path), nats.urls,
-                        extra=["--admin-phone", ADMIN_PHONE, "--cluster-sessions", modes[index]])
-            started.append(node)
-            if index == 0:
-                wait_until(node.is_ready, 20, "the first node to own the partition", node)
-                # Ready once clients are accepted; serving routed requests follows a moment later.
-                wait_until(lambda: "event=partition_serving" in node.log(), 5, "the owner to serve", node)
-            else:
-                wait_until(lambda: "cluster_joined" in node.log(), 20, f"{node.name} to join", node)
-        for node in started:
-            node.nats = nats
+        start_three_nodes(started, str(tmp_path), nats, modes, ADMIN_PHONE)
         yield started
     finally:
         for node in started:

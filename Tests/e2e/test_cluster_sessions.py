@@ -13,8 +13,9 @@ import time
 import pytest
 
 from bbclient import Client, fresh_phone
-from nats_cluster import NatsCluster, free_ports
-from test_cluster_failover import LEASE_MS, Node, Publishers, assert_each_resumes_gap_free, publish, wait_until
+from nats_cluster import NatsCluster
+from test_cluster_failover import (LEASE_MS, Publishers, assert_each_resumes_gap_free, publish,
+                                  start_three_nodes, wait_until)
 
 ADMIN_PHONE = "+8613000000000"
 
@@ -24,18 +25,7 @@ def nodes(tmp_path):
     nats = NatsCluster.start()
     started = []
     try:
-        for index, port in enumerate(free_ports(3)):
-            node = Node(f"bb{index + 1}", port, str(tmp_path), nats.urls,
-                        extra=["--admin-phone", ADMIN_PHONE, "--cluster-sessions", "node"])
-            started.append(node)
-            if index == 0:
-                wait_until(node.is_ready, 20, "the first node to own the partition", node)
-                wait_until(lambda: "event=partition_serving" in node.log(), 5, "the owner to serve", node)
-            else:
-                # Ready too: it serves sessions once it is on NATS and knows the owner.
-                wait_until(node.is_ready, 20, f"{node.name} to serve sessions", node)
-        for node in started:
-            node.nats = nats
+        start_three_nodes(started, str(tmp_path), nats, ["node"] * 3, ADMIN_PHONE)
         yield started
     finally:
         for node in started:
