@@ -114,5 +114,13 @@ import TestSupport
                            serials: IDSpace(partitions: 8, partition: 4)) == nil)
         #expect(BoardShard(index: 1, nextSerial: driver.shard.nextSerial, restoring: orders) != nil,
                 "every serial is of the one partition of a single node")
+
+        // A shard decoded from a snapshot (every serial) placed in its partition's space: the same
+        // orders, and the next serial its partition's; placed in another's, refused.
+        let decoded = try #require(BoardShard(index: 1, nextSerial: driver.shard.nextSerial, restoring: orders))
+        let placed = try #require(decoded.handingOut(serials))
+        #expect(placed == driver.shard && placed.nextOrderID == OrderID(shard: 1, serial: 43))
+        #expect(decoded.nextOrderID == OrderID(shard: 1, serial: 36), "unplaced, it would hand out the next serial of all")
+        #expect(decoded.handingOut(IDSpace(partitions: 8, partition: 4)) == nil)
     }
 }

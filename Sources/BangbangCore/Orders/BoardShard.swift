@@ -180,6 +180,13 @@ extension BoardShard: Codable {
         self = shard
     }
 
+    /// This shard as one of a board partition that hands out `space`'s serials, its orders kept;
+    /// nil when one of them is not of `space` (a snapshot of another partition).
+    public func handingOut(_ space: IDSpace) -> BoardShard? {
+        guard space != serials else { return self }
+        return BoardShard(index: index, nextSerial: nextSerial, restoring: Array(orders.values), serials: space)
+    }
+
     /// A shard as a snapshot holds it, its indexes rebuilt; nil if the index is out of range or
     /// an order belongs to another shard (or another partition's `serials`) or appears twice.
     public init?(index: Int, nextSerial: UInt64, restoring orders: [Order], serials: IDSpace = .all) {

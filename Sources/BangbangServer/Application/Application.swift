@@ -46,6 +46,12 @@ final class Application: @unchecked Sendable {
     let boardsLog: CommitLog
     let accountsLog: CommitLog
     let tracking = CommitTracking()
+    /// The partitions this application commits for, as sources of personal events: `p0` and `a0`
+    /// on a single node; `p<k>` and `a<k>` for a cluster node's pair `k` (ClusterStorage).
+    let sources: PartitionPairSources
+    /// The serials the board partition's shards hand out: every one on a single node, those of
+    /// the partition's residue with several (docs/scale-out.md, section 2).
+    let orderSerials: IDSpace
     let publisher: Publisher
     /// Runners other cluster nodes report watching (RunnersOnline.swift), for `board.stats`.
     let runnersElsewhere = RunnersElsewhere()
@@ -106,11 +112,15 @@ final class Application: @unchecked Sendable {
             }
         }
         policy.administratorPhones = adminPhones
-        // An account partition registers users with ids of its own residue (docs/scale-out.md,
-        // 7b item 4): every id while the map has one account partition, as on a single node.
-        if let partitioned = cluster?.accountsPartition {
-            policy.userIDs = IDSpace(partitions: partitioned.map.partitionCount, partition: partitioned.partition.index)
-        }
+        // A partition registers users and numbers orders with ids of its own residue
+        // (docs/scale-out.md, 7b item 4): every id while the map has one partition of each, as on
+        // a single node.
+        let pair = cluster?.pair ?? 0
+        let space = cluster.map { storage in IDSpace(partitions: storage.map.partitionCount, partition: pair) } ?? .all
+        if cluster?.accountsPartition != nil { policy.userIDs = space }
+        sources = PartitionPairSources(pair: pair)
+        orderSerials = space
+        let sources = sources
 
         var journalConfiguration = JournalConfiguration(syncPolicy: Self.syncPolicy(configuration.fsyncPolicy))
         // Changes are applied in memory before they are appended, so a change queued behind a
@@ -161,13 +171,14 @@ final class Application: @unchecked Sendable {
         let accountsRecovery: RecoveredLog
         var wiring: InboxWiring?
         let publisher: Publisher
-        if let partitioned = cluster?.accountsPartition {
+        if let cluster, let partitioned = cluster.accountsPartition {
             accountsJournal = partitioned.makeJournal(publishingQueue)
             (accountsJournal as? StreamJournal)?.observeBatches(observeBatch)
             accountsRecovery = partitioned.recovered
-            let states = try Self.inboxStates(boards: recovery.inboxStates, accounts: accountsRecovery.inboxStates)
+            let states = try Self.inboxStates(boards: recovery.inboxStates, accounts: accountsRecovery.inboxStates, of: sources)
+            let map = cluster.map
             publisher = Publisher(queue: publishingQueue, streams: streams) { accounts in
-                let (made, route) = InboxWiring.make(partitioned, outboxes: states.outboxes, reader: states.reader,
+                let (made, route) = InboxWiring.make(partitioned, map: map, sources: sources, outboxes: states.outboxes, reader: states.reader,
                                                      accounts: accounts, queue: publishingQueue, logger: logger,
                                                      metrics: metrics.inbox)
                 wiring = made
@@ -184,9 +195,9 @@ final class Application: @unchecked Sendable {
         if let history = cluster?.history { beforeStoring = { records in try history.publishBlocking(records) } }
         let archiver = Archiver(archive: archive, logger: logger, metrics: metrics, beforeStoring: beforeStoring)
         self.archiver = archiver
-        let boardsLog = CommitLog(source: Publisher.boardsSource, journal: journal, tracking: tracking,
+        let boardsLog = CommitLog(source: sources.boards, journal: journal, tracking: tracking,
                                   publisher: publisher, archiver: archiver)
-        let accountsLog = CommitLog(source: Publisher.accountsSource, journal: accountsJournal, tracking: tracking,
+        let accountsLog = CommitLog(source: sources.accounts, journal: accountsJournal, tracking: tracking,
                                     publisher: publisher, archiver: archiver)
         self.boardsLog = boardsLog
         self.accountsLog = accountsLog
@@ -223,20 +234,20 @@ final class Application: @unchecked Sendable {
         // recovered collections are never shared with a copy (the first change would copy them).
         accounts = AccountsOwner(store: AccountStore(policy: policy), log: accountsLog, clock: clock, target: ownersTarget)
         shards = (0..<layout.shardCount).map { index in
-            ShardOwner(shard: BoardShard(index: index), type: layout.type(ofShard: index), log: boardsLog, clock: clock,
+            ShardOwner(shard: BoardShard(index: index, serials: space), type: layout.type(ofShard: index), log: boardsLog, clock: clock,
                        target: ownersTarget)
         }
         if let boardsHalf { publisher.boards.sequences.withLock { $0 = boardsHalf.boardSequences } }
         if let accountsHalf { publisher.accounts.streams.restore(accountsHalf.streams, now: clock()) }
         for warning in recovery.warnings { logger.warning("journal_recovery", ["detail": warning]) }
-        var state = OwnedState(boards: boardsHalf, accounts: accountsHalf, policy: policy, layout: layout)
+        var state = try OwnedState(boards: boardsHalf, accounts: accountsHalf, policy: policy, layout: layout, orderSerials: space)
         try replay(recovery.records, into: &state, publishing: true, inProcess: isImport)
         if wiring != nil { try replay(accountsRecovery.records, into: &state, publishing: true) }
         install(state)
         refreshApprovedRunners()
         if let wiring {
             do { try wiring.follower.start() } catch {
-                throw ClusterError("cannot follow the inbox of \(Publisher.accountsSource): \(error)")
+                throw ClusterError("cannot follow the inbox of \(sources.accounts): \(error)")
             }
             let started = ContinuousClock.now
             try wiring.catchUp(within: Self.inboxCatchUpBound)
@@ -257,12 +268,12 @@ final class Application: @unchecked Sendable {
     }
 
     /// The outboxes and the reader's state the partitions' snapshots kept (empty without them).
-    static func inboxStates(boards: InboxStates, accounts: InboxStates) throws
+    static func inboxStates(boards: InboxStates, accounts: InboxStates, of sources: PartitionPairSources) throws
         -> (outboxes: [InboxSource: InboxOutbox.State], reader: InboxReader.State) {
         var outboxes: [InboxSource: InboxOutbox.State] = [:]
         do {
-            if let bytes = boards.outbox { outboxes[Publisher.boardsSource] = try InboxStateCodec.decodeOutbox(bytes[...]) }
-            if let bytes = accounts.outbox { outboxes[Publisher.accountsSource] = try InboxStateCodec.decodeOutbox(bytes[...]) }
+            if let bytes = boards.outbox { outboxes[sources.boards] = try InboxStateCodec.decodeOutbox(bytes[...]) }
+            if let bytes = accounts.outbox { outboxes[sources.accounts] = try InboxStateCodec.decodeOutbox(bytes[...]) }
             return (outboxes, try accounts.reader.map { try InboxStateCodec.decodeReader($0[...]) } ?? InboxReader.State())
         } catch {
             throw ClusterError("a partition's snapshot holds an inbox state that cannot be read: \(error)")
@@ -322,7 +333,7 @@ final class Application: @unchecked Sendable {
             switch entry {
             case .account(let event):
                 state.accounts.apply(event)
-                if publishing { publisher.publish(Announcement(event, at: clock()), from: Publisher.accountsSource,
+                if publishing { publisher.publish(Announcement(event, at: clock()), from: sources.accounts,
                                                   journalSequence: record.sequence, inProcess: inProcess) }
             case .order(let shard, let event):
                 guard state.shards.indices.contains(shard) else {
@@ -331,7 +342,7 @@ final class Application: @unchecked Sendable {
                 }
                 let applied = state.shards[shard].apply(event)
                 if publishing {
-                    publisher.publish(Announcement(applied, actorView: nil, includingFeed: false), from: Publisher.boardsSource,
+                    publisher.publish(Announcement(applied, actorView: nil, includingFeed: false), from: sources.boards,
                                       journalSequence: record.sequence, inProcess: inProcess)
                 }
             }

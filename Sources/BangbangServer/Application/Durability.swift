@@ -65,14 +65,27 @@ struct OwnedState: Sendable {
     var shards: [BoardShard]
 
     /// The state a snapshot holds, or the empty state.
-    init(_ snapshot: SnapshotContents?, policy: AccountPolicy, layout: BoardLayout) {
-        self.init(boards: snapshot?.boardsPartition, accounts: snapshot?.accountsPartition, policy: policy, layout: layout)
+    init(_ snapshot: SnapshotContents?, policy: AccountPolicy, layout: BoardLayout, orderSerials: IDSpace = .all) throws {
+        try self.init(boards: snapshot?.boardsPartition, accounts: snapshot?.accountsPartition, policy: policy, layout: layout,
+                      orderSerials: orderSerials)
     }
 
-    /// The state the partitions' halves hold, each absent half empty.
-    init(boards: BoardsPartitionState?, accounts: AccountsPartitionState?, policy: AccountPolicy, layout: BoardLayout) {
+    /// The state the partitions' halves hold, each absent half empty; the shards hand out the
+    /// serials of `orderSerials` (their board partition's).
+    init(boards: BoardsPartitionState?, accounts: AccountsPartitionState?, policy: AccountPolicy, layout: BoardLayout,
+         orderSerials: IDSpace = .all) throws {
         self.accounts = AccountStore(policy: policy, state: accounts?.accounts ?? AccountState())
-        shards = boards?.shards ?? (0..<layout.shardCount).map { BoardShard(index: $0) }
+        guard let boards else {
+            shards = (0..<layout.shardCount).map { BoardShard(index: $0, serials: orderSerials) }
+            return
+        }
+        shards = try boards.shards.map { shard in
+            guard let placed = shard.handingOut(orderSerials) else {
+                throw JournalEntryError(message: "the snapshot's board shard \(shard.index) holds orders of another partition "
+                                        + "than the one whose serials are \(orderSerials); it is not this partition's snapshot")
+            }
+            return placed
+        }
     }
 }
 
@@ -326,7 +339,7 @@ extension Application {
         do {
             let recovery = try journal.readBackAll()
             let snapshot = try recovery.snapshot.map { try SnapshotContents.decode($0) }
-            var state = OwnedState(snapshot, policy: accounts.store.policy, layout: layout)
+            var state = try OwnedState(snapshot, policy: accounts.store.policy, layout: layout, orderSerials: orderSerials)
             try replay(recovery.records, into: &state, publishing: false)
             install(state)
             refreshApprovedRunners()

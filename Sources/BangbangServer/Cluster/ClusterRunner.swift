@@ -179,7 +179,7 @@ public final class ClusterRunner: Sendable {
                 storage.accountsPartition = AccountsPartitionStorage(recovered: accountsRecovered, makeJournal: { [self] queue in
                     streamJournal(accountsJournal, snapshots: snapshots, end: accountsLast,
                                   snapshotRevision: accountsRecovered.snapshotRevision, completionQueue: queue)
-                }, jetStream: node.jetStream, map: ClusterNode.map)
+                }, jetStream: node.jetStream)
             }
             let server = try Server(configuration: configuration, logger: logger, clock: Server.wallClock, cluster: storage)
             try AdminSecret.create(in: configuration.dataDirectory)
@@ -393,4 +393,9 @@ struct ClusterStorage: Sendable {
     /// The account partition on a stream of its own, with the inbox between the two; nil keeps
     /// both partitions' records on `makeJournal`'s (PartitionedStorage.swift).
     var accountsPartition: AccountsPartitionStorage? = nil
+    /// How the deployment is partitioned, and which pair of its partitions this is: the board
+    /// partition `p<pair>` and the account partition `a<pair>`, whose ids (orders' serials,
+    /// users') are those of the pair's residue (docs/scale-out.md, 2d).
+    var map = PartitionMap(partitionCount: 1)
+    var pair = 0
 }

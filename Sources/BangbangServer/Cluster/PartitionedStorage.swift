@@ -23,9 +23,6 @@ struct AccountsPartitionStorage: Sendable {
     var makeJournal: @Sendable (_ completionQueue: DispatchQueue) -> any CommitJournal
     /// Where the inbox's senders and follower talk.
     var jetStream: JetStream
-    var map = PartitionMap(partitionCount: 1)
-    /// Which of the map's account partitions this is.
-    var partition = PartitionID(space: .accounts, index: 0)
 }
 
 /// The inbox between a node's partitions: a sender per source the node commits for, and the
@@ -34,22 +31,24 @@ struct InboxWiring: Sendable {
     let senders: [InboxSource: InboxSender]
     let follower: InboxFollower
 
-    /// The senders restored from the outboxes the snapshots kept (new ones without), and the
-    /// follower from the reader's state; the follower is not started. Returns the route the
-    /// publisher sends through, feeding `accounts` on `queue`.
-    static func make(_ storage: AccountsPartitionStorage, outboxes: [InboxSource: InboxOutbox.State],
+    /// The senders of the pair's two sources (`sources`, of the partitions `map` divides)
+    /// restored from the outboxes the snapshots kept (new ones without), and the follower of the
+    /// pair's account partition from the reader's state; the follower is not started. Returns the
+    /// route the publisher sends through, feeding `accounts` on `queue`.
+    static func make(_ storage: AccountsPartitionStorage, map: PartitionMap, sources: PartitionPairSources,
+                     outboxes: [InboxSource: InboxOutbox.State],
                      reader: InboxReader.State, accounts: AccountPublisher, queue: DispatchQueue,
                      logger: Logger, metrics: InboxMetrics) -> (InboxWiring, InboxRoute) {
-        let partition = PartitionID(space: .accounts, index: Int(Publisher.accountsSource.index))
+        let partition = PartitionID(space: .accounts, index: Int(sources.accounts.index))
         let follower = InboxFollower(inbox: PartitionInbox(partition: partition, jetStream: storage.jetStream), state: reader,
                                      queue: queue, logger: logger, metrics: metrics) { _, entry in
             accounts.receive(entry.events, at: entry.at)
         }
         var senders: [InboxSource: InboxSender] = [:]
-        for source in [Publisher.boardsSource, Publisher.accountsSource] {
+        for source in [sources.boards, sources.accounts] {
             let outbox = outboxes[source].map { InboxOutbox(source: source, state: $0) } ?? InboxOutbox(source: source)
             let sender = InboxSender(jetStream: storage.jetStream, outbox: outbox,
-                                     localFollowers: [Publisher.accountsSource.index: follower]) { destination, error in
+                                     localFollowers: [sources.accounts.index: follower]) { destination, error in
                 metrics.publishFailures.increment()
                 logger.warning("inbox_publish_failed", ["source": "\(source)", "inbox": "a\(destination)", "detail": "\(error)"])
             }
@@ -57,7 +56,7 @@ struct InboxWiring: Sendable {
             senders[source] = sender
         }
         let wiring = InboxWiring(senders: senders, follower: follower)
-        return (wiring, InboxRoute(map: storage.map, senders: senders, followers: [Publisher.accountsSource.index: follower]))
+        return (wiring, InboxRoute(map: map, senders: senders, followers: [sources.accounts.index: follower]))
     }
 
     /// Waits until every entry handed to the senders so far is stored and the follower has
@@ -123,8 +122,8 @@ extension Application {
     func partitionedCut(through sequence: UInt64, inbox: InboxWiring) -> SnapshotCut {
         let outboxes = inbox.outboxStates()
         let (accountsHalf, reader) = publisher.queue.sync { (accountsPartitionState(), inbox.follower.state) }
-        let boardsStates = InboxStates(outbox: outboxes[Publisher.boardsSource].map(InboxStateCodec.encode), reader: nil)
-        let accountsStates = InboxStates(outbox: outboxes[Publisher.accountsSource].map(InboxStateCodec.encode),
+        let boardsStates = InboxStates(outbox: outboxes[sources.boards].map(InboxStateCodec.encode), reader: nil)
+        let accountsStates = InboxStates(outbox: outboxes[sources.accounts].map(InboxStateCodec.encode),
                                          reader: InboxStateCodec.encode(reader))
         return SnapshotCut(sequence: sequence, contents: SnapshotContents(boards: boardsPartitionState(), accounts: accountsHalf),
                            partitioned: PartitionedCut(accountsSequence: accountsJournal.nextSequence - 1, boards: boardsStates,
@@ -154,5 +153,17 @@ extension Application {
         report.storedBytes += accountsReport.storedBytes
         report.removed += accountsReport.removed
         return (boardsBytes, encodedAt, report)
+    }
+}
+
+/// The two sources of personal events a node's application commits for: its board partition
+/// `p<k>` and its account partition `a<k>` (a single node's: `p0` and `a0`).
+struct PartitionPairSources: Sendable, Equatable {
+    let boards: InboxSource
+    let accounts: InboxSource
+
+    init(pair: Int) {
+        boards = InboxSource(space: .boards, index: UInt16(pair))
+        accounts = InboxSource(space: .accounts, index: UInt16(pair))
     }
 }

@@ -24,10 +24,13 @@ import TestSupport
 
     /// What a node taking both partitions recovers: each partition's snapshot and stream, or
     /// with `importing`, a single node's journal brought into the empty cluster.
-    func storage(_ jetStream: JetStream, node: String, importing: RecoveredLog? = nil) async throws -> ClusterStorage {
-        let boardsJournal = try await PartitionJournal.create(Self.boards, in: jetStream, replicas: 1)
-        let accountsJournal = try await PartitionJournal.create(Self.accounts, in: jetStream, replicas: 1)
-        _ = try await PartitionInbox.create(Self.accounts, in: jetStream, replicas: 1)
+    /// With `pair` of `map`, the partitions `p<pair>` and `a<pair>` of a deployment of several.
+    func storage(_ jetStream: JetStream, node: String, importing: RecoveredLog? = nil,
+                 pair: Int = 0, of map: PartitionMap = PartitionMap(partitionCount: 1)) async throws -> ClusterStorage {
+        let boards = PartitionID(space: .boards, index: pair), accounts = PartitionID(space: .accounts, index: pair)
+        let boardsJournal = try await PartitionJournal.create(boards, in: jetStream, replicas: 1)
+        let accountsJournal = try await PartitionJournal.create(accounts, in: jetStream, replicas: 1)
+        _ = try await PartitionInbox.create(accounts, in: jetStream, replicas: 1)
         let snapshots = try await SnapshotStore.create(in: jetStream, replicas: 1)
         let (boardsLog, boardsLast) = try await StreamJournal.recover(boardsJournal, from: snapshots)
         let (accountsLog, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
@@ -36,12 +39,15 @@ import TestSupport
                           snapshotRevision: accountsLog.snapshotRevision,
                           completionQueue: queue, onFailure: { _ in })
         }, jetStream: jetStream)
-        return ClusterStorage(recovered: importing ?? boardsLog, sessionSecret: Self.secret, isImport: importing != nil,
-                              makeJournal: { queue in
+        var storage = ClusterStorage(recovered: importing ?? boardsLog, sessionSecret: Self.secret, isImport: importing != nil,
+                                     makeJournal: { queue in
             StreamJournal(journal: boardsJournal, snapshots: snapshots, nodeID: node, end: boardsLast,
                           snapshotRevision: boardsLog.snapshotRevision,
                           completionQueue: queue, onFailure: { _ in })
         }, accountsPartition: accountsPartition)
+        storage.map = map
+        storage.pair = pair
+        return storage
     }
 
     /// Every personal event of the records completed so far is applied: each was handed to its
@@ -52,7 +58,7 @@ import TestSupport
         harness.app.publisher.queue.sync {}
         try await harness.eventually("every personal event is numbered") {
             guard inbox.senders.values.allSatisfy({ $0.undeliveredCount == 0 }) else { return false }
-            let last = try await jetStream.streamInfo(PartitionInbox.streamName(of: Self.accounts)).lastSequence
+            let last = try await jetStream.streamInfo(inbox.follower.inbox.streamName).lastSequence
             return harness.app.publisher.queue.sync { inbox.follower.state.position } == last
         }
     }
@@ -226,6 +232,61 @@ import TestSupport
         try await settled(third, jetStream)
         #expect(self.streams(third) == after)
         try third.app.closeJournals()
+        await connection.close()
+    }
+
+    /// Two applications, each a pair of a deployment's two (`p0` with `a0`, `p1` with `a1`), as
+    /// two nodes run them: each registers users and numbers orders of its own residue, a change to
+    /// an order of one reaches the stream of a user of the other through that pair's inbox,
+    /// numbered there once, and a node taking a pair over from its snapshot and streams goes on
+    /// with that pair's ids and numbering.
+    @Test func eachPairOfSeveralHandsOutItsOwnIdsAndNumbersItsOwnUsersStreams() async throws {
+        let nats = try await NATSCluster.start(size: 1)
+        defer { nats.stop() }
+        let connection = try await connectClient(to: nats, name: "owners")
+        let jetStream = JetStream(connection: connection)
+        let map = PartitionMap(partitionCount: 2)
+        for index in 0..<2 { _ = try await PartitionInbox.create(PartitionID(space: .accounts, index: index), in: jetStream, replicas: 1) }
+        let zero = try ApplicationHarness(cluster: try await storage(jetStream, node: "a", pair: 0, of: map))
+        let one = try ApplicationHarness(cluster: try await storage(jetStream, node: "b", pair: 1, of: map))
+        let publisher = try await zero.logIn("+8613900009201")
+        let runner = try await one.logIn("+8613900009202")
+        #expect(publisher.rawValue % 2 == 0 && runner.rawValue % 2 == 1, "user ids of each pair's residue: \(publisher), \(runner)")
+        let order = try await zero.publish(Drafts.express(now: zero.clock.now), by: publisher)
+        let bounty = try await one.publish(Drafts.bounty(now: one.clock.now), by: runner)
+        #expect(order.serial % 2 == 0 && bounty.serial % 2 == 1, "order serials of each pair's residue: \(order), \(bounty)")
+        #expect(map.partition(ofOrderSerial: order.serial) == Self.boards)
+        // The runner, whose account is in `a1`, takes `p0`'s order.
+        try await zero.run(.accept(isVerifiedRunner: true), on: order, by: runner)
+        try await zero.run(.pickUp, on: order, by: runner)
+        try await settled(zero, jetStream)
+        try await settled(one, jetStream)
+        try await one.eventually("the runner's stream has p0's events") { self.streams(one)[runner]?.count == 3 }
+        let before = streams(one)
+        #expect(before[runner]?.keys.sorted() == [1, 2, 3], "published its bounty, accepted, picked up")
+        #expect(streams(zero)[publisher]?.keys.sorted() == [1, 2, 3], "published, accepted, picked up")
+        #expect(streams(zero)[runner] == nil && before[publisher] == nil, "each user's stream is in its own pair only")
+
+        // `one`'s node dies after a snapshot; another takes `p1` and `a1` over.
+        try #require(one.snapshot() != nil)
+        let shards = await one.shardStates()
+        one.app.tracking.withLock { $0.isShuttingDown = true }
+        try one.app.closeJournals()
+        let next = try ApplicationHarness(cluster: try await storage(jetStream, node: "c", pair: 1, of: map))
+        #expect(await next.shardStates() == shards)
+        try await settled(next, jetStream)
+        #expect(streams(next) == before)
+        let more = try await next.publish(Drafts.bounty(now: next.clock.now), by: runner)
+        #expect(more.serial % 2 == 1 && more.serial > bounty.serial, "\(more) after \(bounty)")
+        let newcomer = try await next.logIn("+8613900009203")
+        #expect(newcomer.rawValue % 2 == 1 && newcomer.rawValue > runner.rawValue)
+        // And `p0`'s next change to the runner's order is numbered after what it had.
+        try await zero.run(.deliver(code: nil), on: order, by: runner)
+        try await settled(zero, jetStream)
+        try await next.eventually("the runner's stream goes on") { self.streams(next)[runner]?.count == 5 }
+        #expect(streams(next)[runner]?.keys.sorted() == [1, 2, 3, 4, 5], "the new bounty, then the delivery")
+        try zero.app.closeJournals()
+        try next.app.closeJournals()
         await connection.close()
     }
 }

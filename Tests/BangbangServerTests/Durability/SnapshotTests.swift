@@ -54,7 +54,7 @@ import Synchronization
         defer { try? journal.close() }
         #expect(recovery.report.snapshotSequence == 0)
         for cut in taken {
-            var replayed = OwnedState(nil, policy: policy, layout: harness.app.layout)
+            var replayed = try OwnedState(nil, policy: policy, layout: harness.app.layout)
             try harness.app.replay(recovery.records.filter { $0.sequence <= cut.sequence }, into: &replayed, publishing: false)
             #expect(replayed.accounts.state == cut.contents.accounts, "accounts at cut \(cut.sequence)")
             #expect(replayed.shards == cut.contents.shards, "shards at cut \(cut.sequence)")

@@ -14,6 +14,7 @@ import InboxProtocol
 /// Confined to `queue` (`publish`), except for the halves' locked tables, which the loops and the
 /// snapshot's cut read. `attach` runs once, before anything is published live.
 final class Publisher: Sendable {
+    /// A single node's partitions, `p0` and `a0`, as sources of personal events.
     static let boardsSource = InboxSource(space: .boards, index: 0)
     static let accountsSource = InboxSource(space: .accounts, index: 0)
 
