@@ -7,6 +7,7 @@ are in the new owner's history (the cluster's history stream). Losing a whole ma
 the same moment, the NATS server leading the journal) is survived the same way, within a longer
 bound. A node that ran on its own, restarted with `--nats` on the same data directory, brings its
 state, its users' tokens and its history into the empty cluster."""
+import itertools
 import os
 import re
 import signal
@@ -451,13 +452,15 @@ class Publishers:
     ids of the publishes acknowledged to it, the `order.changed` events it received, and the
     close code it was cut off with (None if it was not)."""
 
-    def __init__(self, url, count, title, drain_seconds=0):
+    def __init__(self, url, count, title, drain_seconds=0, campuses=("North",)):
         """With `drain_seconds`, a publisher still connected when told to finish reads on, up to
         that long, until the event of every publish acknowledged to it has arrived (events may be
-        numbered well after their publish while the inbox stream elects a leader)."""
+        numbered well after their publish while the inbox stream elects a leader). Each publisher
+        takes `campuses` in turn."""
         self.stop = threading.Event()
         self.results = [None] * count
         self.drain_seconds = drain_seconds
+        self.campuses = campuses
         self.threads = [threading.Thread(target=self._work, args=(url, index, title)) for index in range(count)]
         for thread in self.threads:
             thread.start()
@@ -467,9 +470,11 @@ class Publishers:
         client.login(fresh_phone())
         acknowledged, seen, close_code = [], [], None
         try:
-            while not self.stop.is_set():
+            for campus in itertools.cycle(self.campuses):
+                if self.stop.is_set():
+                    break
                 reply = client.call("order.publish", {
-                    "type": "bounty", "campus": "North", "deadline": int(time.time() * 1000) + 3_600_000, "tip": 100,
+                    "type": "bounty", "campus": campus, "deadline": int(time.time() * 1000) + 3_600_000, "tip": 100,
                     "details": {"title": f"w{index}", "description": title}})
                 if reply["ok"]:
                     acknowledged.append(reply["data"]["order"]["id"])

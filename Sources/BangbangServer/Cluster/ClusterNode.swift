@@ -1,6 +1,7 @@
-// One Bangbang node of a cluster (docs/scale-out.md, sections 1, 5 and 8), in the first shape of
-// the scale-out: the whole deployment is one board partition, `p0`, owned by one node at a time
-// through its lease; the others are standbys.
+// One Bangbang node of a cluster (docs/scale-out.md, sections 1, 5 and 8). In the first shape of
+// the scale-out the whole deployment is one board partition, `p0`, owned by one node at a time
+// through its lease, with `a0`; the others are standbys. With `--partitions N` above 1 there are N
+// pairs (`p<k>` with `a<k>`), each leased under `p<k>`, and each node owns some (2d).
 //
 // The node owns its single NATS connection (listing every server, so it moves to a survivor when
 // its server dies) and everything built on it: the lease manager for `p0`, the watch of `p0`'s
@@ -14,14 +15,18 @@ import NATSClient
 import Synchronization
 
 final class ClusterNode: OwnerDirectory {
-    /// The one partition of this step: every campus's boards and every account.
+    /// The one partition of the first step: every campus's boards and every account.
     static let partition = PartitionID(space: .boards, index: 0)
     /// The account partition, which has a journal of its own and an inbox in a cluster that
     /// started with them (PartitionedStorage.swift); owned with `partition`, under its lease.
     static let accountsPartition = PartitionID(space: .accounts, index: 0)
-    static let map = PartitionMap(partitionCount: 1)
     static let configBucketName = "bb-config"
     static let sessionSecretKey = "session-secret"
+    /// How many pairs the cluster has, written by its first node, checked by every other.
+    static let partitionsKey = "partitions"
+
+    /// The cluster's partitions: one of each space, or `--partitions` pairs.
+    let map: PartitionMap
 
     let localNodeID: String
     let connection: NATSConnection
@@ -47,14 +52,31 @@ final class ClusterNode: OwnerDirectory {
         jetStream = JetStream(connection: connection)
         replicas = min(3, configuration.natsServers.count)
         leaseConfiguration = Self.leaseConfiguration(for: configuration)
+        map = PartitionMap(partitionCount: configuration.partitions)
+    }
+
+    /// Whether the pairs are spread over the nodes (`--partitions` above 1).
+    var isPartitioned: Bool { map.partitionCount > 1 }
+
+    /// The partitions whose leases the node takes part in: `p0` alone, or every pair's `p<k>`
+    /// (the pair's account partition goes with it).
+    var leasedPartitions: [PartitionID] {
+        isPartitioned ? map.allPartitions.filter { $0.space == .boards } : [Self.partition]
     }
 
     /// The lease time, and whether the partition moves back to its preferred owner once that node
     /// has been live for `--move-back-ms`. Off by default: with one partition there is nothing to
     /// balance, and the move costs every client a reconnect; an operator turns it on to keep the
     /// owner where the ranking puts it (section 5's hand-back, made after a clean stop of serving).
+    /// With several pairs the hand-backs are always on (after a lease time, or `--move-back-ms`):
+    /// they are what spreads the pairs over the nodes as they join, and a pair moving costs no
+    /// client a reconnect, since every node runs its own clients' sessions.
     static func leaseConfiguration(for configuration: ServerConfiguration) -> LeaseConfiguration {
         let duration = Duration.milliseconds(configuration.leaseMilliseconds)
+        if configuration.isPartitioned {
+            let grace = Duration.milliseconds(max(configuration.moveBackMilliseconds, configuration.leaseMilliseconds))
+            return LeaseConfiguration(duration: duration, handBackGrace: grace, handBacksPerRound: 1)
+        }
         guard configuration.moveBackMilliseconds > 0 else { return LeaseConfiguration(duration: duration, handBacksPerRound: 0) }
         let grace = Duration.milliseconds(max(configuration.moveBackMilliseconds, configuration.leaseMilliseconds))
         return LeaseConfiguration(duration: duration, handBackGrace: grace, handBacksPerRound: 1)
@@ -108,7 +130,7 @@ final class ClusterNode: OwnerDirectory {
                 $0.watchTask = task
             }
         }
-        let leases = try await LeaseManager.start(node: localNodeID, map: Self.map, partitions: [Self.partition],
+        let leases = try await LeaseManager.start(node: localNodeID, map: map, partitions: leasedPartitions,
                                                   jetStream: jetStream, configuration: leaseConfiguration, replicas: replicas,
                                                   beforeHandingBack: beforeHandingBack)
         state.withLock { $0.leases = leases }
@@ -148,9 +170,9 @@ final class ClusterNode: OwnerDirectory {
         return leases
     }
 
-    /// The partition's journal stream, created if absent.
-    func partitionJournal() async throws -> PartitionJournal {
-        try await PartitionJournal.create(Self.partition, in: jetStream, replicas: replicas)
+    /// The journal stream of pair `pair`'s board partition, created if absent.
+    func partitionJournal(pair: Int = 0) async throws -> PartitionJournal {
+        try await PartitionJournal.create(PartitionID(space: .boards, index: pair), in: jetStream, replicas: replicas)
     }
 
     /// Waits until the partition's journal, the snapshot bucket and the history stream each have
@@ -159,12 +181,12 @@ final class ClusterNode: OwnerDirectory {
     /// `deadline`. Right after a NATS server died they may be electing leaders (4 to 9 s), and
     /// the recovery's own reads, each bounded by the API's 5 s, would find the new leader up to
     /// 5 s late; these probes find it within about a second.
-    func awaitStreamLeaders(until deadline: ContinuousClock.Instant) async {
+    func awaitStreamLeaders(pair: Int = 0, until deadline: ContinuousClock.Instant) async {
         var probing = jetStream
         probing.timeoutMilliseconds = 1_000
-        var waiting = [PartitionJournal.streamName(of: Self.partition), ObjectStore.streamName(ofBucket: SnapshotStore.bucketName),
-                       HistoryStream.streamName, PartitionJournal.streamName(of: Self.accountsPartition),
-                       PartitionInbox.streamName(of: Self.accountsPartition)]
+        let boards = PartitionID(space: .boards, index: pair), accounts = PartitionID(space: .accounts, index: pair)
+        var waiting = [PartitionJournal.streamName(of: boards), ObjectStore.streamName(ofBucket: SnapshotStore.bucketName),
+                       HistoryStream.streamName, PartitionJournal.streamName(of: accounts), PartitionInbox.streamName(of: accounts)]
         while !waiting.isEmpty, ContinuousClock.now < deadline {
             var unanswered: [String] = []
             for stream in waiting {
@@ -184,8 +206,9 @@ final class ClusterNode: OwnerDirectory {
     /// that holds nothing yet, or is importing a single node, starts with them). Nil for a
     /// cluster whose `p0` stream has held every record from the start (it began before them),
     /// which goes on so: moving it is an offline migration (docs/scale-out.md, section 7b).
-    func accountsPartitionStreams(makingThem: Bool) async throws -> (PartitionJournal, PartitionInbox)? {
-        let name = PartitionJournal.streamName(of: Self.accountsPartition)
+    func accountsPartitionStreams(pair: Int = 0, makingThem: Bool) async throws -> (PartitionJournal, PartitionInbox)? {
+        let partition = PartitionID(space: .accounts, index: pair)
+        let name = PartitionJournal.streamName(of: partition)
         if !makingThem {
             do {
                 _ = try await jetStream.streamInfo(name)
@@ -193,8 +216,8 @@ final class ClusterNode: OwnerDirectory {
                 return nil
             }
         }
-        let journal = try await PartitionJournal.create(Self.accountsPartition, in: jetStream, replicas: replicas)
-        let inbox = try await PartitionInbox.create(Self.accountsPartition, in: jetStream, replicas: replicas)
+        let journal = try await PartitionJournal.create(partition, in: jetStream, replicas: replicas)
+        let inbox = try await PartitionInbox.create(partition, in: jetStream, replicas: replicas)
         return (journal, inbox)
     }
 
@@ -230,6 +253,48 @@ final class ClusterNode: OwnerDirectory {
     /// `bb-config`, made if missing.
     private func configBucket() async throws -> KeyValueBucket {
         try await KeyValueBucket.create(Self.configBucketName, in: jetStream, configuration: .init(history: 1, replicas: replicas))
+    }
+
+    /// Checks that the cluster has as many pairs as this node was started with: the first node
+    /// writes its number into `bb-config`, every other must say the same (a campus or a user must
+    /// hash to one partition everywhere). A cluster made before the number was kept has one pair
+    /// (`BB_P0` held everything); splitting it is an offline migration. With several pairs, every
+    /// pair's inbox is made here, so a pair's events for the users of one no node has taken yet
+    /// are kept until that pair is served. Returns why the node cannot join, if it cannot; throws
+    /// when NATS does not answer (the caller tries again).
+    func agreeOnPartitions() async throws -> String? {
+        let bucket = try await configBucket()
+        let wanted = map.partitionCount
+        for _ in 0..<5 {
+            if let entry = try await bucket.get(Self.partitionsKey) {
+                guard let kept = Int(String(decoding: entry.value, as: UTF8.self)), kept == wanted else {
+                    return "the cluster has \(String(decoding: entry.value, as: UTF8.self)) partition pairs "
+                        + "(\(Self.configBucketName)/\(Self.partitionsKey)) and this node was started with "
+                        + "--partitions \(wanted); every node of a cluster must be started with the same number"
+                }
+                break
+            }
+            if wanted > 1, try await holdsStream(PartitionJournal.streamName(of: Self.partition)) {
+                return "the cluster was made with one partition (\(PartitionJournal.streamName(of: Self.partition)) holds "
+                    + "everything) and this node was started with --partitions \(wanted); splitting a cluster's "
+                    + "partitions is an offline migration (docs/scale-out.md, section 7b)"
+            }
+            if try await Self.create(Self.partitionsKey, Array(String(wanted).utf8), in: bucket) { break }
+        }
+        guard isPartitioned else { return nil }
+        for pair in 0..<wanted {
+            _ = try await PartitionInbox.create(PartitionID(space: .accounts, index: pair), in: jetStream, replicas: replicas)
+        }
+        return nil
+    }
+
+    private func holdsStream(_ name: String) async throws -> Bool {
+        do {
+            _ = try await jetStream.streamInfo(name)
+            return true
+        } catch .jetStream(let error) where error.errorCode == JetStreamError.streamNotFound {
+            return false
+        }
     }
 
     private func readOrCreateSessionSecret() async throws -> [UInt8] {

@@ -31,16 +31,19 @@ public final class ClusterRunner: Sendable {
     let configuration: ServerConfiguration
     let logger: Logger
     let node: ClusterNode
-    private let standby: StandbyListener
+    let standby: StandbyListener
     private let server = Mutex<Server?>(nil)
+    /// With several pairs (`--partitions` above 1): the application of each pair this node owns,
+    /// served headless (ClusterRunner+Pairs.swift).
+    let pairServers = Mutex<[Int: Server]>([:])
     /// Set by `shutdown`: the lease it hands back is then not a loss.
-    private let isLeaving = Atomic(false)
+    let isLeaving = Atomic(false)
     /// Set when the lease manager hands the partition back to its preferred owner: the loss it
     /// reports next is that hand-back.
     private let isHandingBack = Atomic(false)
     /// The node's order archive, opened at start, followed from the history stream once joined,
     /// and handed to the application when the node takes the partition.
-    private let history = Mutex<(archive: OrderArchive?, follower: HistoryFollower?)>((nil, nil))
+    let history = Mutex<(archive: OrderArchive?, follower: HistoryFollower?)>((nil, nil))
     /// The data directory's `LOCK`, held for the life of the process (set down only while an
     /// import reads the directory's journal, which takes it itself).
     private let lockDescriptor = Mutex<Int32>(-1)
@@ -71,6 +74,9 @@ public final class ClusterRunner: Sendable {
         try await node.connect()
         let deadline = ContinuousClock.now + Self.joinBound
         _ = try await retrying(until: deadline) { try await node.sessionSecret() }
+        if let mismatch = try await retrying(until: deadline, { try await node.agreeOnPartitions() }) {
+            fail("cluster_partitions_mismatch", mismatch)
+        }
         try await retrying(until: deadline) { _ = try await LeaseManager.makeBuckets(in: node.jetStream, replicas: node.replicas) }
         let stream = try await retrying(until: deadline) { try await HistoryStream.open(in: node.jetStream, replicas: node.replicas) }
         history.withLock { history in
@@ -123,10 +129,18 @@ public final class ClusterRunner: Sendable {
             switch event {
             case .acquired(let partition, let term):
                 logger.info("partition_acquired", ["partition": "\(partition)", "term": term])
+                if node.isPartitioned {
+                    await takePair(partition.index, term: term)
+                    continue
+                }
                 node.noteAcquired(term: term)
                 await becomeOwner(term: term)
             case .lost(let partition, let reason):
                 guard !isLeaving.load(ordering: .acquiring) else { return }
+                if node.isPartitioned && reason == .handedBack {
+                    logger.info("partition_handed_back", ["partition": "\(partition)", "detail": "moved to its preferred owner; this node serves on"])
+                    continue
+                }
                 if reason == .handedBack && isHandingBack.load(ordering: .acquiring) {
                     logger.info("partition_handed_back", ["partition": "\(partition)",
                                                           "detail": "moved back to its preferred owner; exiting to come back as a standby"])
@@ -142,70 +156,124 @@ public final class ClusterRunner: Sendable {
         do {
             let (archive, follower) = history.withLock { ($0.archive, $0.follower) }
             let holdsLocalState = WriteAheadLog.holdsJournal(in: configuration.dataDirectory)
-            let (journal, snapshots, cluster, last, current, accounts) = try await retryingRecovery {
-                // The archive first holds everything earlier owners moved out of memory.
-                try await follower?.catchUp()
-                let journal = try await node.partitionJournal()
-                let snapshots = try await node.snapshotStore()
-                let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
-                let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last.message == 0
-                var accounts: (PartitionJournal, RecoveredLog, JournalEnd)?
-                if let (accountsJournal, _) = try await node.accountsPartitionStreams(makingThem: isEmpty) {
-                    let (accountsRecovered, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
-                    accounts = (accountsJournal, accountsRecovered, accountsLast)
-                }
-                // Read again: an import may have replaced the one read at join.
-                return (journal, snapshots, recovered, last, try await node.sessionSecret(), accounts)
-            }
-            var (recovered, secret) = (cluster, current)
-            func holdsNothing(_ log: RecoveredLog, _ last: JournalEnd) -> Bool {
-                log.snapshot == nil && log.records.isEmpty && last.message == 0
-            }
-            let isEmpty = holdsNothing(recovered, last) && accounts.map { holdsNothing($0.1, $0.2) } ?? true
+            var read = try await recoverPair(0) { isEmpty in isEmpty }
+            let isEmpty = read.holdsNothing
             let isImport = isEmpty && holdsLocalState
             if holdsLocalState && !isImport {
                 logger.warning("partition_import_skipped", ["directory": configuration.dataDirectory,
                                                             "detail": "the data directory holds a single node's journal, but the cluster already holds the partition; the cluster's state is served and the directory's journal is not read"])
             }
             if isImport {
-                (recovered, secret) = try await importLocalState(history: follower?.stream, archive: archive, secret: secret)
+                (read.recovered, read.secret) = try await importLocalState(history: follower?.stream, archive: archive, secret: read.secret)
             }
-            var storage = ClusterStorage(recovered: recovered, sessionSecret: secret, isImport: isImport, archive: archive,
-                                         history: follower?.stream) { [self] queue in
-                streamJournal(journal, snapshots: snapshots, end: last, snapshotRevision: cluster.snapshotRevision,
-                              completionQueue: queue)
-            }
-            if let (accountsJournal, accountsRecovered, accountsLast) = accounts {
-                storage.accountsPartition = AccountsPartitionStorage(recovered: accountsRecovered, makeJournal: { [self] queue in
-                    streamJournal(accountsJournal, snapshots: snapshots, end: accountsLast,
-                                  snapshotRevision: accountsRecovered.snapshotRevision, completionQueue: queue)
-                }, jetStream: node.jetStream)
-            }
-            let server = try Server(configuration: configuration, logger: logger, clock: Server.wallClock, cluster: storage)
+            let storage = clusterStorage(of: read, pair: 0, isImport: isImport)
+            let server = try await makeServer(configuration, cluster: storage)
             try AdminSecret.create(in: configuration.dataDirectory)
             standby.stop()
             try await startListening(server)
             try server.enableRelay(directory: node, connection: node.connection)
             // `a0` is held with `p0`, whether or not it has a journal of its own.
-            try server.serveRoutedRequests(for: [ClusterNode.partition, ClusterNode.accountsPartition],
-                                           of: ClusterNode.map, connection: node.connection)
-            try server.hearWatchingReports(on: node.connection)
-            server.publishPersonalEvents(for: [ClusterNode.accountsPartition], on: node.connection)
-            server.publishFeedEvents(for: ClusterNode.partition, on: node.connection)
+            try serveOwned(pair: 0, on: server)
             self.server.withLock { $0 = server }
-            logger.info("partition_serving", ["term": term, "snapshot_sequence": recovered.snapshotSequence,
-                                              "records": recovered.records.count, "journal_sequence": last.record, "journal_message": last.message,
-                                              "accounts_journal_sequence": accounts.map { "\($0.2.record)" } ?? "none (one journal)",
-                                              "ms": Int((ContinuousClock.now - started).seconds * 1000)])
+            logServing(read, pair: 0, term: term, since: started)
             Task { await keepLeaseAndHeartbeatLeadersApart() }
         } catch {
             fail("partition_recovery_failed", "cannot recover the partition: \(error)")
         }
     }
 
+    /// The application recovered into a server, on a thread of its own: recovery blocks (the
+    /// replay, the inbox's catch-up) for a second or more, and on the tasks' pool it would hold
+    /// up the lease renewals of every partition this node holds.
+    func makeServer(_ configuration: ServerConfiguration, cluster: ClusterStorage) async throws -> Server {
+        let logger = logger
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try Server(configuration: configuration, logger: logger, clock: Server.wallClock,
+                                                              cluster: cluster) })
+            }
+        }
+    }
+
+    /// What a node read of pair `pair`'s partitions when it took them.
+    struct PairRead {
+        var journal: PartitionJournal
+        var snapshots: SnapshotStore
+        var recovered: RecoveredLog
+        var last: JournalEnd
+        var secret: [UInt8]
+        var accounts: (journal: PartitionJournal, recovered: RecoveredLog, last: JournalEnd)?
+
+        var holdsNothing: Bool {
+            func empty(_ log: RecoveredLog, _ last: JournalEnd) -> Bool {
+                log.snapshot == nil && log.records.isEmpty && last.message == 0
+            }
+            return empty(recovered, last) && accounts.map { empty($0.recovered, $0.last) } ?? true
+        }
+    }
+
+    /// Reads pair `pair`'s snapshots and streams, trying again while their streams elect leaders;
+    /// `makesAccountsStreams` says, given whether the board partition holds nothing, whether the
+    /// account partition's streams are made when missing.
+    func recoverPair(_ pair: Int, makesAccountsStreams: @escaping (Bool) -> Bool) async throws -> PairRead {
+        let follower = history.withLock { $0.follower }
+        return try await retryingRecovery(pair: pair) {
+            // The archive first holds everything earlier owners moved out of memory.
+            try await follower?.catchUp()
+            let journal = try await node.partitionJournal(pair: pair)
+            let snapshots = try await node.snapshotStore()
+            let (recovered, last) = try await StreamJournal.recover(journal, from: snapshots)
+            let isEmpty = recovered.snapshot == nil && recovered.records.isEmpty && last.message == 0
+            var read = PairRead(journal: journal, snapshots: snapshots, recovered: recovered, last: last,
+                                // Read again: an import may have replaced the one read at join.
+                                secret: try await node.sessionSecret())
+            if let (accountsJournal, _) = try await node.accountsPartitionStreams(pair: pair, makingThem: makesAccountsStreams(isEmpty)) {
+                let (accountsRecovered, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
+                read.accounts = (accountsJournal, accountsRecovered, accountsLast)
+            }
+            return read
+        }
+    }
+
+    /// What the application of pair `pair` is made from.
+    func clusterStorage(of read: PairRead, pair: Int, isImport: Bool) -> ClusterStorage {
+        let (archive, follower) = history.withLock { ($0.archive, $0.follower) }
+        var storage = ClusterStorage(recovered: read.recovered, sessionSecret: read.secret, isImport: isImport, archive: archive,
+                                     history: follower?.stream) { [self] queue in
+            streamJournal(read.journal, snapshots: read.snapshots, end: read.last, snapshotRevision: read.recovered.snapshotRevision,
+                          completionQueue: queue)
+        }
+        if let accounts = read.accounts {
+            storage.accountsPartition = AccountsPartitionStorage(recovered: accounts.recovered, makeJournal: { [self] queue in
+                streamJournal(accounts.journal, snapshots: read.snapshots, end: accounts.last,
+                              snapshotRevision: accounts.recovered.snapshotRevision, completionQueue: queue)
+            }, jetStream: node.jetStream)
+        }
+        storage.map = node.map
+        storage.pair = pair
+        return storage
+    }
+
+    /// Answers what other nodes route to pair `pair`'s partitions and publishes what they number.
+    func serveOwned(pair: Int, on server: Server) throws {
+        let boards = PartitionID(space: .boards, index: pair), accounts = PartitionID(space: .accounts, index: pair)
+        try server.serveRoutedRequests(for: [boards, accounts], of: node.map, connection: node.connection)
+        try server.hearWatchingReports(on: node.connection)
+        server.publishPersonalEvents(for: [accounts], on: node.connection)
+        server.publishFeedEvents(for: boards, on: node.connection)
+    }
+
+    func logServing(_ read: PairRead, pair: Int, term: UInt64, since started: ContinuousClock.Instant) {
+        logger.info("partition_serving", ["term": term, "snapshot_sequence": read.recovered.snapshotSequence,
+                                          "records": read.recovered.records.count, "journal_sequence": read.last.record,
+                                          "journal_message": read.last.message,
+                                          "accounts_journal_sequence": read.accounts.map { "\($0.last.record)" } ?? "none (one journal)",
+                                          "pair": pair, "ms": Int((ContinuousClock.now - started).seconds * 1000)])
+    }
+
     /// A partition's stream as the application's journal: a publish with no definite answer is
     /// logged as it is tried again, and a fenced append ends the process (crash-only).
-    private func streamJournal(_ journal: PartitionJournal, snapshots: SnapshotStore, end: JournalEnd,
+    func streamJournal(_ journal: PartitionJournal, snapshots: SnapshotStore, end: JournalEnd,
                                snapshotRevision: UInt64, completionQueue: DispatchQueue) -> StreamJournal {
         let logger = logger
         return StreamJournal(journal: journal, snapshots: snapshots, nodeID: node.localNodeID, end: end,
@@ -226,8 +294,8 @@ public final class ClusterRunner: Sendable {
     /// `leaderCheckInterval` it keeps the leases and heartbeats buckets led by different NATS
     /// servers (`ClusterNode.separateLeaseAndHeartbeatLeaders`). Only the owner does it, so two
     /// nodes never step the same leader down together. A failed check is tried at the next one.
-    private func keepLeaseAndHeartbeatLeadersApart() async {
-        while !isLeaving.load(ordering: .relaxed) {
+    func keepLeaseAndHeartbeatLeadersApart(while holds: @Sendable () -> Bool = { true }) async {
+        while !isLeaving.load(ordering: .relaxed) && holds() {
             do {
                 if let server = try await node.separateLeaseAndHeartbeatLeaders() {
                     logger.info("cluster_leaders_separated", ["server": server, "detail": "\(LeaseManager.nodesBucketName) and \(PartitionLease.bucketName) were led by one NATS server; \(LeaseManager.nodesBucketName)'s leader stepped down"])
@@ -275,11 +343,12 @@ public final class ClusterRunner: Sendable {
     /// and the replay's consumer waits for the meta leader; 10 to 25 s were seen after a kill.
     static let recoveryBound: Duration = .seconds(30)
 
-    /// Runs `recover` once the streams have leaders, until it succeeds or `recoveryBound` ends.
-    private func retryingRecovery<Value>(_ recover: () async throws -> Value) async throws -> Value {
+    /// Runs `recover` once pair `pair`'s streams have leaders, until it succeeds or
+    /// `recoveryBound` ends.
+    func retryingRecovery<Value>(pair: Int, _ recover: () async throws -> Value) async throws -> Value {
         let deadline = ContinuousClock.now + Self.recoveryBound
         return try await retrying(until: deadline, pause: .milliseconds(500), logging: "partition_recovery_retrying") {
-            await node.awaitStreamLeaders(until: deadline)
+            await node.awaitStreamLeaders(pair: pair, until: deadline)
             return try await recover()
         }
     }
@@ -322,7 +391,7 @@ public final class ClusterRunner: Sendable {
         }
     }
 
-    private func fail(_ event: String, _ detail: String) -> Never {
+    func fail(_ event: String, _ detail: String) -> Never {
         logger.error(event, ["detail": detail])
         FileHandle.standardError.write(Data("bangbang: \(detail)\n".utf8))
         exit(Self.ownershipLostStatus)
@@ -333,6 +402,7 @@ public final class ClusterRunner: Sendable {
     /// A hand-back due while the partition is still being recovered waits until it is served,
     /// so the stop is the one clean sequence (a failed recovery ends the process instead).
     private func stopServing(toHandBack partition: PartitionID) async {
+        if node.isPartitioned { return await stopPair(toHandBack: partition) }
         isHandingBack.store(true, ordering: .releasing)
         logger.info("partition_handing_back", ["partition": "\(partition)", "detail": "its preferred owner is live again"])
         var server: Server?
@@ -360,7 +430,10 @@ public final class ClusterRunner: Sendable {
     public func shutdown() {
         isLeaving.store(true, ordering: .releasing)
         history.withLock { $0.follower }?.stop()
-        if let server = takeServer() {
+        if node.isPartitioned {
+            standby.stop()
+            stopEveryPair()
+        } else if let server = takeServer() {
             server.shutdown()
         } else if !isHandingBack.load(ordering: .acquiring) {
             standby.stop()

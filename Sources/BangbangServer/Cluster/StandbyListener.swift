@@ -32,11 +32,12 @@ final class StandbyListener: Sendable {
     /// How the deployment is partitioned: what its clients' sessions route by.
     private let map: PartitionMap
 
-    init(configuration: ServerConfiguration, directory: any OwnerDirectory, logger: Logger, map: PartitionMap = ClusterNode.map) {
-        self.map = map
+    /// `map`: the configuration's partitions unless given.
+    init(configuration: ServerConfiguration, directory: any OwnerDirectory, logger: Logger, map: PartitionMap? = nil) {
+        self.map = map ?? PartitionMap(partitionCount: configuration.partitions)
         var socketConfiguration = SocketServerConfiguration(host: configuration.host, port: configuration.port)
         // A standby relaying its clients needs one loop; one running their sessions, a server's.
-        socketConfiguration.eventLoopCount = configuration.clusterSessions == .relay ? 1
+        socketConfiguration.eventLoopCount = !configuration.runsSessionsOnEveryNode ? 1
             : configuration.eventLoops > 0 ? configuration.eventLoops : ProcessInfo.processInfo.activeProcessorCount
         socketConfiguration.maxConnections = configuration.maxConnections
         if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
@@ -56,6 +57,7 @@ final class StandbyListener: Sendable {
                                                maxFragmentsPerMessage: Server.maxFragmentsPerMessage)
         let router = Self.router(directory: directory, retryAfterSeconds: retryAfter, webSocket: webSocket,
                                  gateway: { gateway.current }, sessions: { sessions.current },
+                                 servesWithoutOwner: configuration.isPartitioned,
                                  metrics: {
                                      let server = listening.withLock { $0 }
                                      return MetricsRenderer.render(metrics, openConnections: server?.connectionCount ?? 0,
@@ -88,9 +90,12 @@ final class StandbyListener: Sendable {
         }
     }
 
+    /// `servesWithoutOwner`: the pairs are spread over the nodes (`--partitions` above 1), so the
+    /// sessions are served once the node is on NATS, whoever owns `p0`.
     static func router(directory: any OwnerDirectory, retryAfterSeconds: Int, webSocket: WebSocketConfiguration,
                        gateway: @escaping @Sendable () -> RelayGateway?,
                        sessions: @escaping @Sendable () -> NodeSessionHub? = { nil },
+                       servesWithoutOwner: Bool = false,
                        metrics: @escaping @Sendable () -> String) -> HTTPRouter {
         let unavailable: @Sendable () -> HTTPResponse = {
             HTTPResponse(status: 503,
@@ -103,19 +108,21 @@ final class StandbyListener: Sendable {
             guard let gateway = gateway(), let owner = directory.currentOwner, owner != directory.localNodeID else { return nil }
             return (gateway, owner)
         }
+        let serving: @Sendable () -> Bool = { servesWithoutOwner ? sessions() != nil : relayOwner() != nil }
         let relay = WebSocketRoute(
             configuration: webSocket,
             makeEndpoint: { loop in
+                if servesWithoutOwner { return sessions().map { $0.makeSession(on: loop) } ?? RefusingEndpoint() }
                 guard let (gateway, owner) = relayOwner() else { return RefusingEndpoint() }
                 if let sessions = sessions() { return sessions.makeSession(on: loop) }
                 return gateway.makeEndpoint(owner: owner)
             },
-            refusal: { relayOwner() == nil ? unavailable() : nil })
+            refusal: { serving() ? nil : unavailable() })
         let ready: @Sendable () -> HTTPResponse = {
-            guard sessions() != nil, relayOwner() != nil else {
+            guard sessions() != nil, serving() else {
                 return .plain(status: 503, body: Array("\(status(of: directory))\n".utf8))
             }
-            return .plain(body: Array("serving sessions; \(status(of: directory))\n".utf8))
+            return .plain(body: Array("serving sessions; \(servesWithoutOwner ? "partition pairs spread over the nodes" : status(of: directory))\n".utf8))
         }
         return HTTPRouter(
             webSocketRoutes: ["/ws": relay],
@@ -130,18 +137,21 @@ final class StandbyListener: Sendable {
 
     func start() throws -> [SocketAddress] { try server.start() }
 
-    /// Relays `/ws` to the owner from now on, through the node's NATS connection.
+    /// Relays `/ws` to the owner from now on, through the node's NATS connection, or runs the
+    /// clients' sessions here (`--cluster-sessions node`; always with several pairs, where
+    /// there is no one owner to relay to).
     func startRelaying(through connection: NATSConnection, timings: RelayTimings = RelayTimings()) throws(NATSClientError) {
-        let relay = RelayGateway(node: RelayNode(nodeID: directory.localNodeID, incarnation: RelayNode.drawIncarnation()),
-                                 connection: connection, timings: timings, metrics: metrics.relay, logger: logger)
-        try relay.start()
-        directory.onOwnerChange { owner in relay.ownerChanged(to: owner) }
-        if configuration.clusterSessions == .node {
+        if configuration.runsSessionsOnEveryNode {
             let hub = NodeSessionHub(connection: connection, nodeID: directory.localNodeID, map: map, configuration: configuration,
                                      metrics: metrics, logger: logger)
             try hub.start()
             sessions.current = hub
         }
+        guard !configuration.isPartitioned else { return }
+        let relay = RelayGateway(node: RelayNode(nodeID: directory.localNodeID, incarnation: RelayNode.drawIncarnation()),
+                                 connection: connection, timings: timings, metrics: metrics.relay, logger: logger)
+        try relay.start()
+        directory.onOwnerChange { owner in relay.ownerChanged(to: owner) }
         gateway.current = relay
     }
 

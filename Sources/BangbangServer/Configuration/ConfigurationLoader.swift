@@ -131,6 +131,9 @@ public enum ConfigurationLoader {
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             throw ConfigurationError("--tls-cert and --tls-key must be given together")
         }
+        if configuration.isPartitioned, !configuration.isClustered {
+            throw ConfigurationError("--partitions above 1 splits a cluster's partitions over its nodes: it needs --nats")
+        }
         if configuration.expectsProxyProtocol, configuration.trustedProxies.isEmpty {
             throw ConfigurationError("--proxy-protocol needs at least one --trusted-proxy: the header is read from trusted proxies only")
         }

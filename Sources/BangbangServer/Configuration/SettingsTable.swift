@@ -218,6 +218,9 @@ enum SettingsTable {
                     config.clusterSessions = mode
                 },
                 current: { $0.clusterSessions.rawValue }),
+        .integerValued("partitions", placeholder: "N",
+                       help: "pairs of partitions the cluster's campuses and accounts are split into, the same on every node; above 1, each node owns some and runs its clients' sessions itself",
+                       range: 1...64, \.partitions),
     ]
 
     static func named(_ name: String) -> Setting? { all.first { $0.name == name } }

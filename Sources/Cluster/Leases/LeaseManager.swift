@@ -5,7 +5,9 @@
 // serve between its `.acquired` and its `.lost` (after replaying its journal: acquiring a lease
 // does not make the node's state current, PartitionJournal does). A hand-back first lets the
 // node stop serving the partition (`beforeHandingBack`), and only then deletes the key: the next
-// owner takes it at once, and finds everything the last one did in its journal and snapshot.
+// owner takes it at once, and finds everything the last one did in its journal and snapshot. The
+// stop runs beside the rounds, which go on renewing every lease held (the one being handed back
+// too, until it is deleted): a node holding many partitions keeps them while one stops.
 //
 // Every decision is made by the table from what was read; this file only moves bytes. Writes are
 // made one at a time on the actor, so the table sees outcomes in the order they happened. Each
@@ -41,6 +43,8 @@ public actor LeaseManager {
     private var isRunning = false
     /// Run before a handed-back partition's key is deleted: the holder stops serving it.
     private let beforeHandingBack: (@Sendable (PartitionID) async -> Void)?
+    /// The partitions whose holder is stopping to hand them back, and each stop.
+    private var handingBack: [PartitionID: Task<Void, Never>] = [:]
 
     /// The bucket of the nodes' heartbeats.
     public static let nodesBucketName = "bb-nodes"
@@ -167,6 +171,8 @@ public actor LeaseManager {
     /// take the partitions at once instead of after L.
     public func stop() async {
         guard isRunning else { return }
+        // A hand-back under way ends first: its partition is released once its holder stopped.
+        for stopping in Array(handingBack.values) { await stopping.value }
         let inFlight = rounds
         halt()
         // A write of the round under way finishes first, so its outcome is in the table.
@@ -185,6 +191,8 @@ public actor LeaseManager {
         isRunning = false
         for task in tasks { task.cancel() }
         tasks.removeAll()
+        for stopping in handingBack.values { stopping.cancel() }
+        handingBack.removeAll()
         rounds?.cancel()
         rounds = nil
         for watch in watches { watch.stop() }
@@ -266,20 +274,27 @@ public actor LeaseManager {
                 return false
             }
         case .handBack(let partition, _):
-            guard table.holdings[partition] != nil else { return true }
-            // Renewals and heartbeats wait meanwhile: a stop that outlasts the lease lets the next
-            // owner take the partition by expiry instead, which fencing keeps safe.
-            await beforeHandingBack?(partition)
-            // Taken by another while it stopped (an expiry): the table has reported the loss.
-            guard let holding = table.holdings[partition] else { return true }
-            let released = table.release(partition, reason: .handedBack)
-            // Deleted before it is reported, so a node that ends on the report has handed it back.
-            try? await lease(of: partition).release(holding)
-            emit(released)
+            guard table.holdings[partition] != nil, handingBack[partition] == nil else { return true }
+            let stop = beforeHandingBack
+            handingBack[partition] = Task { [weak self] in
+                await stop?(partition)
+                await self?.finishHandingBack(partition)
+            }
         case .abandon(let partition):
             emit(table.release(partition, reason: .expired))
         }
         return true
+    }
+
+    /// Once the holder stopped serving `partition`: its key is deleted, then the loss reported.
+    private func finishHandingBack(_ partition: PartitionID) async {
+        handingBack[partition] = nil
+        // Taken by another while it stopped (an expiry), or stopped meanwhile: nothing to release.
+        guard isRunning, let holding = table.holdings[partition] else { return }
+        let released = table.release(partition, reason: .handedBack)
+        // Deleted before it is reported, so a node that ends on the report has handed it back.
+        try? await lease(of: partition).release(holding)
+        emit(released)
     }
 
     private func take(_ partition: PartitionID, _ write: (PartitionLease) async throws(LeaseError) -> LeaseHolding) async -> Bool {

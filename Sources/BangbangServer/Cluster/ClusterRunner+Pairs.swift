@@ -1,0 +1,68 @@
+// A node of a cluster whose pairs of partitions are spread over its nodes (`--partitions` above 1,
+// docs/scale-out.md 2d). Every node serves its own clients' sessions from start to exit
+// (StandbyListener, NodeSession) and owns whichever pairs the leases give it. Taking a pair's
+// lease recovers that pair's application from its snapshots and streams and serves it headless:
+// no listener, only what other nodes route to it over NATS and what it publishes on the user and
+// feed subjects; one event loop, so a pair's owners run on one thread. Handing a pair back to the
+// node that ranks first for it stops that application cleanly (a final snapshot, then the lease is
+// deleted) and the node goes on, its clients untouched. Losing a lease any other way, or an
+// append the stream refuses, ends the process, as in the first step: crash-only, so a node never
+// serves a pair another may have taken; a supervisor restarts it and its pairs are taken over.
+import Cluster
+import Dispatch
+import Foundation
+import Journal
+
+extension ClusterRunner {
+    /// This node took pair `pair`'s lease at `term`: its application is recovered and served.
+    func takePair(_ pair: Int, term: UInt64) async {
+        let started = ContinuousClock.now
+        do {
+            if WriteAheadLog.holdsJournal(in: configuration.dataDirectory) {
+                logger.warning("partition_import_skipped", ["directory": configuration.dataDirectory, "pair": pair,
+                                                            "detail": "a single node's journal is imported into a cluster of one pair only; it is not read"])
+            }
+            let read = try await recoverPair(pair) { _ in true }
+            var pairConfiguration = configuration
+            pairConfiguration.eventLoops = 1
+            pairConfiguration.servesWeb = false
+            let server = try await makeServer(pairConfiguration, cluster: clusterStorage(of: read, pair: pair, isImport: false))
+            try serveOwned(pair: pair, on: server)
+            pairServers.withLock { $0[pair] = server }
+            logServing(read, pair: pair, term: term, since: started)
+            // The owner of pair 0 keeps the leases and heartbeats buckets on different leaders.
+            if pair == 0 { Task { await keepLeaseAndHeartbeatLeadersApart(while: { [weak self] in self?.holds(pair: 0) ?? false }) } }
+        } catch {
+            fail("partition_recovery_failed", "cannot recover pair \(pair): \(error)")
+        }
+    }
+
+    func holds(pair: Int) -> Bool { pairServers.withLock { $0[pair] != nil } }
+
+    /// Before the lease manager hands `partition`'s pair back to its preferred owner: its
+    /// application stops as on a clean stop (requests from other nodes go to the next owner, a
+    /// final snapshot). A hand-back due while the pair is still being recovered waits for it.
+    func stopPair(toHandBack partition: PartitionID) async {
+        logger.info("partition_handing_back", ["partition": "\(partition)", "detail": "its preferred owner is live again"])
+        var server: Server?
+        while !isLeaving.load(ordering: .acquiring) && !Task.isCancelled {
+            server = pairServers.withLock { $0.removeValue(forKey: partition.index) }
+            if server != nil { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        guard let server else { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                server.shutdown(reason: "partition moving to another node")
+                done.resume()
+            }
+        }
+    }
+
+    /// A clean stop: every pair's application writes its final snapshot and closes its journals,
+    /// side by side. Blocks.
+    func stopEveryPair() {
+        let servers = pairServers.withLock { servers in defer { servers = [:] }; return Array(servers.values) }
+        DispatchQueue.concurrentPerform(iterations: servers.count) { servers[$0].shutdown() }
+    }
+}
