@@ -142,6 +142,11 @@ def test_clients_on_any_node_see_each_others_orders_whatever_pair_holds_them(nod
                10, "the counts of every pair, with the runner watching on another node")
     one_campus = publishers[2].ok("board.list", {"campus": campus_in(1)})
     assert one_campus["total"] == PAIRS - 1, one_campus
+    # A user's own orders and a runner's takings, from every pair.
+    mine = publishers[0].ok("orders.mine", {"limit": 2})
+    more = publishers[0].ok("orders.mine", {"limit": 2, "cursor": mine["next_cursor"]})
+    assert sorted(o["id"] for o in mine["orders"] + more["orders"]) == sorted(orders[0, pair] for pair in range(PAIRS))
+    assert runner.ok("orders.mine", {"role": "accepted"})["orders"] and runner.ok("runner.earnings")["active_count"] == PAIRS
 
 
 def test_an_accept_race_across_the_nodes_has_one_winner_in_every_pair(nodes):

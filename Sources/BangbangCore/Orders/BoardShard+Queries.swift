@@ -63,6 +63,12 @@ extension BoardShard {
     /// page) when one is given. Combine the shards of a fan-out with `MyOrdersPage.merge`.
     public func orders(of user: UserID, role: OrderRole, scope: OrderScope, after cursor: ListCursor? = nil,
                        limit: Int = .max) -> [OrderView] {
+        orderRecords(of: user, role: role, scope: scope, after: cursor, limit: limit).map { OrderView($0, viewer: user) }
+    }
+
+    /// The orders themselves that `orders(of:role:scope:after:limit:)` shows, in the same order.
+    public func orderRecords(of user: UserID, role: OrderRole, scope: OrderScope, after cursor: ListCursor? = nil,
+                             limit: Int = .max) -> [Order] {
         let ids: Set<OrderID>?
         switch role {
         case .published: ids = publishedBy[user]
@@ -79,7 +85,7 @@ extension BoardShard {
             result.append(order)
         }
         result.sort { MyOrdersPage.isNewer(($0.createdAt.milliseconds, $0.id), than: ($1.createdAt.milliseconds, $1.id)) }
-        return result.prefix(limit).map { OrderView($0, viewer: user) }
+        return Array(result.prefix(limit))
     }
 
     /// The closed orders `runner` ran that this shard still holds: the ones an archive may hold

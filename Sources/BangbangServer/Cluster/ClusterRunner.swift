@@ -120,7 +120,7 @@ public final class ClusterRunner: Sendable {
         } catch {
             fail("cluster_join_failed", "cannot join the cluster: \(error)")
         }
-        do { try standby.startRelaying(through: node.connection) } catch {
+        do { try standby.startRelaying(through: node.connection, history: history.withLock { $0.follower }) } catch {
             fail("relay_start_failed", "cannot relay clients to the partition owner: \(error)")
         }
         logger.info("cluster_joined", ["node": node.localNodeID, "nats": configuration.natsServers.map(\.description).joined(separator: ","),

@@ -175,12 +175,24 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         }
     }
 
-    /// Reads `board.list` of every campus or `board.stats` from every board partition when several
-    /// hold the boards (BoardReads); false for any other request, which goes to one owner.
+    /// Reads `board.list` of every campus, `board.stats`, `orders.mine` and `runner.earnings`
+    /// from every board partition when several hold the boards (BoardReads, PairHistoryReads);
+    /// false for any other request, which goes to one owner.
     private func readEveryPartition(_ request: Request, for pending: Pending) throws(DomainError) -> Bool {
         guard let reads = hub.boardReads else { return false }
         let reply: @Sendable ([UInt8]) -> Void = { [self, outbox] bytes in outbox.post(.reply(bytes, pending), to: self) }
         switch request.operation {
+        case MyOrdersOperations.mine.name, MyOrdersOperations.earnings.name:
+            guard let history = hub.historyReads, let user = login?.user else { return false }
+            if request.operation == MyOrdersOperations.mine.name {
+                let query = try MyOrdersOperations.MineQuery(try Arguments(request.data))
+                requestsInFlight += 1
+                history.mine(id: request.id, user: user, query: query, data: request.data, completion: reply)
+            } else {
+                try Arguments(request.data).allowOnly([])
+                requestsInFlight += 1
+                history.earnings(id: request.id, runner: user, completion: reply)
+            }
         case BoardOperations.list.name:
             let query = try BoardWire.decodeListQuery(try Arguments(request.data))
             guard query.filter.campus == nil else { return false }

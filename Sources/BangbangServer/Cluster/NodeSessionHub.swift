@@ -24,6 +24,9 @@ final class NodeSessionHub: Sendable {
     /// The reads of every board at once, merged here when several partitions hold the boards;
     /// nil while one does, which answers them whole.
     let boardReads: BoardReads?
+    /// A user's orders and a runner's takings, merged here with the node's archive when several
+    /// partitions hold the boards; nil while one does.
+    let historyReads: PairHistoryReads?
     let streams: FollowedStreams
     let boards: FollowedBoards
     /// `info.get`'s data, the same as the owner's: made from the same configuration.
@@ -39,8 +42,9 @@ final class NodeSessionHub: Sendable {
     private let connection: NATSConnection
     private let nodeID: String
 
+    /// `history`: the node's archive and its following of the history stream.
     init(connection: NATSConnection, nodeID: String, map: PartitionMap, configuration: ServerConfiguration,
-         metrics: ServerMetrics, logger: Logger) {
+         metrics: ServerMetrics, logger: Logger, history: HistoryFollower? = nil) {
         self.connection = connection
         self.nodeID = nodeID
         let requests = PartitionRequests(connection: connection)
@@ -48,6 +52,8 @@ final class NodeSessionHub: Sendable {
         self.map = map
         let boardPartitions = map.allPartitions.filter { $0.space == .boards }
         boardReads = boardPartitions.count > 1 ? BoardReads(requests: requests, partitions: boardPartitions) : nil
+        historyReads = boardPartitions.count > 1
+            ? history.map { PairHistoryReads(requests: requests, partitions: boardPartitions, follower: $0) } : nil
         streams = FollowedStreams(connection: connection, requests: requests, map: map, metrics: metrics.relay, logger: logger)
         let watches = Watches()
         self.watches = watches

@@ -140,10 +140,13 @@ final class StandbyListener: Sendable {
     /// Relays `/ws` to the owner from now on, through the node's NATS connection, or runs the
     /// clients' sessions here (`--cluster-sessions node`; always with several pairs, where
     /// there is no one owner to relay to).
-    func startRelaying(through connection: NATSConnection, timings: RelayTimings = RelayTimings()) throws(NATSClientError) {
+    /// `history`: the node's archive and its following of the history stream, which the
+    /// sessions read a user's closed orders from when several pairs hold the boards.
+    func startRelaying(through connection: NATSConnection, history: HistoryFollower? = nil,
+                       timings: RelayTimings = RelayTimings()) throws(NATSClientError) {
         if configuration.runsSessionsOnEveryNode {
             let hub = NodeSessionHub(connection: connection, nodeID: directory.localNodeID, map: map, configuration: configuration,
-                                     metrics: metrics, logger: logger)
+                                     metrics: metrics, logger: logger, history: history)
             try hub.start()
             sessions.current = hub
         }

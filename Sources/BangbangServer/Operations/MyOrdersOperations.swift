@@ -10,13 +10,25 @@ enum MyOrdersOperations {
     /// 50 orders, newest first: a screen and a half of the Orders tab. `limit` goes to 200;
     /// `cursor` (a previous page's `next_cursor`) continues after that page's last order.
     static let mine = Operation("orders.mine") { context, arguments throws(DomainError) in
-        try arguments.allowOnly(["role", "scope", "limit", "cursor"])
-        let role = try arguments.optionalChoice("role", as: OrderRole.self) ?? .published
-        let scope = try arguments.optionalChoice("scope", as: OrderScope.self) ?? .all
-        let limit = Int(try arguments.optionalInteger("limit", in: 1...200) ?? 50)
-        let cursor = try BoardWire.decodeCursor(arguments)
-        context.app.myOrders(of: context.user, role: role, scope: scope, after: cursor, limit: limit) { result in
+        let query = try MineQuery(arguments)
+        context.app.myOrders(of: context.user, role: query.role, scope: query.scope, after: query.cursor, limit: query.limit) { result in
             context.reply(result.map(BoardWire.encode))
+        }
+    }
+
+    /// What `orders.mine` asks for, checked.
+    struct MineQuery: Sendable, Equatable {
+        var role: OrderRole
+        var scope: OrderScope
+        var limit: Int
+        var cursor: ListCursor?
+
+        init(_ arguments: Arguments) throws(DomainError) {
+            try arguments.allowOnly(["role", "scope", "limit", "cursor"])
+            role = try arguments.optionalChoice("role", as: OrderRole.self) ?? .published
+            scope = try arguments.optionalChoice("scope", as: OrderScope.self) ?? .all
+            limit = Int(try arguments.optionalInteger("limit", in: 1...200) ?? 50)
+            cursor = try BoardWire.decodeCursor(arguments)
         }
     }
 

@@ -71,14 +71,16 @@ enum RoutedOperations {
     static let boardOperations = orderOperations.union(wholeBoardReads)
 
     /// Questions only nodes ask, not in the client operation table: a user's stream events after
-    /// a number (account partitions), a partition's part of a board listing and its open orders
-    /// per board (board partitions).
+    /// a number (account partitions), a partition's part of a board listing, its open orders per
+    /// board, a user's orders on its shards and a runner's takings there (board partitions).
     static func nodeQuestion(_ operation: String) -> (space: PartitionSpace,
         answer: @Sendable (RoutedRequest, Application, @escaping @Sendable ([UInt8]) -> Void) -> Void)? {
         switch operation {
         case PersonalStreamQuery.operation: (.accounts, { request, app, answer in answer(PersonalStreamQuery.answer(request, app: app)) })
         case BoardListQuery.operation: (.boards, BoardListQuery.answer)
         case BoardCountsQuery.operation: (.boards, BoardCountsQuery.answer)
+        case LiveOrdersQuery.operation: (.boards, LiveOrdersQuery.answer)
+        case LiveEarningsQuery.operation: (.boards, LiveEarningsQuery.answer)
         default: nil
         }
     }

@@ -11,6 +11,7 @@ import InboxProtocol
 import JSON
 import NATSClient
 import NATSTestSupport
+import OrderArchive
 import SocketServer
 import Testing
 import TestSupport
@@ -227,6 +228,86 @@ import TestSupport
             reads.stats(id: "S") { continuation.resume(returning: $0) }
         })
         #expect(RoutedOperationsTests.errorCode(stats) == "storage_unavailable" && stats["id"] == "S", "\(stats)")
+        await setup.stop()
+    }
+
+    /// Publishes and cancels `count` orders of each of `drafts`' types on `harness`, so the
+    /// orders it numbers next do not share ids with another harness's.
+    static func burn(_ count: Int, on harness: ApplicationHarness, by user: UserID) async throws {
+        for _ in 0..<count {
+            for draft in [Drafts.express(now: harness.clock.now), Drafts.bounty(now: harness.clock.now)] {
+                let id = try await harness.publish(draft, by: user)
+                try await harness.run(.cancel(reason: nil), on: id, by: user)
+            }
+        }
+    }
+
+    /// A user's orders and a runner's takings on a node whose boards two partitions hold: the
+    /// orders still on either partition's shards, and those only the node's archive holds (it
+    /// follows the history stream), each once (an order in both, once), newest first, paged by
+    /// the cursor; the takings of every order counted once.
+    @Test func aUsersOrdersComeFromEveryPartitionAndTheNodesArchiveEachOnce() async throws {
+        let setup = try await TwoOwners()
+        let (first, second) = (setup.owners[0], setup.owners[1])
+        let elsewhere = try ApplicationHarness()
+        var published: [OrderID] = []
+        var runner = UserID(rawValue: 0)
+        for (index, harness) in [first, second, elsewhere].enumerated() {
+            let publisher = try await harness.logIn("1380013840\(index)")
+            runner = try await harness.logIn("1380013841\(index)")
+            #expect(publisher.rawValue == 1 && runner.rawValue == 2, "the same two users in every partition")
+            // By a third user: the publisher's own orders are what the test counts.
+            try await Self.burn(6 * index, on: harness, by: try await harness.logIn("1380013842\(index)"))
+            published.append(try await harness.completedOrder(publisher: publisher, runner: runner, tip: Cents(300 + 200 * index)))
+            if harness !== elsewhere {
+                published.append(try await harness.publish(Drafts.bounty(now: harness.clock.now), by: publisher))
+            }
+        }
+        #expect(Set(published).count == published.count)
+        // The node's archive holds the completed order of the partition no one serves here, and a
+        // copy of the first partition's, which its shard still holds (in its rating window).
+        let jetStream = JetStream(connection: setup.connections[0])
+        let history = try await HistoryStream.open(in: jetStream, replicas: 1)
+        let archivedElsewhere = try #require(await elsewhere.order(published[4]))
+        let archivedCopy = try #require(await first.order(published[0]))
+        try history.publishBlocking([ArchivedOrder(archivedElsewhere), ArchivedOrder(archivedCopy)])
+        let archive = try OrderArchive(path: try makeTemporaryDirectory("bangbang-node-history") + "/archive.sqlite")
+        let reads = PairHistoryReads(requests: PartitionRequests(connection: setup.node), partitions: [Self.p0, Self.p1],
+                                     follower: HistoryFollower(stream: history, archive: archive, logger: Logger(level: .error, sink: { _ in })))
+
+        func mine(_ data: JSONValue) async throws -> [String: JSONValue] {
+            let query = try MyOrdersOperations.MineQuery(try Arguments(data))
+            return try RoutedOperationsTests.reply(await withCheckedContinuation { continuation in
+                reads.mine(id: "M", user: UserID(rawValue: 1), query: query, data: data) { continuation.resume(returning: $0) }
+            })
+        }
+        var listed: [JSONValue] = []
+        var data: JSONValue = ["limit": 2]
+        for _ in 0..<10 {
+            let reply = try await mine(data)
+            guard reply["id"] == "M", case .object(let page)? = reply["data"], case .array(let orders)? = page["orders"] else {
+                throw ClusterError("not a page: \(reply)")
+            }
+            listed += orders
+            guard case .string(let cursor)? = page["next_cursor"] else { break }
+            data = ["limit": 2, "cursor": .string(cursor)]
+        }
+        let ids = listed.compactMap { order -> UInt64? in if case .integer(let id)? = order["id"] { UInt64(id) } else { nil } }
+        #expect(Set(ids) == Set(published.map(\.rawValue)) && ids.count == published.count, "each order once: \(ids)")
+        let keys = listed.compactMap { order -> (Int64, UInt64)? in
+            guard case .integer(let created)? = order["created_at"], case .integer(let id)? = order["id"] else { return nil }
+            return (created, UInt64(id))
+        }
+        #expect(keys.map(\.1) == keys.sorted { $0.0 != $1.0 ? $0.0 > $1.0 : $0.1 > $1.1 }.map(\.1), "newest first")
+        let active = try await mine(["scope": "active"])
+        #expect(active["data"]?["orders"].map { if case .array(let orders) = $0 { orders.count } else { -1 } } == 2,
+                "the open orders of both partitions: \(active)")
+
+        let earnings = try RoutedOperationsTests.reply(await withCheckedContinuation { continuation in
+            reads.earnings(id: "E", runner: runner) { continuation.resume(returning: $0) }
+        })
+        #expect(earnings["data"]?["completed_count"] == .integer(3) && earnings["data"]?["tips"] == .integer(300 + 500 + 700),
+                "every completed order once, the one in both too: \(earnings)")
         await setup.stop()
     }
 }
