@@ -85,10 +85,11 @@ def nodes(tmp_path):
         nats.stop()
 
 
-def approved_runner(url, admin):
-    """A verified runner logged in on `url`, approved by `admin`."""
+def approved_runner(url, admin, pair=None):
+    """A verified runner logged in on `url`, a user of `pair` (by default another pair than the
+    administrator's), approved by `admin`."""
     runner = Client(url)
-    user = runner.login(phone_in(pair_of(ADMIN_PHONE)))["user"]["id"]
+    user = runner.login(phone_in((pair_of(ADMIN_PHONE) + 1) % PAIRS if pair is None else pair))["user"]["id"]
     runner.ok("runner.submit_verification", {"real_name": "Li Lei", "student_id": f"S{user}", "school": "North"})
     admin.ok("admin.decide_verification", {"user_id": user, "decision": "approve"})
     runner.wait_event(lambda e: e["event"] == "runner.verification_decided")
@@ -220,3 +221,48 @@ def test_under_load_a_killed_nodes_pairs_move_to_the_survivors_and_back_when_it_
         client.login(phone_in(owned[victim.name][0]))
         order_id = client.ok("order.publish", bounty(campus_in(owned[victim.name][0]), "back"))["order"]["id"]
         assert client.ok("order.get", {"order_id": order_id})["order"]["status"] == "open"
+
+
+def test_administration_spans_the_pairs(nodes):
+    """An administrator, a user of one pair, reviews the applicants of every pair, oldest first,
+    decides each where its account is, looks up users and orders of any pair, and reads every
+    pair's feedback and counts; what a user of another pair was granted makes them an
+    administrator at once; a user who is not one is refused."""
+    admin = Client(nodes[0].url)
+    admin.login(ADMIN_PHONE)
+    applicants = []
+    for pair in range(PAIRS):
+        client = Client(nodes[(pair + 1) % len(nodes)].url)
+        user = client.login(phone_in(pair))["user"]["id"]
+        client.ok("runner.submit_verification", {"real_name": "Li Lei", "student_id": f"S{user}", "school": "North"})
+        client.ok("feedback.submit", {"text": f"from pair {pair}"})
+        applicants.append((client, user))
+    pending = admin.ok("admin.pending_verifications")["users"]
+    assert [user["id"] for user in pending] == [user for _, user in applicants], "every pair's, oldest first"
+    for client, user in applicants:
+        admin.ok("admin.decide_verification", {"user_id": user, "decision": "approve"})
+        client.wait_event(lambda e: e["event"] == "runner.verification_decided")
+    assert admin.ok("admin.pending_verifications")["users"] == []
+    feedback = admin.ok("admin.list_feedback", {"limit": 10})["feedback"]
+    assert sorted(entry["text"] for entry in feedback) == [f"from pair {pair}" for pair in range(PAIRS)], feedback
+    assert admin.call("admin.list_feedback", {"before": 5})["error"]["field"] == "before"
+
+    # A user of another pair looked up by phone, and one of its orders.
+    other, other_user = applicants[(pair_of(ADMIN_PHONE) + 1) % PAIRS]
+    found = admin.ok("admin.user", {"user_id": other_user})["user"]
+    assert found["id"] == other_user and "phone" in found
+    assert admin.ok("admin.user", {"phone": found["phone"]})["user"]["id"] == other_user
+    order_id = other.ok("order.publish", bounty(campus_in((pair_of(ADMIN_PHONE) + 2) % PAIRS)))["order"]["id"]
+    assert admin.ok("admin.order", {"order_id": order_id})["order"]["id"] == order_id
+    stats = admin.ok("admin.stats")
+    assert stats["types"]["bounty"]["open"] == 1 and stats["pending_verifications"] == 0, stats
+
+    # Not an administrator: refused, wherever the subject is.
+    assert other.call("admin.pending_verifications")["error"]["code"] == "forbidden"
+    assert other.call("admin.decide_verification", {"user_id": applicants[0][1], "decision": "approve"})["error"]["code"] == "forbidden"
+    # Granted by the administrator (in another pair), they administer at once.
+    admin.ok("admin.grant_admin", {"user_id": other_user})
+    assert [user["id"] for user in other.ok("admin.pending_verifications")["users"]] == []
+    admin.ok("admin.revoke_admin", {"user_id": other_user})
+    assert other.call("admin.pending_verifications")["error"]["code"] == "forbidden"
+

@@ -50,6 +50,10 @@ public struct AccountStore: Sendable, Equatable {
     public var policy: AccountPolicy
     public private(set) var state: AccountState
     public private(set) var throttle: AccountThrottle
+    /// An administrator whose account another partition holds, which said, for one command, that
+    /// they administer: set only on a copy made for that command (`vouching(for:)`), never on the
+    /// store the server keeps.
+    public private(set) var vouchedAdministrator: UserID?
 
     /// A store over `state` (empty, or a snapshot to replay the journal tail onto), laid out for
     /// the policy's ids.
@@ -78,8 +82,18 @@ public struct AccountStore: Sendable, Equatable {
         return account
     }
 
-    /// True for users granted administration and users whose phone is configured as one.
+    /// This store, for one command of `administrator`, whose account partition (another one)
+    /// said they administer.
+    public func vouching(for administrator: UserID) -> AccountStore {
+        var copy = self
+        copy.vouchedAdministrator = administrator
+        return copy
+    }
+
+    /// True for users granted administration and users whose phone is configured as one, and
+    /// for an administrator vouched for.
     public func isAdministrator(_ user: UserID) -> Bool {
+        if user == vouchedAdministrator { return true }
         guard let account = state.record(user) else { return false }
         return state.grantedAdministrators.contains(user) || policy.administratorPhones.contains(account.phone)
     }

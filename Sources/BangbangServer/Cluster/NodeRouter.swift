@@ -26,6 +26,13 @@ struct NodeRouter: Sendable {
         Self.outcome(of: await requests.request(partition, payload: request.encoded()), for: request.id)
     }
 
+    /// As `route(_:to:)`, with the outcome handed to `completion` (once; it may run on the NATS
+    /// connection's loop).
+    func route(_ request: RoutedRequest, to partition: PartitionID, completion: @escaping @Sendable (Outcome) -> Void) {
+        let id = request.id
+        requests.request(partition, payload: request.encoded()) { completion(Self.outcome(of: $0, for: id)) }
+    }
+
     /// Sends `request` to the owner of the partition that decides it (`RoutedOperations.partition`).
     /// One that names none (without its campus, order id, phone, user or actor) goes to the first
     /// partition of its space, whose owner answers it with the operation's own refusal.
@@ -36,8 +43,7 @@ struct NodeRouter: Sendable {
     /// As `route(_:in:)`, with the outcome handed to `completion` (once, quickly: it may run on the
     /// NATS connection's loop) rather than awaited: no task per request.
     func route(_ request: RoutedRequest, in map: PartitionMap, completion: @escaping @Sendable (Outcome) -> Void) {
-        let id = request.id
-        requests.request(Self.partition(of: request, in: map), payload: request.encoded()) { completion(Self.outcome(of: $0, for: id)) }
+        route(request, to: Self.partition(of: request, in: map), completion: completion)
     }
 
     private static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID {

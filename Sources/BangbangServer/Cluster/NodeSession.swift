@@ -147,7 +147,7 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
                                           Pending(purpose: .reply, operation: operation.name, started: started)))
             default:
                 let pending = Pending(purpose: purpose(of: request), operation: operation.name, started: started)
-                if try !readEveryPartition(request, for: pending) { route(request, for: pending) }
+                if try !spanPartitions(request, for: pending) { route(request, for: pending) }
             }
         } catch {
             refuse(error)
@@ -175,12 +175,21 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         }
     }
 
-    /// Reads `board.list` of every campus, `board.stats`, `orders.mine` and `runner.earnings`
-    /// from every board partition when several hold the boards (BoardReads, PairHistoryReads);
-    /// false for any other request, which goes to one owner.
-    private func readEveryPartition(_ request: Request, for pending: Pending) throws(DomainError) -> Bool {
+    /// With several pairs, what one owner cannot answer alone: `board.list` of every campus,
+    /// `board.stats`, `orders.mine` and `runner.earnings`, read from every board partition
+    /// (BoardReads, PairHistoryReads), and administration, checked with the administrator's own
+    /// partition and sent where it is decided (PairAdministration). False for any other request,
+    /// which goes to one owner.
+    private func spanPartitions(_ request: Request, for pending: Pending) throws(DomainError) -> Bool {
         guard let reads = hub.boardReads else { return false }
         let reply: @Sendable ([UInt8]) -> Void = { [self, outbox] bytes in outbox.post(.reply(bytes, pending), to: self) }
+        if let administration = hub.administration, let login, RoutedOperations.administrationNames.contains(request.operation) {
+            requestsInFlight += 1
+            administration.run(request, actor: RoutedActor(user: login.user, isApprovedRunner: login.isApprovedRunner)) { [self, outbox] outcome in
+                outbox.post(.routed(pending, outcome), to: self)
+            }
+            return true
+        }
         switch request.operation {
         case MyOrdersOperations.mine.name, MyOrdersOperations.earnings.name:
             guard let history = hub.historyReads, let user = login?.user else { return false }

@@ -27,6 +27,8 @@ final class NodeSessionHub: Sendable {
     /// A user's orders and a runner's takings, merged here with the node's archive when several
     /// partitions hold the boards; nil while one does.
     let historyReads: PairHistoryReads?
+    /// Administration across account partitions when several pairs hold the accounts; nil while one does.
+    let administration: PairAdministration?
     let streams: FollowedStreams
     let boards: FollowedBoards
     /// `info.get`'s data, the same as the owner's: made from the same configuration.
@@ -52,6 +54,7 @@ final class NodeSessionHub: Sendable {
         self.map = map
         let boardPartitions = map.allPartitions.filter { $0.space == .boards }
         boardReads = boardPartitions.count > 1 ? BoardReads(requests: requests, partitions: boardPartitions) : nil
+        administration = map.partitionCount > 1 ? PairAdministration(router: router, map: map) : nil
         historyReads = boardPartitions.count > 1
             ? history.map { PairHistoryReads(requests: requests, partitions: boardPartitions, follower: $0) } : nil
         streams = FollowedStreams(connection: connection, requests: requests, map: map, metrics: metrics.relay, logger: logger)

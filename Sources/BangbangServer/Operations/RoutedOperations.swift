@@ -77,6 +77,7 @@ enum RoutedOperations {
         answer: @Sendable (RoutedRequest, Application, @escaping @Sendable ([UInt8]) -> Void) -> Void)? {
         switch operation {
         case PersonalStreamQuery.operation: (.accounts, { request, app, answer in answer(PersonalStreamQuery.answer(request, app: app)) })
+        case AdministratorQuery.operation: (.accounts, AdministratorQuery.answer)
         case BoardListQuery.operation: (.boards, BoardListQuery.answer)
         case BoardCountsQuery.operation: (.boards, BoardCountsQuery.answer)
         case LiveOrdersQuery.operation: (.boards, LiveOrdersQuery.answer)
@@ -121,7 +122,27 @@ enum RoutedOperations {
            case .integer(let subject)? = data["user_id"], subject > 0 {
             return map.partition(ofUser: UInt64(subject))
         }
+        if map.partitionCount > 1, administrationNames.contains(request.operation) {
+            return administeredPartition(of: request, in: map)
+        }
         return request.actor.map { map.partition(ofUser: $0.user.rawValue) }
+    }
+
+    static let administrationNames = Set(AdminOperations.all.map(\.name))
+
+    /// With several pairs, the account partition an administrator's command concerns: its
+    /// subject's (`user_id` or `phone`), or the pair of the order it reads (`order_id`: the
+    /// pair's application holds the order's board); nil for the lists and counts, which every
+    /// partition answers its part of (PairAdministration.swift).
+    static func administeredPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
+        guard case .object(let data)? = request.data else { return nil }
+        if case .integer(let user)? = data["user_id"], user > 0 { return map.partition(ofUser: UInt64(user)) }
+        if case .string(let text)? = data["phone"], let phone = try? PhoneNumber(parsing: text) { return map.partition(ofPhone: phone.rawValue) }
+        if case .integer(let id)? = data["order_id"], id > 0 {
+            let board = map.partition(ofOrderSerial: OrderID(rawValue: UInt64(id)).serial)
+            return PartitionID(space: .accounts, index: board.index)
+        }
+        return nil
     }
 
     /// The partition that decides `request`, read from it with no lookup (docs/scale-out.md,

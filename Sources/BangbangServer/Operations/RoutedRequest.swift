@@ -16,11 +16,15 @@ struct RoutedActor: Sendable, Equatable {
     let isApprovedRunner: Bool
     /// The session the connection is logged in with, sent where the operation concerns it.
     var session: SessionID?
+    /// The actor's own account partition said, for this request, that the actor administers
+    /// (docs/scale-out.md, 2d): an owner of another account partition takes its word for it.
+    var isVouchedAdministrator = false
 
-    init(user: UserID, isApprovedRunner: Bool, session: SessionID? = nil) {
+    init(user: UserID, isApprovedRunner: Bool, session: SessionID? = nil, isVouchedAdministrator: Bool = false) {
         self.user = user
         self.isApprovedRunner = isApprovedRunner
         self.session = session
+        self.isVouchedAdministrator = isVouchedAdministrator
     }
 }
 
@@ -47,6 +51,7 @@ struct RoutedRequest: Sendable {
         if let actor {
             var members: [String: JSONValue] = ["runner": .bool(actor.isApprovedRunner), "user": .integer(Int64(actor.user.rawValue))]
             if let session = actor.session { members["session"] = .string(session.description) }
+            if actor.isVouchedAdministrator { members["administrator"] = .bool(true) }
             object["actor"] = .object(members)
         }
         if let clientAddress { object["client"] = ["address": .string(clientAddress)] }
@@ -64,14 +69,17 @@ struct RoutedRequest: Sendable {
         }
         var request = RoutedRequest(id: base.id, operation: base.operation, data: base.data, actor: nil)
         if let actor = extra["actor"] {
+            let vouched: JSONValue? = if case .object(let members) = actor { members["administrator"] } else { nil }
             guard case .object(let members) = actor, case .integer(let user)? = members["user"], user > 0,
                   case .bool(let isRunner)? = members["runner"], let session = readSession(members["session"]),
-                  members.count == (session == nil ? 2 : 3) else {
+                  vouched == nil || vouched == .bool(true),
+                  members.count == 2 + (session == nil ? 0 : 1) + (vouched == nil ? 0 : 1) else {
                 return .failure(RequestDecodeFailure(id: base.id, error: DomainError(.badRequest,
-                    "a routed request's \"actor\" is {\"user\": id, \"runner\": true or false} and may name its \"session\" (32 hexadecimal digits)",
+                    "a routed request's \"actor\" is {\"user\": id, \"runner\": true or false} and may name its \"session\" (32 hexadecimal digits) and \"administrator\": true",
                     field: "actor")))
             }
-            request.actor = RoutedActor(user: UserID(UInt64(user)), isApprovedRunner: isRunner, session: session)
+            request.actor = RoutedActor(user: UserID(UInt64(user)), isApprovedRunner: isRunner, session: session,
+                                        isVouchedAdministrator: vouched != nil)
         }
         if let client = extra["client"] {
             guard case .object(let members) = client, members.count == 1, case .string(let address)? = members["address"],

@@ -98,6 +98,27 @@ import Testing
         #expect(harness.store.canRunErrands(applicant))
     }
 
+    /// An administrator whose account another partition holds, vouched for by it for one
+    /// command: the copy made for it decides, and records who decided; the store kept does not
+    /// take them for an administrator.
+    @Test func anAdministratorOfAnotherPartitionDecidesOnTheCopyVouchingForThem() throws {
+        let fixture = try setUp()
+        var harness = fixture.0
+        let applicant = fixture.applicant
+        let elsewhere = UserID(rawValue: 9_001)
+        try submit(&harness, applicant)
+        expectAccountError(.forbidden) {
+            try harness.store.decideVerificationApproval(administrator: elsewhere, user: applicant, now: harness.now)
+        }
+        let vouched = harness.store.vouching(for: elsewhere)
+        #expect(try vouched.pendingVerifications(viewer: elsewhere).map(\.id) == [applicant])
+        let event = try vouched.decideVerificationApproval(administrator: elsewhere, user: applicant, now: harness.now)
+        harness.commit(event)
+        #expect(harness.store.state.accounts[applicant]?.verification?.decidedBy == elsewhere)
+        #expect(!harness.store.isAdministrator(elsewhere) && harness.store.vouchedAdministrator == nil)
+        #expect(!vouched.isAdministrator(applicant), "the vouch is for one user")
+    }
+
     @Test func nonAdministratorsCannotDecide() throws {
         let fixture = try setUp()
         var harness = fixture.0

@@ -102,6 +102,11 @@ import TestSupport
                 == #"{"client":{"address":"2001:db8::7"},"data":{"phone":"13800138000"},"id":2,"op":"auth.request_code"}"#)
         let read = try RoutedRequest.decode(anonymous.encoded()).get()
         #expect(read.actor == nil && read.clientAddress == "2001:db8::7" && read.operation == "auth.request_code")
+        // An administrator vouched for by their own account partition, for another's command.
+        let vouched = RoutedActor(user: UserID(rawValue: 4), isApprovedRunner: false, isVouchedAdministrator: true)
+        let command = RoutedRequest(id: 5, operation: "admin.decide_verification", data: ["user_id": 7, "decision": "approve"], actor: vouched)
+        #expect(String(decoding: command.encoded(), as: UTF8.self).contains(#""actor":{"administrator":true,"runner":false,"user":4}"#))
+        #expect(try RoutedRequest.decode(command.encoded()).get().actor == vouched)
     }
 
     @Test(arguments: [
@@ -112,6 +117,8 @@ import TestSupport
         (#"{"id": 3, "op": "order.get", "actor": {"user": 0, "runner": false}}"#, .integer(3), "actor"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": "yes"}}"#, .integer(3), "actor"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": false, "admin": true}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": false, "administrator": false}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": false, "administrator": 1}}"#, .integer(3), "actor"),
         (#"{"id": "x", "op": "order.get", "actor": {"user": 5, "runner": false}, "token": "t"}"#, .string("x"), "token"),
         (#"{"op": "order.get", "actor": {"user": 5, "runner": false}}"#, .null, "id"),
         (#"[1, 2]"#, .null, nil),

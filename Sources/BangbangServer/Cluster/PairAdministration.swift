@@ -1,0 +1,116 @@
+// Administration on a node whose accounts several pairs hold (docs/scale-out.md, 2d). An
+// administrator's account is in one partition and what they act on may be in another, so the
+// node first asks the administrator's own partition whether they administer, now
+// (`node.is_administrator`), and then sends the command, with the actor vouched for, where it is
+// decided: a verification, a grant or a user to the subject's account partition, an order to its
+// pair. The lists and counts are every partition's, merged here: verifications waiting, oldest
+// first; feedback, newest first (the newest page only: feedback ids are each partition's own, so
+// `before` does not page across partitions); the counts summed, runners online as the owner that
+// counts the most sees them.
+import BangbangCore
+import BangbangProtocol
+import Cluster
+import JSON
+import Synchronization
+
+struct PairAdministration: Sendable {
+    let router: NodeRouter
+    let map: PartitionMap
+
+    /// The reply to `request` from `actor` (or the connection's fate, when a command's outcome is
+    /// unknown): once, from any thread.
+    func run(_ request: Request, actor: RoutedActor, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
+        let question = RoutedRequest(id: request.id, operation: AdministratorQuery.operation, data: nil, actor: actor)
+        router.route(question, to: map.partition(ofUser: actor.user.rawValue)) { outcome in
+            guard case .reply(let bytes) = outcome else { return completion(outcome) }
+            guard case .object(let reply)? = try? JSONParser.parse(bytes), reply["ok"] == .bool(true) else { return completion(outcome) }
+            guard reply["data"]?["administrator"] == .bool(true) else {
+                return completion(.reply(Reply.failure(id: request.id, error: DomainError(.forbidden, "Only administrators may do this."))))
+            }
+            var vouched = actor
+            vouched.isVouchedAdministrator = true
+            let command = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: vouched)
+            if RoutedOperations.administeredPartition(of: command, in: map) != nil {
+                return router.route(command, in: map, completion: completion)
+            }
+            gather(command, completion: completion)
+        }
+    }
+
+    private func gather(_ command: RoutedRequest, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
+        let id = command.id
+        if command.operation == AdminOperations.listFeedback.name, case .object(let data)? = command.data, data["before"] != nil {
+            return completion(.reply(Reply.failure(id: id, error: DomainError(.invalidField,
+                "feedback is not paged by \"before\" while the accounts are split over several partitions; the newest of every partition are listed",
+                field: "before"))))
+        }
+        let partitions = map.allPartitions.filter { $0.space == .accounts }
+        let parts = Mutex<(replies: [[String: JSONValue]], isOver: Bool)>(([], false))
+        for partition in partitions {
+            router.route(command, to: partition) { outcome in
+                let finished: NodeRouter.Outcome? = parts.withLock { state in
+                    guard !state.isOver else { return nil }
+                    guard case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes),
+                          reply["ok"] == .bool(true), case .object(let data)? = reply["data"] else {
+                        state.isOver = true
+                        return outcome
+                    }
+                    state.replies.append(data)
+                    guard state.replies.count == partitions.count else { return nil }
+                    state.isOver = true
+                    return .reply(Reply.success(id: id, data: Self.merge(command.operation, state.replies, limit: Self.limit(of: command))))
+                }
+                if let finished { completion(finished) }
+            }
+        }
+    }
+
+    private static func limit(of command: RoutedRequest) -> Int {
+        if case .object(let data)? = command.data, case .integer(let limit)? = data["limit"] { return Int(limit) }
+        return 20
+    }
+
+    /// One reply's data from every partition's.
+    static func merge(_ operation: String, _ parts: [[String: JSONValue]], limit: Int) -> JSONValue {
+        func items(_ key: String) -> [JSONValue] {
+            parts.flatMap { part -> [JSONValue] in if case .array(let items)? = part[key] { items } else { [] } }
+        }
+        func integer(_ value: JSONValue?) -> Int64 { if case .integer(let number)? = value { number } else { 0 } }
+        switch operation {
+        case AdminOperations.pendingVerifications.name:
+            let users = items("users").sorted {
+                (integer($0["verification"]?["submitted_at"]), integer($0["id"])) < (integer($1["verification"]?["submitted_at"]), integer($1["id"]))
+            }
+            return ["users": .array(users)]
+        case AdminOperations.listFeedback.name:
+            let entries = items("feedback").sorted {
+                (integer($0["submitted_at"]), integer($0["user_id"])) > (integer($1["submitted_at"]), integer($1["user_id"]))
+            }
+            return ["feedback": .array(Array(entries.prefix(limit)))]
+        default:
+            return sumCounts(parts)
+        }
+    }
+
+    /// `admin.stats`: every number summed, but runners online, which every owner counts alike
+    /// for the whole cluster (each hears every node's report): the highest.
+    private static func sumCounts(_ parts: [[String: JSONValue]]) -> JSONValue {
+        func add(_ values: [JSONValue], key: String?) -> JSONValue {
+            var objects: [[String: JSONValue]] = []
+            var numbers: [Int64] = []
+            for value in values {
+                switch value {
+                case .object(let members): objects.append(members)
+                case .integer(let number): numbers.append(number)
+                default: break
+                }
+            }
+            if !objects.isEmpty {
+                let keys = Set(objects.flatMap(\.keys))
+                return .object(Dictionary(uniqueKeysWithValues: keys.map { key in (key, add(objects.compactMap { $0[key] }, key: key)) }))
+            }
+            return .integer(key == "runners_online" ? numbers.max() ?? 0 : numbers.reduce(0, +))
+        }
+        return add(parts.map { JSONValue.object($0) }, key: nil)
+    }
+}

@@ -1,0 +1,23 @@
+// Whether a user administers, asked by a node of the user's own account partition before it sends
+// that user's administrator command to the partition it concerns (docs/scale-out.md, 2d;
+// PairAdministration.swift). Not a client operation.
+import BangbangCore
+import BangbangProtocol
+
+/// A node's question to an account partition's owner before it sends an administrator's command
+/// elsewhere (docs/scale-out.md, 2d): whether the actor, a user of this partition, administers,
+/// now (a grant revoked a moment ago is already in force). `{"administrator": true}`.
+enum AdministratorQuery {
+    static let operation = "node.is_administrator"
+
+    static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
+        guard let actor = request.actor?.user else {
+            app.metrics.requests.increment(label: "routed:unauthenticated")
+            return answer(Reply.failure(id: request.id, error: DomainError(.unauthenticated,
+                "\"\(operation)\" asks about the actor: the request names the \"actor\"")))
+        }
+        app.accounts.perform { owner in
+            answer(Reply.success(id: request.id, data: ["administrator": .bool(owner.store.isAdministrator(actor))]))
+        }
+    }
+}
