@@ -266,3 +266,22 @@ def test_administration_spans_the_pairs(nodes):
     admin.ok("admin.revoke_admin", {"user_id": other_user})
     assert other.call("admin.pending_verifications")["error"]["code"] == "forbidden"
 
+
+
+def test_a_phone_change_stays_within_its_pair(nodes):
+    """A user's account lives with the pair its phone hashes to: a new number of the same pair
+    is taken as on one node (and logs in there after), one of another pair is refused by name."""
+    client = Client(nodes[1].url)
+    pair = 1
+    client.login(phone_in(pair))
+    elsewhere = phone_in((pair + 1) % PAIRS)
+    refused = client.call("auth.request_code", {"phone": elsewhere, "purpose": "change_phone"})
+    assert refused["error"]["code"] == "invalid_field" and refused["error"]["field"] == "phone", refused
+    assert client.call("profile.change_phone", {"phone": elsewhere, "code": "123456"})["error"]["field"] == "phone"
+    same = phone_in(pair)
+    client.ok("auth.set_password", {"password": "my password"})
+    code = client.ok("auth.request_code", {"phone": same, "purpose": "change_phone"})["dev_code"]
+    assert client.ok("profile.change_phone", {"phone": same, "code": code})["user"]["phone"] == same
+    with Client(nodes[2].url) as again:
+        moved = again.ok("auth.login_password", {"phone": same, "password": "my password"})
+        assert moved["user"]["id"] == client.user["id"]

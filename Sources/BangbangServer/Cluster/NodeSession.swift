@@ -228,6 +228,11 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         let address = RoutedOperations.loginOperations.contains(request.operation)
             ? channel.map { String($0.clientOrigin.address.description.prefix(RoutedRequest.maximumAddressLength)) } : nil
         let routed = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: actor, clientAddress: address)
+        if let refusal = RoutedOperations.phoneMoveRefusal(routed, in: hub.map) {
+            hub.metrics.requests.increment(label: "\(pending.operation):\(refusal.code.rawValue)")
+            channel?.send(text: Reply.failure(id: request.id, error: refusal))
+            return
+        }
         if case .sessionCheck = pending.purpose {} else { requestsInFlight += 1 }
         hub.router.route(routed, in: hub.map) { [self, outbox] outcome in outbox.post(.routed(pending, outcome), to: self) }
     }

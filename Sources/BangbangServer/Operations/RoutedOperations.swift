@@ -130,6 +130,20 @@ enum RoutedOperations {
 
     static let administrationNames = Set(AdminOperations.all.map(\.name))
 
+    /// With several pairs, a change to a phone whose claim lives in another account partition
+    /// than the user's: refused (`invalid_field`, `phone`) until the move across partitions is
+    /// built (docs/scale-out.md, 7b item 4, "a phone that moved"), rather than a code issued
+    /// where the change cannot use it. Nil for anything else.
+    static func phoneMoveRefusal(_ request: RoutedRequest, in map: PartitionMap) -> DomainError? {
+        guard map.partitionCount > 1, let actor = request.actor, case .object(let data)? = request.data,
+              case .string(let text)? = data["phone"], let phone = try? PhoneNumber(parsing: text) else { return nil }
+        let isChange = request.operation == ProfileOperations.changePhone.name
+            || (request.operation == AuthOperations.requestCode.name && data["purpose"] == .string("change_phone"))
+        guard isChange, map.partition(ofPhone: phone.rawValue).index != map.partition(ofUser: actor.user.rawValue).index else { return nil }
+        return DomainError(.invalidField, "this deployment keeps each account with the partition its phone number hashes to, "
+                           + "and this number hashes to another; moving an account there is not supported yet", field: "phone")
+    }
+
     /// With several pairs, the account partition an administrator's command concerns: its
     /// subject's (`user_id` or `phone`), or the pair of the order it reads (`order_id`: the
     /// pair's application holds the order's board); nil for the lists and counts, which every
