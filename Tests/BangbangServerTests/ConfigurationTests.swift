@@ -152,6 +152,25 @@ import Testing
         #expect(loaded.configuration.moveBackMilliseconds == 45_000)
     }
 
+    /// Several pairs need a cluster, run every client's session on its node and hand pairs back
+    /// to the node ranking first for them after a lease time whatever `--move-back-ms` says.
+    @Test func severalPairsNeedNATSRunSessionsOnEveryNodeAndAlwaysHandBack() throws {
+        func load(_ arguments: [String]) throws -> ServerConfiguration {
+            try ConfigurationLoader.load(arguments: arguments, environment: [:], readFile: { _ in "" }).configuration
+        }
+        #expect(throws: ConfigurationError.self) { try load(["--partitions", "4"]) }
+        #expect(throws: ConfigurationError.self) { try load(["--nats", "nats://127.0.0.1:4222", "--partitions", "65"]) }
+        let single = try load(["--nats", "nats://127.0.0.1:4222"])
+        #expect(single.partitions == 1 && !single.isPartitioned && !single.runsSessionsOnEveryNode)
+        let pairs = try load(["--nats", "nats://127.0.0.1:4222", "--partitions", "4", "--lease-ms", "2000"])
+        #expect(pairs.isPartitioned && pairs.runsSessionsOnEveryNode && pairs.clusterSessions == .relay)
+        let leases = ClusterNode.leaseConfiguration(for: pairs)
+        #expect(leases.handBacksPerRound == 1 && leases.handBackGrace == .milliseconds(2_000))
+        let fromEnvironment = try ConfigurationLoader.load(arguments: ["--nats", "nats://127.0.0.1:4222"],
+                                                           environment: ["BANGBANG_PARTITIONS": "3"], readFile: { _ in "" })
+        #expect(fromEnvironment.configuration.partitions == 3)
+    }
+
     @Test func pongTimeoutIsHalfThePingIntervalButNeverUnderFiveSeconds() {
         #expect(Server.pongTimeout(pingIntervalSeconds: 30) == 15_000)
         #expect(Server.pongTimeout(pingIntervalSeconds: 10) == 5_000)

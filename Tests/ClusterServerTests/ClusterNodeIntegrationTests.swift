@@ -30,6 +30,47 @@ import Testing
         }
     }
 
+    /// The first node writes how many pairs the cluster has; a node started with another number
+    /// is told so and joins nothing; every pair's inbox exists once they agree.
+    @Test func everyNodeOfAClusterHasAsManyPairsAsTheFirst() async throws {
+        try await withCluster { cluster in
+            func node(_ name: String, pairs: Int) -> ClusterNode {
+                var settings = configuration(cluster, node: name)
+                settings.partitions = pairs
+                return ClusterNode(configuration: settings)
+            }
+            let (first, same, other) = (node("a", pairs: 4), node("b", pairs: 4), node("c", pairs: 2))
+            for each in [first, same, other] { try await each.connect() }
+            #expect(try await first.agreeOnPartitions() == nil)
+            #expect(try await same.agreeOnPartitions() == nil)
+            let refusal = try #require(try await other.agreeOnPartitions())
+            #expect(refusal.contains("4 partition pairs") && refusal.contains("--partitions 2"), "\(refusal)")
+            for pair in 0..<4 {
+                let name = PartitionInbox.streamName(of: PartitionID(space: .accounts, index: pair))
+                #expect(try await first.jetStream.streamInfo(name).lastSequence == 0)
+            }
+            for each in [first, same, other] { await each.leave() }
+        }
+    }
+
+    /// A cluster whose one partition's journal exists from before the number was kept has one pair.
+    @Test func aClusterMadeWithOnePartitionRefusesSeveral() async throws {
+        try await withCluster { cluster in
+            let old = ClusterNode(configuration: configuration(cluster, node: "a"))
+            try await old.connect()
+            _ = try await old.partitionJournal()
+            var settings = configuration(cluster, node: "b")
+            settings.partitions = 3
+            let split = ClusterNode(configuration: settings)
+            try await split.connect()
+            let refusal = try #require(try await split.agreeOnPartitions())
+            #expect(refusal.contains("made with one partition"), "\(refusal)")
+            #expect(try await old.agreeOnPartitions() == nil, "and goes on with one")
+            await split.leave()
+            await old.leave()
+        }
+    }
+
     @Test func theOwnerDirectoryFollowsTheLeaseAndAStandbyTakesOverAtOnceAfterACleanLeave() async throws {
         try await withCluster { cluster in
             let a = ClusterNode(configuration: configuration(cluster, node: "a"))

@@ -97,6 +97,12 @@ def approved_runner(url, admin, pair=None):
 
 
 def test_clients_on_any_node_see_each_others_orders_whatever_pair_holds_them(nodes):
+    # Each node's /metrics names the pairs it owns.
+    for node in nodes:
+        owned = [pair for pair in range(PAIRS) if preferred(pair, nodes) is node]
+        metrics = node.http("/metrics")[1]
+        assert f"bangbang_pairs_owned {len(owned)}\n" in metrics, metrics[-500:]
+        assert all(f'bangbang_pair_owned{{pair="{pair}"}} 1' in metrics for pair in owned)
     admin = Client(nodes[0].url)
     admin.login(ADMIN_PHONE)
     runner = approved_runner(nodes[2].url, admin)

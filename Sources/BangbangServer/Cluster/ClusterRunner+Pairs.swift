@@ -65,4 +65,13 @@ extension ClusterRunner {
         let servers = pairServers.withLock { servers in defer { servers = [:] }; return Array(servers.values) }
         DispatchQueue.concurrentPerform(iterations: servers.count) { servers[$0].shutdown() }
     }
+
+    /// `/metrics` lines naming the pairs this node owns.
+    static func pairMetrics(_ pairs: [Int]) -> String {
+        var text = "# HELP bangbang_pairs_owned Pairs of partitions this node owns and serves.\n# TYPE bangbang_pairs_owned gauge\n"
+        text += "bangbang_pairs_owned \(pairs.count)\n"
+        text += "# HELP bangbang_pair_owned 1 for each pair this node owns.\n# TYPE bangbang_pair_owned gauge\n"
+        for pair in pairs.sorted() { text += "bangbang_pair_owned{pair=\"\(pair)\"} 1\n" }
+        return text
+    }
 }

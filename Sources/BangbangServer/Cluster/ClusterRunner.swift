@@ -53,6 +53,9 @@ public final class ClusterRunner: Sendable {
         self.logger = logger
         node = ClusterNode(configuration: configuration)
         standby = StandbyListener(configuration: configuration, directory: node, logger: logger)
+        if node.isPartitioned {
+            standby.extraMetrics.current = { [weak self] in Self.pairMetrics(self?.pairServers.withLock { Array($0.keys) } ?? []) }
+        }
     }
 
     /// Listens as a standby at once, then joins the cluster in the background. Throws when the

@@ -23,6 +23,8 @@ final class StandbyListener: Sendable {
     private let gateway = StandbySlot<RelayGateway>()
     /// Set once the node is on NATS, when it runs its clients' sessions itself.
     private let sessions = StandbySlot<NodeSessionHub>()
+    /// What the node adds to `/metrics` (with several pairs: which it owns).
+    let extraMetrics = StandbySlot<@Sendable () -> String>()
     private let configuration: ServerConfiguration
     /// Its connections and, once relaying, the gateway's counts.
     private let metrics = ServerMetrics()
@@ -50,7 +52,7 @@ final class StandbyListener: Sendable {
         self.directory = directory
         self.logger = logger
         self.configuration = configuration
-        let (gateway, metrics, sessions) = (gateway, metrics, sessions)
+        let (gateway, metrics, sessions, extraMetrics) = (gateway, metrics, sessions, extraMetrics)
         metrics.relay.markClustered()
         let listening = Mutex<TCPServer?>(nil)
         let webSocket = WebSocketConfiguration(maxFrameSize: configuration.maxMessageBytes, maxMessageSize: configuration.maxMessageBytes,
@@ -63,6 +65,7 @@ final class StandbyListener: Sendable {
                                      return MetricsRenderer.render(metrics, openConnections: server?.connectionCount ?? 0,
                                                                    rejectedConnections: server?.rejectedConnectionCount ?? 0,
                                                                    residentBytes: MetricsRenderer.residentBytes())
+                                         + (extraMetrics.current?() ?? "")
                                  })
         let limits = ConnectionLimits(
             handshakeTimeoutMilliseconds: Int64(configuration.handshakeTimeoutSeconds) * 1000,
