@@ -42,6 +42,8 @@ enum ArgumentParser {
              scenarios: [.feed, .errand]),
         Flag(name: "--types", valueName: "LIST", help: "comma-separated order types (default: all four for errand, express otherwise)",
              scenarios: [.feed, .errand, .durable, .race]),
+        Flag(name: "--campuses", valueName: "LIST", help: "comma-separated campuses publishers take in turn (default North)",
+             scenarios: [.durable]),
         Flag(name: "--orders", valueName: "M", help: "orders to race for (default 10)", scenarios: [.race]),
         Flag(name: "--admin-phone", valueName: "PHONE", help: "administrator phone the server was started with",
              scenarios: [.feed, .race, .errand]),
@@ -134,6 +136,12 @@ enum ArgumentParser {
                     throw ArgumentError(message: "--types: expected a comma-separated list, got '\(value)'")
                 }
                 options.types = types
+            case "--campuses":
+                let campuses = value.split(separator: ",").map { String($0) }
+                guard !campuses.isEmpty, campuses.allSatisfy({ !$0.isEmpty }) else {
+                    throw ArgumentError(message: "--campuses: expected a comma-separated list, got '\(value)'")
+                }
+                options.campuses = campuses
             case "--orders": options.orders = try integer(value, flag: name, minimum: 1)
             case "--admin-phone":
                 guard !value.isEmpty else { throw ArgumentError(message: "--admin-phone: expected a phone number") }

@@ -63,6 +63,9 @@ struct Options: Equatable, Sendable {
     var rate: Double = 10
     /// Order types the runners subscribe to and publishers publish (feed, errand).
     var types: [String] = []
+    /// Campuses publishers take in turn (durable; default North): a cluster of several pairs
+    /// spreads the publishes over its partitions by campus.
+    var campuses: [String] = []
     /// Orders to race for (race).
     var orders = 10
     /// The administrator phone the server was started with (approves runners).

@@ -14,25 +14,26 @@ enum OrderDrafts {
         return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
 
-    /// A draft of `type` whose public text field (shown on the board) is `text`. An hour to the
-    /// deadline, so nothing expires during a run.
-    static func draft(type: String, text: String, tip: Int64 = 300) -> JSONValue {
+    /// A draft of `type` on `campus` whose public text field (shown on the board) is `text`. An
+    /// hour to the deadline, so nothing expires during a run.
+    static func draft(type: String, text: String, tip: Int64 = 300, campus: String = "North") -> JSONValue {
         let now = nowMilliseconds()
         let hour: Int64 = 3_600_000
+        let campus = JSONValue.string(campus)
         switch type {
         case "express":
-            return ["type": "express", "campus": "North", "deadline": .integer(now + hour), "tip": .integer(tip),
+            return ["type": "express", "campus": campus, "deadline": .integer(now + hour), "tip": .integer(tip),
                     "details": ["pickup_station": .string(text), "pickup_code": "8-2-1043", "parcel_size": "medium",
                                 "drop_off_place": "Dorm 7", "drop_off_room": "512", "contact_phone": "+8613812345678"]]
         case "purchase":
-            return ["type": "purchase", "campus": "North", "deadline": .integer(now + hour), "tip": .integer(tip),
+            return ["type": "purchase", "campus": campus, "deadline": .integer(now + hour), "tip": .integer(tip),
                     "details": ["items": [["name": "Oat milk", "qty": 2]], "store": .string(text),
                                 "goods_budget": 2500, "drop_off_place": "Library", "drop_off_room": "B2-14"]]
         case "bounty":
-            return ["type": "bounty", "campus": "North", "deadline": .integer(now + hour), "tip": .integer(tip),
+            return ["type": "bounty", "campus": campus, "deadline": .integer(now + hour), "tip": .integer(tip),
                     "details": ["title": .string(text), "description": "Black, near the gym", "place": "Gym"]]
         case "group":
-            return ["type": "group", "campus": "North", "deadline": .integer(now + 2 * hour),
+            return ["type": "group", "campus": campus, "deadline": .integer(now + 2 * hour),
                     "details": ["kind": "carpool", "subject": .string(text), "closes_at": .integer(now + hour),
                                 "capacity": 2, "price_per_share": 3000]]
         default:

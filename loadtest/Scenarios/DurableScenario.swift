@@ -30,10 +30,12 @@ final class DurableWorker: ProtocolWorker, @unchecked Sendable {
     private func publish(_ client: WebSocketClient) {
         let types = options.types.isEmpty ? ["express"] : options.types
         let type = types[typeCursor % types.count]
+        let campuses = options.campuses.isEmpty ? ["North"] : options.campuses
+        let campus = campuses[typeCursor % campuses.count]
         typeCursor &+= 1
         let sentAt = MonotonicClock.nanoseconds()
         inFlight += 1
-        request(client, "order.publish", OrderDrafts.draft(type: type, text: "durable")) { reply in
+        request(client, "order.publish", OrderDrafts.draft(type: type, text: "durable", campus: campus)) { reply in
             self.inFlight -= 1
             guard self.isPublishing else { return }
             if reply.isSuccess {
