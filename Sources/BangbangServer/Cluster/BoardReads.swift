@@ -35,7 +35,7 @@ struct BoardReads: Sendable {
                     switch read.receive(answer, from: ask.part) {
                     case .wait, nil: break
                     case .ask(let more): send(more)
-                    case .done(let merged): read.finish(Reply.success(id: id, encodedData: Self.listData(merged)))
+                    case .done(let merged): read.finish(Reply.success(id: id, encodedData: BoardListing.listData(merged)))
                     }
                 }
             }
@@ -123,28 +123,6 @@ struct BoardReads: Sendable {
         data["limit"] = .integer(Int64(ask.limit))
         data["cursor"] = ask.cursor.map { .string($0.token) }
         return .object(data)
-    }
-
-    /// `board.list`'s data, its orders copied in as their owners encoded them (keys in the order
-    /// a reply made on an owner has them).
-    static func listData(_ merged: BoardListing.Merged) -> [UInt8] {
-        var writer = JSONWriter(capacity: merged.entries.reduce(64) { $0 + $1.order.count + 1 })
-        writer.beginObject()
-        if let cursor = merged.nextCursor {
-            writer.key("next_cursor")
-            writer.write(string: cursor.token)
-        }
-        writer.key("orders")
-        writer.beginArray()
-        for entry in merged.entries {
-            writer.separate()
-            writer.write(encoded: entry.order)
-        }
-        writer.endArray()
-        writer.key("total")
-        writer.write(integer: Int64(merged.total))
-        writer.endObject()
-        return writer.bytes
     }
 
     static func unavailable(id: JSONValue, _ failure: RouteFailure) -> [UInt8] {

@@ -11,11 +11,7 @@ enum AdministratorQuery {
     static let operation = "node.is_administrator"
 
     static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
-        guard let actor = request.actor?.user else {
-            app.metrics.requests.increment(label: "routed:unauthenticated")
-            return answer(Reply.failure(id: request.id, error: DomainError(.unauthenticated,
-                "\"\(operation)\" asks about the actor: the request names the \"actor\"")))
-        }
+        guard let actor = RoutedOperations.askingActor(request, app: app, answer: answer) else { return }
         app.accounts.perform { owner in
             answer(Reply.success(id: request.id, data: ["administrator": .bool(owner.store.isAdministrator(actor))]))
         }

@@ -62,19 +62,39 @@ extension BoardListing {
     static func subscriptionData(_ merged: Merged, sequences: [OrderType: UInt64]) -> [UInt8] {
         var writer = JSONWriter(capacity: merged.entries.reduce(64) { $0 + $1.order.count + 1 })
         writer.beginObject()
-        writer.key("orders")
-        writer.beginArray()
-        for entry in merged.entries {
-            writer.separate()
-            writer.write(encoded: entry.order)
-        }
-        writer.endArray()
+        writeOrders(merged.entries, to: &writer)
         writer.key("seq")
         writer.write(.object(Dictionary(uniqueKeysWithValues: sequences.map { ($0.key.rawValue, JSONValue.integer(Int64($0.value))) })))
         writer.key("total")
         writer.write(integer: Int64(merged.total))
         writer.endObject()
         return writer.bytes
+    }
+
+    /// `board.list`'s data made of a merged listing (BoardReads.swift), the same way.
+    static func listData(_ merged: Merged) -> [UInt8] {
+        var writer = JSONWriter(capacity: merged.entries.reduce(64) { $0 + $1.order.count + 1 })
+        writer.beginObject()
+        if let cursor = merged.nextCursor {
+            writer.key("next_cursor")
+            writer.write(string: cursor.token)
+        }
+        writeOrders(merged.entries, to: &writer)
+        writer.key("total")
+        writer.write(integer: Int64(merged.total))
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// The `orders` member, each order's bytes as its owner encoded them.
+    private static func writeOrders(_ entries: [BoardListAnswer.Entry], to writer: inout JSONWriter) {
+        writer.key("orders")
+        writer.beginArray()
+        for entry in entries {
+            writer.separate()
+            writer.write(encoded: entry.order)
+        }
+        writer.endArray()
     }
 }
 

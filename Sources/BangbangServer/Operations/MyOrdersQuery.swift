@@ -18,13 +18,9 @@ enum LiveOrdersQuery {
     /// The actor's first `limit + 1` orders in the role and scope after the cursor, newest first,
     /// each as the storage encodes it (BoardListAnswer's entries: creation time, id, order).
     static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
+        guard let user = RoutedOperations.askingActor(request, app: app, answer: answer) else { return }
         let query: MyOrdersOperations.MineQuery
-        let user: UserID
         do throws(DomainError) {
-            guard let actor = request.actor else {
-                throw DomainError(.unauthenticated, "\"\(operation)\" reads a user's orders: the request names the \"actor\"")
-            }
-            user = actor.user
             query = try MyOrdersOperations.MineQuery(try Arguments(request.data))
         } catch {
             app.metrics.requests.increment(label: "routed:\(error.code.rawValue)")
@@ -54,11 +50,7 @@ enum LiveEarningsQuery {
     static let operation = "node.live_earnings"
 
     static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
-        guard let runner = request.actor?.user else {
-            app.metrics.requests.increment(label: "routed:unauthenticated")
-            return answer(Reply.failure(id: request.id, error: DomainError(.unauthenticated,
-                "\"\(operation)\" reads a runner's takings: the request names the \"actor\"")))
-        }
+        guard let runner = RoutedOperations.askingActor(request, app: app, answer: answer) else { return }
         guard request.data == nil || request.data == .object([:]) else {
             app.metrics.requests.increment(label: "routed:bad_request")
             return answer(Reply.failure(id: request.id, error: DomainError(.badRequest, "\"\(operation)\" takes no data", field: "data")))

@@ -86,6 +86,16 @@ enum RoutedOperations {
         }
     }
 
+    /// The user a node's question is about: its actor; nil once `answer` has been told
+    /// `unauthenticated` (a question about nobody).
+    static func askingActor(_ request: RoutedRequest, app: Application, answer: @Sendable ([UInt8]) -> Void) -> UserID? {
+        if let actor = request.actor?.user { return actor }
+        app.metrics.requests.increment(label: "routed:unauthenticated")
+        answer(Reply.failure(id: request.id, error: DomainError(.unauthenticated,
+            "\"\(request.operation)\" is about a user: the request names the \"actor\"")))
+        return nil
+    }
+
     static func names(in space: PartitionSpace) -> Set<String> {
         switch space {
         case .boards: boardOperations
