@@ -28,7 +28,22 @@ public final class NATSCluster: @unchecked Sendable {
 
     /// Starts `size` nodes (1: a single JetStream server; 3: a cluster) and waits until
     /// JetStream answers on every node, which in a cluster means a meta leader was elected.
+    /// Starts `size` servers and waits until JetStream places a stream on each. A server that
+    /// could not bind its port (another test's server or client took it between the choice and
+    /// the bind) exits at once, while the probes may reach whoever holds the port: the whole
+    /// cluster is then started again on other ports, so a test never shares another's server.
     public static func start(size: Int, timeoutSeconds: Double = 20) async throws -> NATSCluster {
+        var attempt = 1
+        while true {
+            let cluster = try await startOnce(size: size, timeoutSeconds: timeoutSeconds)
+            if cluster.processes.count == size, cluster.processes.values.allSatisfy(\.isRunning) { return cluster }
+            cluster.stop()
+            guard attempt < 3 else { throw HarnessError("a nats-server of the cluster exited at start three times; logs in \(cluster.directory)") }
+            attempt += 1
+        }
+    }
+
+    private static func startOnce(size: Int, timeoutSeconds: Double) async throws -> NATSCluster {
         let binary = try serverBinary()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bangbang-nats-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -337,7 +337,8 @@ import TestSupport
         #expect(ids(pending, "users") == [.integer(Int64(applicant.user.rawValue))], "\(pending)")
         let approved = try await run("admin.decide_verification", decision, actor: admin, partition: a0)
         #expect(approved["ok"] == .bool(true), "\(approved)")
-        #expect(harness.app.isApprovedRunner(applicant.user))
+        // The publisher notes the decision once it is durable, after or before the reply leaves.
+        try await harness.eventually("the applicant is an approved runner") { harness.app.isApprovedRunner(applicant.user) }
         #expect(harness.logged("admin_action").contains { $0.contains("connection.id=routed") })
     }
 
