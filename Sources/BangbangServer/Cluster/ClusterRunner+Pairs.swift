@@ -27,8 +27,9 @@ extension ClusterRunner {
             pairConfiguration.eventLoops = 1
             pairConfiguration.servesWeb = false
             let server = try await makeServer(pairConfiguration, cluster: clusterStorage(of: read, pair: pair, isImport: false))
-            try serveOwned(pair: pair, on: server)
+            let owner = try serveOwned(pair: pair, on: server)
             pairServers.withLock { $0[pair] = server }
+            localOwners.add(owner, for: Self.partitions(of: pair))
             logServing(read, pair: pair, term: term, since: started)
             // The owner of pair 0 keeps the leases and heartbeats buckets on different leaders.
             if pair == 0 { Task { await keepLeaseAndHeartbeatLeadersApart(while: { [weak self] in self?.holds(pair: 0) ?? false }) } }
@@ -38,6 +39,10 @@ extension ClusterRunner {
     }
 
     func holds(pair: Int) -> Bool { pairServers.withLock { $0[pair] != nil } }
+
+    static func partitions(of pair: Int) -> [PartitionID] {
+        [PartitionID(space: .boards, index: pair), PartitionID(space: .accounts, index: pair)]
+    }
 
     /// Before the lease manager hands `partition`'s pair back to its preferred owner: its
     /// application stops as on a clean stop (requests from other nodes go to the next owner, a
@@ -51,6 +56,7 @@ extension ClusterRunner {
             try? await Task.sleep(for: .milliseconds(50))
         }
         guard let server else { return }
+        localOwners.remove(Self.partitions(of: partition.index))
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 server.shutdown(reason: "partition moving to another node")
@@ -63,6 +69,7 @@ extension ClusterRunner {
     /// side by side. Blocks.
     func stopEveryPair() {
         let servers = pairServers.withLock { servers in defer { servers = [:] }; return Array(servers.values) }
+        localOwners.remove(node.map.allPartitions)
         DispatchQueue.concurrentPerform(iterations: servers.count) { servers[$0].shutdown() }
     }
 

@@ -36,6 +36,8 @@ public final class ClusterRunner: Sendable {
     /// With several pairs (`--partitions` above 1): the application of each pair this node owns,
     /// served headless (ClusterRunner+Pairs.swift).
     let pairServers = Mutex<[Int: Server]>([:])
+    /// The pairs' routed requests, for this node's own sessions to call in the process.
+    let localOwners = LocalOwners()
     /// Set by `shutdown`: the lease it hands back is then not a loss.
     let isLeaving = Atomic(false)
     /// Set when the lease manager hands the partition back to its preferred owner: the loss it
@@ -123,7 +125,10 @@ public final class ClusterRunner: Sendable {
         } catch {
             fail("cluster_join_failed", "cannot join the cluster: \(error)")
         }
-        do { try standby.startRelaying(through: node.connection, history: history.withLock { $0.follower }) } catch {
+        do {
+            try standby.startRelaying(through: node.connection, history: history.withLock { $0.follower },
+                                      local: node.isPartitioned ? localOwners : nil)
+        } catch {
             fail("relay_start_failed", "cannot relay clients to the partition owner: \(error)")
         }
         logger.info("cluster_joined", ["node": node.localNodeID, "nats": configuration.natsServers.map(\.description).joined(separator: ","),
@@ -258,12 +263,14 @@ public final class ClusterRunner: Sendable {
     }
 
     /// Answers what other nodes route to pair `pair`'s partitions and publishes what they number.
-    func serveOwned(pair: Int, on server: Server) throws {
+    @discardableResult
+    func serveOwned(pair: Int, on server: Server) throws -> OwnerRequests {
         let boards = PartitionID(space: .boards, index: pair), accounts = PartitionID(space: .accounts, index: pair)
-        try server.serveRoutedRequests(for: [boards, accounts], of: node.map, connection: node.connection)
+        let owner = try server.serveRoutedRequests(for: [boards, accounts], of: node.map, connection: node.connection)
         try server.hearWatchingReports(on: node.connection)
         server.publishPersonalEvents(for: [accounts], on: node.connection)
         server.publishFeedEvents(for: boards, on: node.connection)
+        return owner
     }
 
     func logServing(_ read: PairRead, pair: Int, term: UInt64, since started: ContinuousClock.Instant) {

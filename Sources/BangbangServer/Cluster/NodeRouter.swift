@@ -20,17 +20,20 @@ struct NodeRouter: Sendable {
     }
 
     let requests: PartitionRequests
+    /// The partitions this node owns, whose requests are run in the process (LocalOwners.swift).
+    var local: LocalOwners? = nil
 
     /// Sends `request` to the owner of `partition` and says what its connection gets.
     func route(_ request: RoutedRequest, to partition: PartitionID) async -> Outcome {
-        Self.outcome(of: await requests.request(partition, payload: request.encoded()), for: request.id)
+        await withCheckedContinuation { continuation in route(request, to: partition) { continuation.resume(returning: $0) } }
     }
 
     /// As `route(_:to:)`, with the outcome handed to `completion` (once; it may run on the NATS
     /// connection's loop).
     func route(_ request: RoutedRequest, to partition: PartitionID, completion: @escaping @Sendable (Outcome) -> Void) {
-        let id = request.id
-        requests.request(partition, payload: request.encoded()) { completion(Self.outcome(of: $0, for: id)) }
+        let (id, payload) = (request.id, request.encoded())
+        if let local, local.answer(partition, payload: payload, answer: { completion(.reply($0)) }) { return }
+        requests.request(partition, payload: payload) { completion(Self.outcome(of: $0, for: id)) }
     }
 
     /// Sends `request` to the owner of the partition that decides it (`RoutedOperations.partition`).

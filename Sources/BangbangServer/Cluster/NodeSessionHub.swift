@@ -45,12 +45,13 @@ final class NodeSessionHub: Sendable {
     private let nodeID: String
 
     /// `history`: the node's archive and its following of the history stream.
+    /// `local`: the partitions this node owns, whose requests its sessions run in the process.
     init(connection: NATSConnection, nodeID: String, map: PartitionMap, configuration: ServerConfiguration,
-         metrics: ServerMetrics, logger: Logger, history: HistoryFollower? = nil) {
+         metrics: ServerMetrics, logger: Logger, history: HistoryFollower? = nil, local: LocalOwners? = nil) {
         self.connection = connection
         self.nodeID = nodeID
         let requests = PartitionRequests(connection: connection)
-        router = NodeRouter(requests: requests)
+        router = NodeRouter(requests: requests, local: local)
         self.map = map
         let boardPartitions = map.allPartitions.filter { $0.space == .boards }
         boardReads = boardPartitions.count > 1 ? BoardReads(requests: requests, partitions: boardPartitions) : nil

@@ -36,6 +36,19 @@ final class OwnerRequests: Sendable {
         }
     }
 
+    /// Runs a request of a session on this node for `partition` as if it had come over NATS, on
+    /// the same queue, in the process: false (and nothing run) once `partition` is no longer
+    /// served here, and the caller sends it over NATS to whoever owns it now.
+    func answerHere(_ partition: PartitionID, payload: [UInt8], answer: @escaping @Sendable ([UInt8]) -> Void) -> Bool {
+        guard subscriptions.withLock({ $0[partition] != nil }) else { return false }
+        let (app, map, counter) = (app, map, app.metrics.relay.routedRequests)
+        queue.async {
+            counter.increment(label: partition.description)
+            RoutedOperations.run(payload, serving: partition, of: map, app: app, answer: answer)
+        }
+        return true
+    }
+
     /// Stops answering `partition`'s requests (it was handed over or lost); requests already
     /// read are still answered.
     func stopServing(_ partition: PartitionID) {

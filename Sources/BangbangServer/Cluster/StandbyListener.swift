@@ -145,11 +145,12 @@ final class StandbyListener: Sendable {
     /// there is no one owner to relay to).
     /// `history`: the node's archive and its following of the history stream, which the
     /// sessions read a user's closed orders from when several pairs hold the boards.
-    func startRelaying(through connection: NATSConnection, history: HistoryFollower? = nil,
+    /// `local`: the partitions this node owns (with several pairs), which its sessions call in the process.
+    func startRelaying(through connection: NATSConnection, history: HistoryFollower? = nil, local: LocalOwners? = nil,
                        timings: RelayTimings = RelayTimings()) throws(NATSClientError) {
         if configuration.runsSessionsOnEveryNode {
             let hub = NodeSessionHub(connection: connection, nodeID: directory.localNodeID, map: map, configuration: configuration,
-                                     metrics: metrics, logger: logger, history: history)
+                                     metrics: metrics, logger: logger, history: history, local: local)
             try hub.start()
             sessions.current = hub
         }

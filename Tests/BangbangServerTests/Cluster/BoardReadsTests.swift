@@ -310,4 +310,38 @@ import TestSupport
                 "every completed order once, the one in both too: \(earnings)")
         await setup.stop()
     }
+
+    /// A session's request for a partition its own node serves is run in the process, on the
+    /// owner's queue for routed requests: answered with no NATS connection at all; one for a
+    /// partition served elsewhere, or one taken out (handed back), goes over NATS.
+    @Test func aRequestForAPartitionServedInTheProcessIsRunThere() async throws {
+        let setup = try await TwoOwners()
+        let user = try await setup.owners[0].logIn("13800138501")
+        var draft = Drafts.bounty(now: setup.owners[0].clock.now)
+        draft.campus = Self.campus(in: Self.p0)
+        _ = try await setup.owners[0].publish(draft, by: user)
+        // A connection closed for good: whatever goes over NATS fails at once.
+        let closed = try await connectClient(to: setup.nats, name: "closed")
+        await closed.close()
+        let local = LocalOwners()
+        local.add(setup.served[0], for: [Self.p0])
+        let router = NodeRouter(requests: PartitionRequests(connection: closed), local: local)
+        func list(_ campus: String) async throws -> [String: JSONValue] {
+            let request = RoutedRequest(id: "L", operation: "board.list", data: ["campus": .string(campus)],
+                                        actor: RoutedActor(user: user, isApprovedRunner: false))
+            guard case .reply(let bytes) = await router.route(request, in: Self.map) else { throw ClusterError("no reply") }
+            return try RoutedOperationsTests.reply(bytes)
+        }
+        let here = try await list(Self.campus(in: Self.p0))
+        #expect(here["data"]?["total"] == .integer(1), "run in the process: \(here)")
+        #expect(RoutedOperationsTests.errorCode(try await list(Self.campus(in: Self.p1))) == "storage_unavailable",
+                "another partition's goes over NATS, which this router cannot reach")
+        local.remove([Self.p0])
+        #expect(RoutedOperationsTests.errorCode(try await list(Self.campus(in: Self.p0))) == "storage_unavailable", "taken out")
+        local.add(setup.served[0], for: [Self.p0])
+        setup.served[0].stopServing(Self.p0)
+        #expect(RoutedOperationsTests.errorCode(try await list(Self.campus(in: Self.p0))) == "storage_unavailable",
+                "an owner that stopped serving the partition runs nothing more for it")
+        await setup.stop()
+    }
 }
