@@ -2,9 +2,9 @@
 // being relayed whole to the owner (docs/scale-out.md, 2c; `--cluster-sessions node`). Each
 // request goes where it is decided: to the owner of the partition it concerns, over NATS
 // (NodeRouter), whose reply is passed on byte for byte; `board.subscribe` to every board
-// partition, merged here and followed from the feed subjects (FollowedBoards); with several board
-// partitions, `board.list` of every campus and `board.stats` read from each and merged here
-// (BoardReads); `info.get` is answered here. A login or a resume is the account owner's, and the node follows the user's
+// partition, merged here and followed from the feed subjects (FollowedBoards); with several
+// pairs, what spans them read from each and merged here (`spanPartitions`); `info.get` is
+// answered here. A login or a resume is the account owner's, and the node follows the user's
 // stream from where the reply says (FollowedStreams, RemoteLogin). The owner never sees the
 // connection, so what it does to a connection of its own the node does here: a logout of this
 // session ends the login once answered; a runner's verification decided changes the actor sent
