@@ -82,7 +82,9 @@ public struct PartitionRequests: Sendable {
     /// queue after a pause between attempts. No task waits, so an answer costs no thread hop.
     public func request(_ partition: PartitionID, payload: [UInt8],
                         completion: @escaping @Sendable (Result<[UInt8], RouteFailure>) -> Void) {
-        attempt(partition, payload: payload, RouteAttempts(policy: policy, startedAt: Self.now), completion: completion)
+        // Started at the next whole millisecond: the bound is counted in whole milliseconds, and
+        // the clock's rounding must not end it before it has run out.
+        attempt(partition, payload: payload, RouteAttempts(policy: policy, startedAt: Self.now + 1), completion: completion)
     }
 
     private func attempt(_ partition: PartitionID, payload: [UInt8], _ attempts: RouteAttempts,
