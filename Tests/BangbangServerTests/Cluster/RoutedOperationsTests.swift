@@ -621,6 +621,31 @@ import TestSupport
         await setup.stop()
     }
 
+    /// A node's questions about a user (their orders on the shards, their takings, whether they
+    /// administer) refuse a question about nobody, and data they do not take, by name.
+    @Test func aNodesQuestionAboutAUserNamesTheUser() async throws {
+        let harness = try ApplicationHarness()
+        let map = PartitionMap(partitionCount: 2)
+        func ask(_ operation: String, _ data: JSONValue?, actor: RoutedActor?, in space: PartitionSpace) async throws -> [String: JSONValue] {
+            try Self.reply(await withCheckedContinuation { continuation in
+                RoutedOperations.run(RoutedRequest(id: 8, operation: operation, data: data, actor: actor).encoded(),
+                                     serving: PartitionID(space: space, index: actor.map { Int($0.user.rawValue % 2) } ?? 0), of: map,
+                                     app: harness.app) { continuation.resume(returning: $0) }
+            })
+        }
+        let user = RoutedActor(user: try await harness.logIn("13800138601"), isApprovedRunner: false)
+        for (operation, space) in [("node.live_orders", PartitionSpace.boards), ("node.live_earnings", .boards),
+                                   ("node.is_administrator", .accounts)] {
+            let nobody = try await ask(operation, nil, actor: nil, in: space)
+            #expect(Self.errorCode(nobody) == "unauthenticated" && nobody["id"] == 8, "\(operation): \(nobody)")
+        }
+        #expect(Self.errorCode(try await ask("node.live_orders", ["role": "boss"], actor: user, in: .boards)) == "invalid_field")
+        #expect(Self.errorCode(try await ask("node.live_earnings", ["x": 1], actor: user, in: .boards)) == "bad_request")
+        let administers = try await ask("node.is_administrator", nil, actor: user, in: .accounts)
+        #expect(administers["data"] == ["administrator": false], "\(administers)")
+        #expect(Self.errorCode(try await ask("node.live_orders", nil, actor: user, in: .accounts)) == "unknown_operation")
+    }
+
     /// An account operation goes to the partition of the account it concerns (the actor's, or
     /// the one `profile.get` names); an owner sent one for an account of another partition says
     /// so and runs nothing.
