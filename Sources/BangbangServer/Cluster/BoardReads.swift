@@ -74,39 +74,18 @@ struct BoardReads: Sendable {
     /// the owner that counts the most sees them (every owner hears every node's report, and one
     /// that serves clients itself adds its own: RunnersOnline.swift).
     func stats(id: JSONValue, completion: @escaping @Sendable ([UInt8]) -> Void) {
-        let gathered = StatsRead(expected: partitions.count)
+        let gathered = PartitionGather<BoardCounts, [UInt8]>(expected: partitions.count)
         let payload = RoutedRequest(id: id, operation: BoardCountsQuery.operation, data: nil, actor: nil).encoded()
         for partition in partitions {
             requests.request(partition, payload: payload) { result in
-                if let reply = gathered.receive(result, id: id) { completion(reply) }
-            }
-        }
-    }
-
-    /// One `board.stats` in progress: the partitions' counts as they come.
-    private final class StatsRead: Sendable {
-        private let state = Mutex<(counts: [BoardCounts], isOver: Bool)>(([], false))
-        private let expected: Int
-
-        init(expected: Int) { self.expected = expected }
-
-        /// The reply once every part is in or one fails it; nil before, and after.
-        func receive(_ result: Result<[UInt8], RouteFailure>, id: JSONValue) -> [UInt8]? {
-            state.withLock { state in
-                guard !state.isOver else { return nil }
-                switch result {
-                case .failure(let failure):
-                    state.isOver = true
-                    return BoardReads.unavailable(id: id, failure)
-                case .success(let bytes):
-                    guard let counts = BoardCounts(reply: bytes) else {
-                        state.isOver = true
-                        return bytes
-                    }
-                    state.counts.append(counts)
-                    guard state.counts.count == expected else { return nil }
-                    state.isOver = true
-                    return Reply.success(id: id, data: BoardCounts.statsData(state.counts))
+                let outcome = switch result {
+                case .failure(let failure): gathered.refuse(Self.unavailable(id: id, failure))
+                case .success(let bytes): BoardCounts(reply: bytes).map(gathered.add) ?? gathered.refuse(bytes)
+                }
+                switch outcome {
+                case .waiting: break
+                case .refused(let reply): completion(reply)
+                case .complete(let counts): completion(Reply.success(id: id, data: BoardCounts.statsData(counts)))
                 }
             }
         }

@@ -11,7 +11,6 @@ import BangbangCore
 import BangbangProtocol
 import Cluster
 import JSON
-import Synchronization
 
 struct PairAdministration: Sendable {
     let router: NodeRouter
@@ -45,22 +44,21 @@ struct PairAdministration: Sendable {
                 field: "before"))))
         }
         let partitions = map.allPartitions.filter { $0.space == .accounts }
-        let parts = Mutex<(replies: [[String: JSONValue]], isOver: Bool)>(([], false))
+        let gathered = PartitionGather<[String: JSONValue], NodeRouter.Outcome>(expected: partitions.count)
         for partition in partitions {
             router.route(command, to: partition) { outcome in
-                let finished: NodeRouter.Outcome? = parts.withLock { state in
-                    guard !state.isOver else { return nil }
-                    guard case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes),
-                          reply["ok"] == .bool(true), case .object(let data)? = reply["data"] else {
-                        state.isOver = true
-                        return outcome
-                    }
-                    state.replies.append(data)
-                    guard state.replies.count == partitions.count else { return nil }
-                    state.isOver = true
-                    return .reply(Reply.success(id: id, data: Self.merge(command.operation, state.replies, limit: Self.limit(of: command))))
+                let read = if case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes),
+                              reply["ok"] == .bool(true), case .object(let data)? = reply["data"] {
+                    gathered.add(data)
+                } else {
+                    gathered.refuse(outcome)
                 }
-                if let finished { completion(finished) }
+                switch read {
+                case .waiting: break
+                case .refused(let outcome): completion(outcome)
+                case .complete(let parts):
+                    completion(.reply(Reply.success(id: id, data: Self.merge(command.operation, parts, limit: Self.limit(of: command)))))
+                }
             }
         }
     }

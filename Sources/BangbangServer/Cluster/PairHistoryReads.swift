@@ -14,7 +14,6 @@ import Dispatch
 import Foundation
 import InboxProtocol
 import OrderArchive
-import Synchronization
 
 struct PairHistoryReads: Sendable {
     let requests: PartitionRequests
@@ -72,27 +71,23 @@ struct PairHistoryReads: Sendable {
     private func gather<Part: Sendable>(_ payload: [UInt8], id: JSONValue, completion: @escaping @Sendable ([UInt8]) -> Void,
                                         read: @escaping @Sendable ([UInt8]) throws(DomainError) -> Part?,
                                         merge: @escaping @Sendable ([Part], _ finish: @escaping @Sendable (Result<JSONValue, DomainError>) -> Void) async throws -> Void) {
-        let gathered = Gathered<Part>(expected: partitions.count)
+        let gathered = PartitionGather<Part, [UInt8]>(expected: partitions.count)
         for partition in partitions {
             requests.request(partition, payload: payload) { result in
-                let outcome: Gathered<Part>.Outcome
+                let outcome: PartitionGather<Part, [UInt8]>.Outcome
                 switch result {
                 case .failure(let failure):
-                    outcome = gathered.fail(with: BoardReads.unavailable(id: id, failure))
+                    outcome = gathered.refuse(BoardReads.unavailable(id: id, failure))
                 case .success(let bytes):
                     do throws(DomainError) {
-                        guard let part = try read(bytes) else {
-                            outcome = gathered.fail(with: bytes)
-                            break
-                        }
-                        outcome = gathered.add(part)
+                        outcome = try read(bytes).map(gathered.add) ?? gathered.refuse(bytes)
                     } catch {
-                        outcome = gathered.fail(with: Reply.failure(id: id, error: error))
+                        outcome = gathered.refuse(Reply.failure(id: id, error: error))
                     }
                 }
                 switch outcome {
                 case .waiting: break
-                case .failed(let reply): completion(reply)
+                case .refused(let reply): completion(reply)
                 case .complete(let parts):
                     Task {
                         do {
@@ -121,39 +116,6 @@ struct PairHistoryReads: Sendable {
             DispatchQueue.global(qos: .userInitiated).async {
                 do throws(ArchiveError) { continuation.resume(returning: try body(archive)) } catch { continuation.resume(throwing: error) }
             }
-        }
-    }
-}
-
-/// The parts of one read across the partitions as they come, from whichever thread.
-private final class Gathered<Part: Sendable>: Sendable {
-    enum Outcome {
-        case waiting
-        case failed([UInt8])
-        case complete([Part])
-    }
-
-    private let state = Mutex<(parts: [Part], isOver: Bool)>(([], false))
-    private let expected: Int
-
-    init(expected: Int) { self.expected = expected }
-
-    func add(_ part: Part) -> Outcome {
-        state.withLock { state in
-            guard !state.isOver else { return .waiting }
-            state.parts.append(part)
-            guard state.parts.count == expected else { return .waiting }
-            state.isOver = true
-            return .complete(state.parts)
-        }
-    }
-
-    /// The read's reply, once: later failures are dropped.
-    func fail(with reply: [UInt8]) -> Outcome {
-        state.withLock { state in
-            guard !state.isOver else { return .waiting }
-            state.isOver = true
-            return .failed(reply)
         }
     }
 }
