@@ -7,10 +7,13 @@
 // per-process seeded `Hasher`) because their results are part of the on-disk and on-the-wire
 // layout: a journal stream is named after its partition.
 //
-// Owners are chosen by rendezvous (highest-random-weight) hashing of (partition, node): each
-// partition goes to the live node with the highest score. When a node leaves, only its own
-// partitions move, each to its next-ranked node; when it comes back it is again the highest for
-// exactly those, so they move back, and nothing else moves either time.
+// Owners are placed by rendezvous (highest-random-weight) hashing of (partition, node), spread
+// evenly: every live node is given ⌊P/N⌋ or ⌈P/N⌉ of the P partitions, each going to the node
+// that weighs it highest among those with room. The placement is a function of the set of live
+// nodes alone, so when a node comes back every partition returns to where it was before it left.
+// When a node leaves, its own partitions move and, for the shares to stay even, a few others
+// (docs/scale-out.md, section 8, has the counts); plain rendezvous moves none of those but leaves
+// one node owning twice another's share as often as not, with the few pairs a deployment has.
 
 /// The two spaces of partitions: boards by campus, and accounts (with personal streams) by user.
 public enum PartitionSpace: String, Sendable, Hashable, Comparable, CaseIterable {
@@ -80,30 +83,42 @@ public struct PartitionMap: Sendable, Equatable {
         PartitionID(space: .boards, index: Int(serial % UInt64(partitionCount)))
     }
 
-    /// `nodes` from most to least preferred owner of `partition`; the same for every node that
-    /// passes the same set, whatever its order.
+    /// `nodes` from the highest rendezvous weight for `partition` to the lowest; the same for every
+    /// node that passes the same set, whatever its order.
     public func ranking(of partition: PartitionID, among nodes: some Collection<String>) -> [String] {
         nodes.map { (node: $0, score: Self.score(partition, $0)) }
             .sorted { $0.score != $1.score ? $0.score > $1.score : $0.node < $1.node }
             .map(\.node)
     }
 
-    /// The node that should own `partition` while `nodes` are live (nil when none is).
-    public func preferredOwner(of partition: PartitionID, among nodes: some Collection<String>) -> String? {
-        var best: (node: String, score: UInt64)?
-        for node in nodes {
-            let score = Self.score(partition, node)
-            if let current = best, current.score > score || (current.score == score && current.node < node) { continue }
-            best = (node, score)
+    /// Where each of `partitions` should be while `nodes` are live: every node is given ⌊P/N⌋ or
+    /// ⌈P/N⌉ of them, and no more than P mod N nodes the larger share. (partition, node) weights
+    /// are taken from the highest down, and each gives its partition to its node unless the
+    /// partition is placed already or the node has no room left. Empty when no node is live; the
+    /// same for every node that passes the same sets, whatever their order.
+    public func placement(of partitions: some Collection<PartitionID>, among nodes: some Collection<String>) -> [PartitionID: String] {
+        let nodes = Set(nodes).sorted()
+        let partitions = Set(partitions).sorted()
+        guard !nodes.isEmpty else { return [:] }
+        var weights: [(score: UInt64, partition: Int, node: Int)] = []
+        weights.reserveCapacity(partitions.count * nodes.count)
+        for (partitionIndex, partition) in partitions.enumerated() {
+            for (nodeIndex, node) in nodes.enumerated() {
+                weights.append((Self.score(partition, node), partitionIndex, nodeIndex))
+            }
         }
-        return best?.node
-    }
-
-    /// The preferred owner of every partition while `nodes` are live.
-    public func assignment(among nodes: some Collection<String>) -> [PartitionID: String] {
+        weights.sort { ($0.score, $1.partition, $1.node) > ($1.score, $0.partition, $0.node) }
+        let (share, remainder) = partitions.count.quotientAndRemainder(dividingBy: nodes.count)
         var owners: [PartitionID: String] = [:]
-        for partition in allPartitions {
-            if let owner = preferredOwner(of: partition, among: nodes) { owners[partition] = owner }
+        var counts = [Int](repeating: 0, count: nodes.count)
+        var nodesAboveShare = 0
+        for weight in weights where owners[partitions[weight.partition]] == nil {
+            let count = counts[weight.node]
+            if count > share || (count == share && nodesAboveShare == remainder) { continue }
+            if count == share { nodesAboveShare += 1 }
+            counts[weight.node] += 1
+            owners[partitions[weight.partition]] = nodes[weight.node]
+            if owners.count == partitions.count { break }
         }
         return owners
     }

@@ -73,7 +73,7 @@ import Testing
                 let taken = await returning.withLock { $0 }?.held.contains(partition) ?? false
                 preparations.withLock { $0[partition] = (holder, taken) }
             })
-            let preferred = map.assignment(among: ["a", "b"])
+            let preferred = map.placement(of: boards, among: ["a", "b"])
             let ofA = Set(boards.filter { preferred[$0] == "a" })
             let ofB = Set(boards.filter { preferred[$0] == "b" })
             #expect(!ofA.isEmpty && !ofB.isEmpty, "both nodes rank first for some of the four partitions")

@@ -16,10 +16,11 @@ import TestSupport
         LeaseRecord(node: node, term: term, durationMilliseconds: 6_000)
     }
 
-    /// A partition `node` ranks first for among `nodes`, and one it does not.
+    /// A partition placed on `node` among `nodes`, and one that is not.
     func partitions(preferring node: String, among nodes: [String]) -> (first: PartitionID, other: PartitionID) {
-        let first = partitions.first { map.preferredOwner(of: $0, among: nodes) == node }!
-        let other = partitions.first { map.preferredOwner(of: $0, among: nodes) != node }!
+        let placement = map.placement(of: partitions, among: nodes)
+        let first = partitions.first { placement[$0] == node }!
+        let other = partitions.first { placement[$0] != node }!
         return (first, other)
     }
 
@@ -37,11 +38,29 @@ import TestSupport
                       theirs: LeaseObservation(record: nil, revision: 0, since: at(0))]
         #expect(plan("a", leases: absent, live: live, now: 0) == [.take(mine)])
         // The second-ranked node steps in only once the partition has stayed free for one more L.
-        let rankOfA = map.ranking(of: theirs, among: nodes).firstIndex(of: "a")!
+        let ranking = LeasePlanner.ranking(of: theirs, placedOn: map.placement(of: partitions, among: nodes)[theirs],
+                                           among: Set(nodes), map: map)
+        let rankOfA = ranking.firstIndex(of: "a")!
+        #expect(rankOfA > 0 && Array(ranking.dropFirst()) == map.ranking(of: theirs, among: nodes).filter { $0 != ranking[0] },
+                "after the node it is placed on, by rendezvous weight")
         #expect(!plan("a", leases: absent, live: live, now: 6.0 * Double(rankOfA) - 0.1).contains(.take(theirs)))
         #expect(plan("a", leases: absent, live: live, now: 6.0 * Double(rankOfA)).contains(.take(theirs)))
         // A partition never read is not known to be free.
         #expect(plan("a", leases: [:], live: live, now: 100).isEmpty)
+    }
+
+    /// Free partitions are taken so that every node holds an even share, not as the weights
+    /// alone would give them (which put 4, none and 4 of these 8 on these three nodes).
+    @Test func everyNodeTakesAnEvenShareOfTheFreePartitions() {
+        let nodes = ["bb1", "bb2", "bb3"]
+        let live = Dictionary(uniqueKeysWithValues: nodes.map { ($0, at(0)) })
+        let absent = Dictionary(uniqueKeysWithValues: partitions.map { ($0, LeaseObservation(record: nil, revision: 0, since: at(0))) })
+        var taken: [String: [PartitionID]] = [:]
+        for node in nodes {
+            taken[node] = plan(node, leases: absent, live: live, now: 0).compactMap { if case .take(let partition) = $0 { partition } else { nil } }
+        }
+        #expect(taken.values.flatMap { $0 }.sorted() == partitions, "each partition taken once")
+        #expect(taken.values.map(\.count).sorted() == [2, 3, 3])
     }
 
     @Test func anExpiredLeaseIsTakenOverFromTheRevisionSeen() {
@@ -148,7 +167,8 @@ import TestSupport
 
     @Test func handBacksAreLimitedPerRound() {
         let nodes = ["a", "b"]
-        let theirs = partitions.filter { map.preferredOwner(of: $0, among: nodes) == "b" }
+        let placement = map.placement(of: partitions, among: nodes)
+        let theirs = partitions.filter { placement[$0] == "b" }
         #expect(theirs.count >= 2, "the test needs two partitions ranked first by b")
         var holdings: [PartitionID: LeaseHolding] = [:]
         for partition in theirs { holdings[partition] = LeaseHolding(partition: partition, term: 1, revision: 1, renewedAt: at(9)) }

@@ -1,7 +1,7 @@
-"""Pairs of partitions spread over the nodes (`--partitions 3`, docs/scale-out.md 2d): three
+"""Pairs of partitions spread over the nodes (`--partitions 4`, docs/scale-out.md 2d): three
 Bangbang nodes over a 3-node NATS cluster, the boards of the campuses that hash to pair k and the
-accounts of the users whose phone hashes to it owned by the node the partition map ranks first
-for `p<k>`. Every node runs its own clients' sessions. Clients on any node see each other's
+accounts of the users whose phone hashes to it owned by the node the placement gives `p<k>` (two
+nodes one pair each, one node two). Every node runs its own clients' sessions. Clients on any node see each other's
 orders live whatever pair holds them, an accept race across the nodes has one winner, and under
 load a killed node's pairs are taken over by the survivors with nothing acknowledged lost, its
 clients resuming gap-free on a survivor; when it comes back, its pairs move back to it."""
@@ -15,7 +15,7 @@ from nats_cluster import NatsCluster, free_ports
 from test_cluster_failover import LEASE_MS, Node, Publishers, assert_each_resumes_gap_free, rendezvous_score, wait_until
 
 ADMIN_PHONE = "+8613000000000"
-PAIRS = 3
+PAIRS = 4
 # A dead node's lease expires after one lease time; the take-over write and the replay follow.
 TAKEOVER_BOUND_SECONDS = LEASE_MS / 1000 + 5.0
 
@@ -40,8 +40,27 @@ def phone_in(pair):
             return phone
 
 
+def placement(names):
+    """Where the pairs go while `names` are live, written again from docs/scale-out.md (section
+    8): (pair, node) weights from the highest down, each placing its pair on its node while the
+    node has room, every node given ⌊P/N⌋ or ⌈P/N⌉ and at most P mod N nodes the larger."""
+    names = sorted(set(names))
+    share, remainder = divmod(PAIRS, len(names))
+    weights = sorted(((rendezvous_score(f"p{pair}", name), pair, name) for pair in range(PAIRS) for name in names),
+                     key=lambda weight: (-weight[0], weight[1], weight[2]))
+    owners, counts, above = {}, dict.fromkeys(names, 0), 0
+    for _, pair, name in weights:
+        if pair in owners or counts[name] > share or (counts[name] == share and above == remainder):
+            continue
+        above += counts[name] == share
+        counts[name] += 1
+        owners[pair] = name
+    return owners
+
+
 def preferred(pair, nodes):
-    return max(nodes, key=lambda node: rendezvous_score(f"p{pair}", node.name))
+    owner = placement([node.name for node in nodes])[pair]
+    return next(node for node in nodes if node.name == owner)
 
 
 def serves(node, pair):
@@ -72,7 +91,7 @@ def nodes(tmp_path):
                         extra=["--admin-phone", ADMIN_PHONE, "--partitions", str(PAIRS)])
             started.append(node)
             wait_until(node.is_ready, 20, f"{node.name} to serve sessions", node)
-        # The first node takes every pair; each moves to the node ranking first for it once live.
+        # The first node takes every pair; each moves to the node the placement gives it once that node is live.
         for pair in range(PAIRS):
             owner = preferred(pair, started)
             wait_until(lambda: serves(owner, pair), 20, f"pair {pair} on {owner.name}", owner)
@@ -136,7 +155,7 @@ def test_clients_on_any_node_see_each_others_orders_whatever_pair_holds_them(nod
     # Every board read whole on any node: the listing by cursor, its total, the counts.
     first = runner.ok("board.list", {"types": ["bounty"], "sort": "newest", "limit": 4})
     assert first["total"] == len(orders) - PAIRS and len(first["orders"]) == 4 and "next_cursor" in first
-    rest = publishers[0].ok("board.list", {"types": ["bounty"], "sort": "newest", "limit": 4, "cursor": first["next_cursor"]})
+    rest = publishers[0].ok("board.list", {"types": ["bounty"], "sort": "newest", "limit": len(orders), "cursor": first["next_cursor"]})
     page = first["orders"] + rest["orders"]
     listed = [order["id"] for order in page]
     accepted = {orders[(pair + 1) % PAIRS, pair] for pair in range(PAIRS)}

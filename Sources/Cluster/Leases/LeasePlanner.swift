@@ -1,20 +1,20 @@
 // Which lease writes a node should make now: a pure function of what it has seen of the leases,
 // what it holds, which nodes are live, and the time (docs/scale-out.md, sections 5 and 8).
 //
-// Theory of operation. Each partition should be held by the live node that ranks first for it
-// (rendezvous ranking, PartitionMap). A node
+// Theory of operation. Each partition should be held by the live node the placement gives it
+// (PartitionMap.placement: rendezvous weights, spread evenly over the live nodes). A node
 // - renews what it holds every L/3, and stops serving a partition (abandons it) once it has not
 //   managed a renewal for a whole L, unless its own heartbeats keep it live in the others' eyes:
 //   then for as long as they do, up to `liveHolderMultiple` lease times. Others take over a
 //   lease unrenewed for L only when its holder is not live, and wait that longer time when it is,
 //   so the holder stops serving before anyone may take over either way. This is what lets an
 //   owner keep its partitions through a leader election of the leases bucket alone;
-// - hands a held partition back (deletes its lease) when another live node ranks first for it
-//   and has been live for the grace period, a few per round, so partitions move back to a node
+// - hands a held partition back (deletes its lease) when the placement gives it to another live
+//   node that has been live for the grace period, a few per round, so partitions move back to a node
 //   that returns;
 // - takes a partition whose lease is absent, or expired (its revision unchanged for the
-//   record's L on this node's clock), when it ranks first among the live nodes. The node ranked
-//   k-th takes it only once it has been free for k more lease times, so a partition whose
+//   record's L on this node's clock), when the placement gives it this node. The others rank
+//   after that node by their rendezvous weights, and the node ranked k-th takes it only once it has been free for k more lease times, so a partition whose
 //   preferred node never acts is still served, and nodes that disagree for a moment about who
 //   is live do not all race for it.
 // None of this is needed for safety: two nodes that both think they should take a partition
@@ -86,10 +86,11 @@ public enum LeasePlanner {
                             now: ContinuousClock.Instant, configuration: LeaseConfiguration) -> [LeaseAction] {
         var candidates = Set(liveNodes.keys)
         candidates.insert(node)
+        let placement = map.placement(of: partitions, among: candidates)
         var actions: [LeaseAction] = []
         var handBacks = 0
         for partition in partitions.sorted() {
-            let ranking = map.ranking(of: partition, among: candidates)
+            let ranking = Self.ranking(of: partition, placedOn: placement[partition], among: candidates, map: map)
             if let holding = holdings[partition] {
                 if now >= servingDeadline(of: holding, lastHeartbeat: lastHeartbeat, configuration: configuration) {
                     actions.append(.abandon(partition))
@@ -115,6 +116,15 @@ public enum LeasePlanner {
             actions.append(lease.record == nil ? .take(partition) : .takeOver(partition, revision: lease.revision))
         }
         return actions
+    }
+
+    /// The order in which `nodes` may take `partition` while it is free: the node it is placed on,
+    /// then the others by their rendezvous weights.
+    public static func ranking(of partition: PartitionID, placedOn placed: String?, among nodes: Set<String>,
+                               map: PartitionMap) -> [String] {
+        let byWeight = map.ranking(of: partition, among: nodes)
+        guard let placed, nodes.contains(placed) else { return byWeight }
+        return [placed] + byWeight.filter { $0 != placed }
     }
 
     /// Until when a holder may serve what it holds: L after its last renewal began, or, while its

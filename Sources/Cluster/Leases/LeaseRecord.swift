@@ -60,7 +60,7 @@ public struct LeaseConfiguration: Sendable, Equatable {
     /// within L plus replay.
     public var duration: Duration
     /// A node that joins (or comes back) must have been live this long before a holder hands it
-    /// the partitions it ranks first for, so a flapping node does not make partitions bounce.
+    /// the partitions the placement gives it, so a flapping node does not make partitions bounce.
     /// At least `duration`: a node that died just after its last heartbeat is not live that long.
     public var handBackGrace: Duration
     /// Partitions one node hands back per round, so a returning node is not flooded at once;

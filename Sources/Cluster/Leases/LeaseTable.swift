@@ -20,7 +20,7 @@ public enum LeaseEvent: Sendable, Equatable {
         case takenOver
         /// No renewal succeeded for a whole lease time.
         case expired
-        /// Handed back to the node that ranks first for it.
+        /// Handed back to the node the placement gives it.
         case handedBack
     }
 }
