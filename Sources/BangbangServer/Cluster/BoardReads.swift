@@ -13,7 +13,8 @@ import JSON
 import Synchronization
 
 struct BoardReads: Sendable {
-    let requests: PartitionRequests
+    /// Asks each partition, in the process when this node serves it.
+    let router: NodeRouter
     /// Every board partition, in index order.
     let partitions: [PartitionID]
 
@@ -25,7 +26,7 @@ struct BoardReads: Sendable {
             for ask in asks {
                 let payload = RoutedRequest(id: id, operation: BoardListQuery.operation,
                                             data: Self.partData(members, query: query, ask: ask), actor: nil).encoded()
-                requests.request(partitions[ask.part], payload: payload) { result in
+                router.ask(partitions[ask.part], payload: payload) { result in
                     let bytes: [UInt8]
                     switch result {
                     case .failure(let failure): return read.finish(Self.unavailable(id: id, failure))
@@ -77,7 +78,7 @@ struct BoardReads: Sendable {
         let gathered = PartitionGather<BoardCounts, [UInt8]>(expected: partitions.count)
         let payload = RoutedRequest(id: id, operation: BoardCountsQuery.operation, data: nil, actor: nil).encoded()
         for partition in partitions {
-            requests.request(partition, payload: payload) { result in
+            router.ask(partition, payload: payload) { result in
                 let outcome = switch result {
                 case .failure(let failure): gathered.refuse(Self.unavailable(id: id, failure))
                 case .success(let bytes): BoardCounts(reply: bytes).map(gathered.add) ?? gathered.refuse(bytes)

@@ -31,9 +31,15 @@ struct NodeRouter: Sendable {
     /// As `route(_:to:)`, with the outcome handed to `completion` (once; it may run on the NATS
     /// connection's loop).
     func route(_ request: RoutedRequest, to partition: PartitionID, completion: @escaping @Sendable (Outcome) -> Void) {
-        let (id, payload) = (request.id, request.encoded())
-        if let local, local.answer(partition, payload: payload, answer: { completion(.reply($0)) }) { return }
-        requests.request(partition, payload: payload) { completion(Self.outcome(of: $0, for: id)) }
+        let id = request.id
+        ask(partition, payload: request.encoded()) { completion(Self.outcome(of: $0, for: id)) }
+    }
+
+    /// Sends an encoded request to the owner of `partition`: run in the process when this node
+    /// serves it, over NATS otherwise. `completion` runs once, from any thread.
+    func ask(_ partition: PartitionID, payload: [UInt8], completion: @escaping @Sendable (Result<[UInt8], RouteFailure>) -> Void) {
+        if let local, local.answer(partition, payload: payload, answer: { completion(.success($0)) }) { return }
+        requests.request(partition, payload: payload, completion: completion)
     }
 
     /// Sends `request` to the owner of the partition that decides it (`RoutedOperations.partition`).

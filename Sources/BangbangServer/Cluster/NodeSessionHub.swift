@@ -54,10 +54,10 @@ final class NodeSessionHub: Sendable {
         router = NodeRouter(requests: requests, local: local)
         self.map = map
         let boardPartitions = map.allPartitions.filter { $0.space == .boards }
-        boardReads = boardPartitions.count > 1 ? BoardReads(requests: requests, partitions: boardPartitions) : nil
+        boardReads = boardPartitions.count > 1 ? BoardReads(router: router, partitions: boardPartitions) : nil
         administration = map.partitionCount > 1 ? PairAdministration(router: router, map: map) : nil
         historyReads = boardPartitions.count > 1
-            ? history.map { PairHistoryReads(requests: requests, partitions: boardPartitions, follower: $0) } : nil
+            ? history.map { [router] in PairHistoryReads(router: router, partitions: boardPartitions, follower: $0) } : nil
         streams = FollowedStreams(connection: connection, requests: requests, map: map, metrics: metrics.relay, logger: logger)
         let watches = Watches()
         self.watches = watches

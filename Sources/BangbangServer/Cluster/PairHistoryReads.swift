@@ -16,7 +16,8 @@ import InboxProtocol
 import OrderArchive
 
 struct PairHistoryReads: Sendable {
-    let requests: PartitionRequests
+    /// Asks each partition, in the process when this node serves it.
+    let router: NodeRouter
     /// Every board partition.
     let partitions: [PartitionID]
     /// The node's archive and its following of the history stream.
@@ -73,7 +74,7 @@ struct PairHistoryReads: Sendable {
                                         merge: @escaping @Sendable ([Part], _ finish: @escaping @Sendable (Result<JSONValue, DomainError>) -> Void) async throws -> Void) {
         let gathered = PartitionGather<Part, [UInt8]>(expected: partitions.count)
         for partition in partitions {
-            requests.request(partition, payload: payload) { result in
+            router.ask(partition, payload: payload) { result in
                 let outcome: PartitionGather<Part, [UInt8]>.Outcome
                 switch result {
                 case .failure(let failure):

@@ -59,7 +59,7 @@ import TestSupport
                    policy: RoutePolicy = RoutePolicy()) -> BoardReads {
             var requests = PartitionRequests(connection: node)
             requests.policy = policy
-            return BoardReads(requests: requests, partitions: partitions)
+            return BoardReads(router: NodeRouter(requests: requests), partitions: partitions)
         }
 
         func stop() async {
@@ -272,7 +272,7 @@ import TestSupport
         let archivedCopy = try #require(await first.order(published[0]))
         try history.publishBlocking([ArchivedOrder(archivedElsewhere), ArchivedOrder(archivedCopy)])
         let archive = try OrderArchive(path: try makeTemporaryDirectory("bangbang-node-history") + "/archive.sqlite")
-        let reads = PairHistoryReads(requests: PartitionRequests(connection: setup.node), partitions: [Self.p0, Self.p1],
+        let reads = PairHistoryReads(router: NodeRouter(requests: PartitionRequests(connection: setup.node)), partitions: [Self.p0, Self.p1],
                                      follower: HistoryFollower(stream: history, archive: archive, logger: Logger(level: .error, sink: { _ in })))
 
         func mine(_ data: JSONValue) async throws -> [String: JSONValue] {
@@ -339,6 +339,20 @@ import TestSupport
         local.remove([Self.p0])
         #expect(RoutedOperationsTests.errorCode(try await list(Self.campus(in: Self.p0))) == "storage_unavailable", "taken out")
         local.add(setup.served[0], for: [Self.p0])
+
+        // The reads of every board ask each partition in the process too: with both served here,
+        // listed and counted with no NATS at all; with one not, the read fails as a whole.
+        let reads = BoardReads(router: router, partitions: [Self.p0, Self.p1])
+        func stats() async throws -> [String: JSONValue] {
+            try RoutedOperationsTests.reply(await withCheckedContinuation { continuation in
+                reads.stats(id: "S") { continuation.resume(returning: $0) }
+            })
+        }
+        #expect(RoutedOperationsTests.errorCode(try await stats()) == "storage_unavailable", "p1 over NATS, unreachable")
+        local.add(setup.served[1], for: [Self.p1])
+        #expect(try await stats()["data"]?["types"]?["bounty"]?["open"] == .integer(1), "both in the process")
+        let every = try await Self.list(reads, ["types": ["bounty"]])
+        #expect(every["data"]?["total"] == .integer(1), "\(every)")
         setup.served[0].stopServing(Self.p0)
         #expect(RoutedOperationsTests.errorCode(try await list(Self.campus(in: Self.p0))) == "storage_unavailable",
                 "an owner that stopped serving the partition runs nothing more for it")
