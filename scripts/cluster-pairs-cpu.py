@@ -4,8 +4,7 @@
 
 Starts a 3-server NATS cluster and three Bangbang nodes running every client's session
 (`--cluster-sessions node`), first with `--partitions 1` (one node owns everything), then with
-`--partitions 3` (each node owns the pair the partition map ranks it first for, spread over the
-nodes), and publishes through all three nodes at once with the load driver's `durable` scenario,
+`--partitions 3` (each node owns the pair the partition map places on it, one each), and publishes through all three nodes at once with the load driver's `durable` scenario,
 on campuses of every pair in turn. Prints, per configuration, the publishes acknowledged and the
 user+system CPU each process spent per publish, net of its idle rate: with one pair its owner
 commits every publish; with three each node commits about a third.
@@ -47,13 +46,13 @@ def run(directory, pairs, seconds, publishers):
             wait_until(node.is_ready, 30, f"{node.name} to serve sessions", node)
         if pairs > 1:
             for pair in range(pairs):
-                owner = preferred(pair, nodes)
+                owner = preferred(pair, nodes, pairs)
                 wait_until(lambda: serves(owner, pair), 60, f"pair {pair} on {owner.name}", owner)
         else:
             wait_until(lambda: "event=partition_serving" in nodes[0].log(), 30, "the owner", nodes[0])
         pids = {node.name: node.process.pid for node in nodes}
         pids.update({f"nats-n{i + 1}": p.pid for i, p in nats.processes.items()})
-        campuses = ",".join(campus_in(pair) for pair in range(PAIRS))
+        campuses = ",".join(campus_in(pair, PAIRS) for pair in range(PAIRS))
         idle = cluster_cpu.idle_rate(pids)
         before = {name: cluster_cpu.cpu_seconds(pid) for name, pid in pids.items()}
         outputs, drivers = [], []
@@ -75,7 +74,7 @@ def run(directory, pairs, seconds, publishers):
         if pairs == 1:
             owners = {nodes[0].name: [0]}
         else:
-            owners = {node.name: [pair for pair in range(pairs) if preferred(pair, nodes) is node] for node in nodes}
+            owners = {node.name: [pair for pair in range(pairs) if preferred(pair, nodes, pairs) is node] for node in nodes}
         parts = ", ".join(f"{name}{' (pairs ' + ','.join(map(str, owners[name])) + ')' if owners.get(name) else ''} "
                           f"{spent[name] / count * 1e6:.0f} µs" for name in pids)
         busiest = max(spent[node.name] for node in nodes) / count * 1e6

@@ -450,9 +450,10 @@ class Publishers:
     """Clients publishing on one node without pause, each logged in with a phone of its own,
     until told to finish or cut off by the node. Each result: the client's session token, the
     ids of the publishes acknowledged to it, the `order.changed` events it received, and the
-    close code it was cut off with (None if it was not)."""
+    close code it was cut off with (None if it was not). `errors` holds the codes of the publishes
+    refused, `failures` what ended a publisher other than its node closing it."""
 
-    def __init__(self, url, count, title, drain_seconds=0, campuses=("North",)):
+    def __init__(self, url, count, title, drain_seconds=0, campuses=("North",), call_timeout=10):
         """With `drain_seconds`, a publisher still connected when told to finish reads on, up to
         that long, until the event of every publish acknowledged to it has arrived (events may be
         numbered well after their publish while the inbox stream elects a leader). Each publisher
@@ -461,6 +462,10 @@ class Publishers:
         self.results = [None] * count
         self.drain_seconds = drain_seconds
         self.campuses = campuses
+        self.call_timeout = call_timeout
+        self.lock = threading.Lock()
+        self.errors = []
+        self.failures = []
         self.threads = [threading.Thread(target=self._work, args=(url, index, title)) for index in range(count)]
         for thread in self.threads:
             thread.start()
@@ -475,9 +480,12 @@ class Publishers:
                     break
                 reply = client.call("order.publish", {
                     "type": "bounty", "campus": campus, "deadline": int(time.time() * 1000) + 3_600_000, "tip": 100,
-                    "details": {"title": f"w{index}", "description": title}})
+                    "details": {"title": f"w{index}", "description": title}}, timeout=self.call_timeout)
                 if reply["ok"]:
                     acknowledged.append(reply["data"]["order"]["id"])
+                else:
+                    with self.lock:
+                        self.errors.append(reply["error"]["code"])
                 seen += [e for e in client.events if e["event"] == "order.changed"]
                 client.events.clear()
             deadline = time.monotonic() + self.drain_seconds
@@ -492,6 +500,9 @@ class Publishers:
                     break
         except Exception as error:  # the node went away, or told the client to
             close_code = getattr(getattr(error, "rcvd", None), "code", None)
+            if close_code is None:
+                with self.lock:
+                    self.failures.append(repr(error))
         seen += [e for e in client.events if e["event"] == "order.changed"]
         self.results[index] = (client.token, acknowledged, seen, close_code)
         client.close()

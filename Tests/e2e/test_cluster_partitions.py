@@ -20,17 +20,17 @@ PAIRS = 4
 TAKEOVER_BOUND_SECONDS = LEASE_MS / 1000 + 5.0
 
 
-def pair_of(key):
+def pair_of(key, pairs=PAIRS):
     """The pair a campus or a phone hashes to: FNV-1a 32 of its UTF-8, modulo the pairs
     (docs/scale-out.md, section 2), written again here."""
     value = 2166136261
     for byte in key.encode():
         value = ((value ^ byte) * 16777619) & 0xFFFFFFFF
-    return value % PAIRS
+    return value % pairs
 
 
-def campus_in(pair):
-    return next(f"Campus-{index}" for index in range(1000) if pair_of(f"Campus-{index}") == pair)
+def campus_in(pair, pairs=PAIRS):
+    return next(f"Campus-{index}" for index in range(1000) if pair_of(f"Campus-{index}", pairs) == pair)
 
 
 def phone_in(pair):
@@ -40,13 +40,13 @@ def phone_in(pair):
             return phone
 
 
-def placement(names):
+def placement(names, pairs=PAIRS):
     """Where the pairs go while `names` are live, written again from docs/scale-out.md (section
     8): (pair, node) weights from the highest down, each placing its pair on its node while the
     node has room, every node given ⌊P/N⌋ or ⌈P/N⌉ and at most P mod N nodes the larger."""
     names = sorted(set(names))
-    share, remainder = divmod(PAIRS, len(names))
-    weights = sorted(((rendezvous_score(f"p{pair}", name), pair, name) for pair in range(PAIRS) for name in names),
+    share, remainder = divmod(pairs, len(names))
+    weights = sorted(((rendezvous_score(f"p{pair}", name), pair, name) for pair in range(pairs) for name in names),
                      key=lambda weight: (-weight[0], weight[1], weight[2]))
     owners, counts, above = {}, dict.fromkeys(names, 0), 0
     for _, pair, name in weights:
@@ -58,8 +58,8 @@ def placement(names):
     return owners
 
 
-def preferred(pair, nodes):
-    owner = placement([node.name for node in nodes])[pair]
+def preferred(pair, nodes, pairs=PAIRS):
+    owner = placement([node.name for node in nodes], pairs)[pair]
     return next(node for node in nodes if node.name == owner)
 
 
