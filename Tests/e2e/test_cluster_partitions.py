@@ -5,6 +5,7 @@ nodes one pair each, one node two). Every node runs its own clients' sessions. C
 orders live whatever pair holds them, an accept race across the nodes has one winner, and under
 load a killed node's pairs are taken over by the survivors with nothing acknowledged lost, its
 clients resuming gap-free on a survivor; when it comes back, its pairs move back to it."""
+import os
 import threading
 import time
 
@@ -13,6 +14,7 @@ import pytest
 from bbclient import Client, fresh_phone
 from nats_cluster import NatsCluster, free_ports
 from test_cluster_failover import LEASE_MS, Node, Publishers, assert_each_resumes_gap_free, rendezvous_score, wait_until
+from test_operations_admin import cli
 
 ADMIN_PHONE = "+8613000000000"
 PAIRS = 4
@@ -291,6 +293,46 @@ def test_administration_spans_the_pairs(nodes):
     admin.ok("admin.revoke_admin", {"user_id": other_user})
     assert other.call("admin.pending_verifications")["error"]["code"] == "forbidden"
 
+
+
+def test_the_admin_tool_administers_every_pair_from_any_node(nodes, tmp_path):
+    """`bangbang admin` on a node's machine logs in with that node's own admin secret (a node owning
+    no account of the applicants, or some) and reviews the applicants of every pair, oldest first,
+    deciding each where its account is; the secret grants `admin.*` operations only, and another
+    node's secret is refused."""
+    applicants = []
+    for pair in range(PAIRS):
+        client = Client(nodes[pair % len(nodes)].url)
+        user = client.login(phone_in(pair))["user"]["id"]
+        client.ok("runner.submit_verification", {"real_name": f"Applicant {pair}", "student_id": f"S{user}", "school": "North"})
+        applicants.append((client, user))
+    node = nodes[1]
+    directory = os.path.join(str(tmp_path), f"{node.name}-data")
+    status, pending, error = cli(directory, "pending", "--json", url=node.url)
+    assert status == 0, error
+    assert [entry["id"] for entry in pending["users"]] == [user for _, user in applicants], pending
+    (approved, approved_id), (rejected, rejected_id) = applicants[0], applicants[1]
+    status, decided, error = cli(directory, "approve", str(approved_id), "--json", url=node.url)
+    assert status == 0 and decided["user"]["verification"]["status"] == "approved", error
+    assert approved.wait_event(lambda e: e["event"] == "runner.verification_decided")["data"]["status"] == "approved"
+    status, decided, error = cli(directory, "reject", str(rejected_id), "--reason", "student id unreadable", "--json", url=node.url)
+    assert status == 0 and decided["user"]["verification"]["rejection_reason"] == "student id unreadable", error
+    assert rejected.ok("runner.verification")["verification"]["status"] == "rejected"
+    status, pending, _ = cli(directory, "pending", "--json", url=node.url)
+    assert [entry["id"] for entry in pending["users"]] == [user for _, user in applicants[2:]], pending
+    status, found, _ = cli(directory, "user", str(applicants[-1][1]), "--json", url=node.url)
+    assert status == 0 and found["user"]["id"] == applicants[-1][1]
+    assert "event=admin_logged_in" in node.log()
+
+    secret = open(os.path.join(directory, "admin-secret")).read().strip()
+    other = open(os.path.join(str(tmp_path), f"{nodes[0].name}-data", "admin-secret")).read().strip()
+    with Client(node.url) as connection:
+        assert connection.call("auth.admin_secret", {"secret": other})["error"]["code"] == "unauthenticated"
+        assert connection.call("admin.stats")["error"]["code"] == "unauthenticated"
+        assert connection.ok("auth.admin_secret", {"secret": secret})["administrator"] == 0
+        assert connection.ok("admin.stats")["pending_verifications"] == PAIRS - 2
+        assert connection.call("order.publish", bounty(campus_in(0)))["error"]["code"] == "forbidden"
+        assert connection.call("profile.get")["error"]["code"] == "forbidden"
 
 
 def test_a_phone_change_stays_within_its_pair(nodes):

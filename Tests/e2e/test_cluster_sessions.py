@@ -57,7 +57,7 @@ def messages_until_reply(client, request_id, timeout=10):
             return received
 
 
-def test_a_node_session_answers_what_a_session_on_the_owner_answers(nodes):
+def test_a_node_session_answers_what_a_session_on_the_owner_answers(nodes, tmp_path):
     _, second, _ = nodes
     with Client(second.url) as client:
         # Answered here: the same info as the owner's, refusals in the protocol's order.
@@ -67,7 +67,14 @@ def test_a_node_session_answers_what_a_session_on_the_owner_answers(nodes):
                                    ("order.publish", {"type": "bounty"}, "unauthenticated"),
                                    ("board.subscribe", {"types": ["bounty"]}, "unauthenticated")]:
                 assert client.error(op, data)["code"] == local.error(op, data)["code"] == code, op
-        assert client.error("auth.admin_secret", {"secret": "x" * 64})["code"] == "forbidden"
+        # The node takes its own admin secret, and sends the commands to the owner as the
+        # built-in administrator's.
+        assert client.error("auth.admin_secret", {"secret": "x" * 64})["code"] == "unauthenticated"
+        with Client(second.url) as operator:
+            secret = open(os.path.join(str(tmp_path), f"{second.name}-data", "admin-secret")).read().strip()
+            assert operator.ok("auth.admin_secret", {"secret": secret})["administrator"] == 0
+            assert "users" in operator.ok("admin.pending_verifications")
+            assert operator.error("profile.get")["code"] == "forbidden"
         client.send_raw("not json")
         assert client.receive()["error"]["code"] == "bad_request"
         # Routed: the owner's refusal is the reply.

@@ -131,6 +131,12 @@ public final class ClusterRunner: Sendable {
         } catch {
             fail("relay_start_failed", "cannot relay clients to the partition owner: \(error)")
         }
+        // A node running its clients' sessions takes the operator's admin secret itself.
+        if configuration.runsSessionsOnEveryNode {
+            do { try AdminSecret.create(in: configuration.dataDirectory) } catch {
+                fail("admin_secret_failed", "cannot write the admin secret: \(error)")
+            }
+        }
         logger.info("cluster_joined", ["node": node.localNodeID, "nats": configuration.natsServers.map(\.description).joined(separator: ","),
                                        "replicas": node.replicas, "lease_ms": configuration.leaseMilliseconds])
         for await event in events {

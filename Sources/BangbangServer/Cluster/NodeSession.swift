@@ -37,6 +37,8 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
             case logout(SessionID)
             /// The check after an `account.logged_out`: not the client's request, nothing is sent.
             case sessionCheck
+            /// `auth.admin_secret`: answered ok, the connection is the built-in administrator's.
+            case adminSecret
         }
 
         let purpose: Purpose
@@ -56,6 +58,8 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
     let outbox: NodeOutbox
     private var channel: WebSocketChannel?
     private var login: Login?
+    /// Logged in with the node's admin secret: `admin.*` operations only, as the built-in administrator.
+    private var isBuiltInAdministrator = false
     private var isClosed = false
     private var isClosingForFlood = false
     private var requestBucket: TokenBucket?
@@ -124,8 +128,12 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
             return refuse(.rateLimited("more than \(ClientSession.maxRequestsInFlight) requests in flight on this connection; wait for replies",
                                        retryAfterMilliseconds: 0))
         }
-        if operation.requiresLogin, login == nil {
+        if operation.requiresLogin, login == nil, !isBuiltInAdministrator {
             return refuse(DomainError(.unauthenticated, "log in first (auth.login_code, auth.login_password or auth.resume)"))
+        }
+        if operation.requiresLogin, login == nil, !RoutedOperations.administrationNames.contains(operation.name) {
+            // The built-in administrator is logged in, but as no user: forbidden rather than unauthenticated.
+            return refuse(DomainError(.forbidden, "the admin secret grants admin.* operations only"))
         }
         do throws(DomainError) {
             switch operation.name {
@@ -134,7 +142,20 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
                 hub.metrics.requests.increment(label: operation.successLabel)
                 channel.send(text: Reply.success(id: request.id, encodedData: hub.info))
             case AuthOperations.adminSecret.name:
-                throw DomainError(.forbidden, "the admin secret is taken by the partition owner's node only; log in as an administrator here")
+                let arguments = try Arguments(request.data)
+                try arguments.allowOnly(["secret"])
+                let candidate = try arguments.string("secret", maxLength: 128)
+                guard channel.clientOrigin.isLoopback else {
+                    hub.metrics.adminSecretLogins.increment(label: "not_loopback")
+                    hub.logger.warning("admin_secret_refused", ["connection.id": channel.connectionID, "reason": "not_loopback",
+                                                                "remote": channel.clientOrigin.description])
+                    throw DomainError(.forbidden, "the admin secret is accepted only from the server's own machine (loopback)")
+                }
+                requestsInFlight += 1
+                let pending = Pending(purpose: .adminSecret, operation: operation.name, started: started)
+                hub.checkAdminSecret(candidate, id: request.id, connectionID: channel.connectionID) { [self, outbox] outcome in
+                    outbox.post(.routed(pending, outcome), to: self)
+                }
             case BoardOperations.subscribe.name:
                 let query = try BoardOperations.subscriptionQuery(try Arguments(request.data))
                 requestsInFlight += 1
@@ -183,9 +204,10 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
     private func spanPartitions(_ request: Request, for pending: Pending) throws(DomainError) -> Bool {
         guard let reads = hub.boardReads else { return false }
         let reply: @Sendable ([UInt8]) -> Void = { [self, outbox] bytes in outbox.post(.reply(bytes, pending), to: self) }
-        if let administration = hub.administration, let login, RoutedOperations.administrationNames.contains(request.operation) {
+        if let administration = hub.administration, let administrator = actor(),
+           RoutedOperations.administrationNames.contains(request.operation) {
             requestsInFlight += 1
-            administration.run(request, actor: RoutedActor(user: login.user, isApprovedRunner: login.isApprovedRunner)) { [self, outbox] outcome in
+            administration.run(request, actor: administrator) { [self, outbox] outcome in
                 outbox.post(.routed(pending, outcome), to: self)
             }
             return true
@@ -224,10 +246,10 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
     /// Sends `request` to the owner of the partition that decides it, with who asks.
     private func route(_ request: Request, for pending: Pending) {
         let sendsSession = Self.sessionOperations.contains(request.operation)
-        let actor = login.map { RoutedActor(user: $0.user, isApprovedRunner: $0.isApprovedRunner, session: sendsSession ? $0.session : nil) }
         let address = RoutedOperations.loginOperations.contains(request.operation)
             ? channel.map { String($0.clientOrigin.address.description.prefix(RoutedRequest.maximumAddressLength)) } : nil
-        let routed = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: actor, clientAddress: address)
+        let routed = RoutedRequest(id: request.id, operation: request.operation, data: request.data,
+                                   actor: actor(withSession: sendsSession), clientAddress: address)
         if let refusal = RoutedOperations.phoneMoveRefusal(routed, in: hub.map) {
             hub.metrics.requests.increment(label: "\(pending.operation):\(refusal.code.rawValue)")
             channel?.send(text: Reply.failure(id: request.id, error: refusal))
@@ -235,6 +257,15 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         }
         if case .sessionCheck = pending.purpose {} else { requestsInFlight += 1 }
         hub.router.route(routed, in: hub.map) { [self, outbox] outcome in outbox.post(.routed(pending, outcome), to: self) }
+    }
+
+    /// Who asks, as the owner is told: the logged-in user (with the session, when the operation
+    /// concerns it), the built-in administrator, or nobody.
+    private func actor(withSession: Bool = false) -> RoutedActor? {
+        if let login {
+            return RoutedActor(user: login.user, isApprovedRunner: login.isApprovedRunner, session: withSession ? login.session : nil)
+        }
+        return isBuiltInAdministrator ? .builtInAdministrator : nil
     }
 
     /// A token from the connection's bucket and, once logged in, from the user's (shared by the
@@ -316,6 +347,12 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
             if login?.session == session, Reply.errorCode(of: reply) == nil { logOut() }
         case .sessionCheck:
             if Reply.errorCode(of: reply) == ErrorCode.unauthenticated.rawValue { logOut() }
+        case .adminSecret:
+            if Reply.errorCode(of: reply) == nil {
+                logOut()
+                isBuiltInAdministrator = true
+            }
+            channel.send(text: reply)
         }
     }
 
@@ -329,6 +366,7 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         hub.streams.queue.async { stream.start(after: after) }
         let device = hub.streams.follow(remote.user, after: after, sink: stream.sink)
         login = Login(user: remote.user, session: remote.session, isApprovedRunner: remote.isApprovedRunner, device: device)
+        isBuiltInAdministrator = false
         // A watch kept across the login counts the new user, if a runner.
         hub.noteRunner(self, runner)
     }
@@ -354,6 +392,7 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
     private func logOut() {
         if let login { hub.streams.unfollow(login.device) }
         login = nil
+        isBuiltInAdministrator = false
         hub.unwatch(self)
     }
 

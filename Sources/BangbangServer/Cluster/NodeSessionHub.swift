@@ -43,6 +43,8 @@ final class NodeSessionHub: Sendable {
     private let outboxes = Mutex<[Int: NodeOutbox]>([:])
     private let connection: NATSConnection
     private let nodeID: String
+    /// Where this node's admin secret is.
+    private let dataDirectory: String
 
     /// `history`: the node's archive and its following of the history stream.
     /// `local`: the partitions this node owns, whose requests its sessions run in the process.
@@ -50,6 +52,7 @@ final class NodeSessionHub: Sendable {
          metrics: ServerMetrics, logger: Logger, history: HistoryFollower? = nil, local: LocalOwners? = nil) {
         self.connection = connection
         self.nodeID = nodeID
+        dataDirectory = configuration.dataDirectory
         let requests = PartitionRequests(connection: connection)
         router = NodeRouter(requests: requests, local: local)
         self.map = map
@@ -73,6 +76,24 @@ final class NodeSessionHub: Sendable {
         userLimiter = KeyedRateLimiter(ratePerSecond: configuration.userRequestsPerSecond, capacity: configuration.userRequestsPerSecond * 2)
         self.metrics = metrics
         self.logger = logger
+    }
+
+    /// `auth.admin_secret`'s reply, for a connection from loopback: the secret this node wrote to
+    /// its data directory at start (AdminSecret.swift), read off the loops, compared in constant
+    /// time, never logged.
+    func checkAdminSecret(_ candidate: String, id: JSONValue, connectionID: UInt64,
+                          completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
+        let (directory, metrics, logger) = (dataDirectory, metrics, logger)
+        DispatchQueue.global().async {
+            guard AdminSecret.read(from: directory).map({ AdminSecret.matches(candidate, $0) }) == true else {
+                metrics.adminSecretLogins.increment(label: "wrong_secret")
+                logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "wrong_secret"])
+                return completion(.reply(Reply.failure(id: id, error: DomainError(.unauthenticated, "wrong admin secret"))))
+            }
+            metrics.adminSecretLogins.increment(label: "ok")
+            logger.info("admin_logged_in", ["connection.id": connectionID, "as": "built_in_administrator"])
+            completion(.reply(Reply.success(id: id, data: ["administrator": .integer(Int64(BuiltInAdministrator.id.rawValue))])))
+        }
     }
 
     func start() throws(NATSClientError) {

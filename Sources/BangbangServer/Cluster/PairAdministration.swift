@@ -18,7 +18,9 @@ struct PairAdministration: Sendable {
 
     /// The reply to `request` from `actor` (or the connection's fate, when a command's outcome is
     /// unknown): once, from any thread.
+    /// The built-in administrator (the node took its admin secret) is not asked about.
     func run(_ request: Request, actor: RoutedActor, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
+        if actor.isBuiltInAdministrator { return send(request, by: actor, completion: completion) }
         let question = RoutedRequest(id: request.id, operation: AdministratorQuery.operation, data: nil, actor: actor)
         router.route(question, to: map.partition(ofUser: actor.user.rawValue)) { outcome in
             guard case .reply(let bytes) = outcome else { return completion(outcome) }
@@ -28,12 +30,17 @@ struct PairAdministration: Sendable {
             }
             var vouched = actor
             vouched.isVouchedAdministrator = true
-            let command = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: vouched)
-            if RoutedOperations.administeredPartition(of: command, in: map) != nil {
-                return router.route(command, in: map, completion: completion)
-            }
-            gather(command, completion: completion)
+            send(request, by: vouched, completion: completion)
         }
+    }
+
+    /// The command, from an administrator vouched for, where it is decided.
+    private func send(_ request: Request, by administrator: RoutedActor, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
+        let command = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: administrator)
+        if RoutedOperations.administeredPartition(of: command, in: map) != nil {
+            return router.route(command, in: map, completion: completion)
+        }
+        gather(command, completion: completion)
     }
 
     private func gather(_ command: RoutedRequest, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {

@@ -201,18 +201,19 @@ enum AdminOperations {
 
     // MARK: Helpers
 
-    /// The administrator making the request: a user, or nil for the built-in administrator.
-    /// A routed request's administrator is always a user: the admin secret logs in only a
-    /// connection of the owner's own.
     /// The store as this request's administrator uses it: a routed actor whose own account
     /// partition vouched for them is taken at its word (docs/scale-out.md, 2d).
     private static func vouched(_ store: AccountStore, for context: OperationContext) -> AccountStore {
-        guard case .routed(let call) = context.caller, let actor = call.actor, actor.isVouchedAdministrator else { return store }
+        guard case .routed(let call) = context.caller, let actor = call.actor, actor.isVouchedAdministrator,
+              !actor.isBuiltInAdministrator else { return store }
         return store.vouching(for: actor.user)
     }
 
+    /// The administrator making the request: a user, or nil for the built-in administrator, on a
+    /// connection of this server's own or routed from a node that took its admin secret.
     private static func actor(_ context: OperationContext) -> UserID? {
         if case .session(let session) = context.caller, session.isBuiltInAdministrator { return nil }
+        if case .routed(let call) = context.caller, call.actor?.isBuiltInAdministrator == true { return nil }
         return context.user
     }
 

@@ -4,7 +4,8 @@
 //    "id": 7, "op": "order.accept"}
 // `actor` is the logged-in user (absent for a connection not logged in), with the connection's
 // session (`"session": "<32 hex digits>"`) for what concerns it (the list of sessions, logging
-// out); `client` the address the
+// out), or user 0, vouched for, for the built-in administrator (a connection logged in with the
+// node's admin secret) and only with an `admin.*` operation; `client` the address the
 // node established for the connection (through its trusted proxies), sent with the operations
 // whose limits count by address. Each is checked whole; anything else is `bad_request`.
 import BangbangCore
@@ -26,6 +27,11 @@ struct RoutedActor: Sendable, Equatable {
         self.session = session
         self.isVouchedAdministrator = isVouchedAdministrator
     }
+
+    /// The server operator, logged in on a node with its admin secret (BuiltInAdministrator.swift).
+    static let builtInAdministrator = RoutedActor(user: BuiltInAdministrator.id, isApprovedRunner: false, isVouchedAdministrator: true)
+
+    var isBuiltInAdministrator: Bool { user == BuiltInAdministrator.id }
 }
 
 struct RoutedRequest: Sendable {
@@ -70,12 +76,14 @@ struct RoutedRequest: Sendable {
         var request = RoutedRequest(id: base.id, operation: base.operation, data: base.data, actor: nil)
         if let actor = extra["actor"] {
             let vouched: JSONValue? = if case .object(let members) = actor { members["administrator"] } else { nil }
-            guard case .object(let members) = actor, case .integer(let user)? = members["user"], user > 0,
+            guard case .object(let members) = actor, case .integer(let user)? = members["user"], user >= 0,
                   case .bool(let isRunner)? = members["runner"], let session = readSession(members["session"]),
                   vouched == nil || vouched == .bool(true),
-                  members.count == 2 + (session == nil ? 0 : 1) + (vouched == nil ? 0 : 1) else {
+                  members.count == 2 + (session == nil ? 0 : 1) + (vouched == nil ? 0 : 1),
+                  user > 0 || (vouched != nil && !isRunner && session == nil
+                               && RoutedOperations.administrationNames.contains(base.operation)) else {
                 return .failure(RequestDecodeFailure(id: base.id, error: DomainError(.badRequest,
-                    "a routed request's \"actor\" is {\"user\": id, \"runner\": true or false} and may name its \"session\" (32 hexadecimal digits) and \"administrator\": true",
+                    "a routed request's \"actor\" is {\"user\": id, \"runner\": true or false} and may name its \"session\" (32 hexadecimal digits) and \"administrator\": true; user 0, the built-in administrator, only vouched for, with neither, and for admin.* operations",
                     field: "actor")))
             }
             request.actor = RoutedActor(user: UserID(UInt64(user)), isApprovedRunner: isRunner, session: session,

@@ -107,6 +107,10 @@ import TestSupport
         let command = RoutedRequest(id: 5, operation: "admin.decide_verification", data: ["user_id": 7, "decision": "approve"], actor: vouched)
         #expect(String(decoding: command.encoded(), as: UTF8.self).contains(#""actor":{"administrator":true,"runner":false,"user":4}"#))
         #expect(try RoutedRequest.decode(command.encoded()).get().actor == vouched)
+        // The built-in administrator of a node that took its admin secret: user 0, vouched for.
+        let operator_ = RoutedRequest(id: 6, operation: "admin.pending_verifications", data: nil, actor: .builtInAdministrator)
+        #expect(String(decoding: operator_.encoded(), as: UTF8.self).contains(#""actor":{"administrator":true,"runner":false,"user":0}"#))
+        #expect(try RoutedRequest.decode(operator_.encoded()).get().actor?.isBuiltInAdministrator == true)
     }
 
     @Test(arguments: [
@@ -115,6 +119,11 @@ import TestSupport
         (#"{"id": 3, "op": "order.get", "client": {"address": "10.0.0.1", "port": 9}}"#, .integer(3), "client"),
         (#"{"id": 3, "op": "order.get", "client": {"address": "\#(String(repeating: "1", count: 65))"}}"#, .integer(3), "client"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 0, "runner": false}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "order.get", "actor": {"user": 0, "runner": false, "administrator": true}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "admin.stats", "actor": {"user": 0, "runner": false}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "admin.stats", "actor": {"user": 0, "runner": true, "administrator": true}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "admin.stats", "actor": {"user": 0, "runner": false, "administrator": true, "session": "0123456789abcdef0123456789abcdef"}}"#, .integer(3), "actor"),
+        (#"{"id": 3, "op": "admin.stats", "actor": {"user": -1, "runner": false, "administrator": true}}"#, .integer(3), "actor"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": "yes"}}"#, .integer(3), "actor"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": false, "admin": true}}"#, .integer(3), "actor"),
         (#"{"id": 3, "op": "order.get", "actor": {"user": 5, "runner": false, "administrator": false}}"#, .integer(3), "actor"),
@@ -340,6 +349,33 @@ import TestSupport
         // The publisher notes the decision once it is durable, after or before the reply leaves.
         try await harness.eventually("the applicant is an approved runner") { harness.app.isApprovedRunner(applicant.user) }
         #expect(harness.logged("admin_action").contains { $0.contains("connection.id=routed") })
+    }
+
+    /// The server operator logged in on a node with that node's admin secret: the owner runs their
+    /// commands as the built-in administrator's, as for a connection of its own with its secret.
+    @Test func theBuiltInAdministratorOfANodeAdministersOnTheOwner() async throws {
+        let harness = try ApplicationHarness()
+        let a0 = PartitionID(space: .accounts, index: 0)
+        func run(_ operation: String, _ data: JSONValue?, actor: RoutedActor?) async throws -> [String: JSONValue] {
+            try Self.reply(await withCheckedContinuation { continuation in
+                RoutedOperations.run(RoutedRequest(id: 4, operation: operation, data: data, actor: actor).encoded(),
+                                     serving: a0, of: PartitionMap(partitionCount: 1), app: harness.app) { continuation.resume(returning: $0) }
+            })
+        }
+        let applicant = RoutedActor(user: try await harness.logIn("13800138041"), isApprovedRunner: false)
+        let submitted = try await run("runner.submit_verification", ["real_name": "Li Lei", "student_id": "S-41", "school": "North"],
+                                      actor: applicant)
+        #expect(submitted["ok"] == .bool(true), "\(submitted)")
+        let pending = try await run("admin.pending_verifications", nil, actor: .builtInAdministrator)
+        guard case .object(let data)? = pending["data"], case .array(let users)? = data["users"] else { throw ClusterError("\(pending)") }
+        #expect(users.map { $0["id"] } == [.integer(Int64(applicant.user.rawValue))], "\(pending)")
+        let rejected = try await run("admin.decide_verification", ["user_id": .integer(Int64(applicant.user.rawValue)), "decision": "reject",
+                                                                   "reason": "the photo is unreadable"], actor: .builtInAdministrator)
+        #expect(rejected["data"]?["user"]?["verification"]?["status"] == "rejected", "\(rejected)")
+        #expect(harness.logged("admin_action").contains { $0.contains("administrator=0") && $0.contains("connection.id=routed") })
+        let stats = try await run("admin.stats", nil, actor: .builtInAdministrator)
+        #expect(stats["ok"] == .bool(true), "\(stats)")
+        // The same user 0 without the vouching is nobody: decoding refuses it (see above).
     }
 
     /// A code is requested through the owner of the phone's partition, for a connection logged
