@@ -283,6 +283,10 @@ def test_administration_spans_the_pairs(nodes):
     assert admin.ok("admin.order", {"order_id": order_id})["order"]["id"] == order_id
     stats = admin.ok("admin.stats")
     assert stats["types"]["bounty"]["open"] == 1 and stats["pending_verifications"] == 0, stats
+    # The connections and users of every node, as each reports them (every second).
+    wait_until(lambda: {key: admin.ok("admin.stats")[key] for key in ("connections", "users_online")}
+               == {"connections": PAIRS + 1, "users_online": PAIRS + 1}, 10,
+               "the administrator and every applicant counted on the nodes they are connected to")
 
     # Not an administrator: refused, wherever the subject is.
     assert other.call("admin.pending_verifications")["error"]["code"] == "forbidden"

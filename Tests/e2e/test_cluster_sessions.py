@@ -74,6 +74,9 @@ def test_a_node_session_answers_what_a_session_on_the_owner_answers(nodes, tmp_p
             secret = open(os.path.join(str(tmp_path), f"{second.name}-data", "admin-secret")).read().strip()
             assert operator.ok("auth.admin_secret", {"secret": secret})["administrator"] == 0
             assert "users" in operator.ok("admin.pending_verifications")
+            # The owner counts the node's connections (this one and the client's) from its report.
+            wait_until(lambda: (operator.ok("admin.stats")["connections"], operator.ok("admin.stats")["users_online"]) == (2, 0),
+                       10, "the node's two connections counted by the owner")
             assert operator.error("profile.get")["code"] == "forbidden"
         client.send_raw("not json")
         assert client.receive()["error"]["code"] == "bad_request"

@@ -73,6 +73,7 @@ final class FollowedStreams: @unchecked Sendable {
     private let metrics: RelayMetrics
     private let logger: Logger
     private let nextDevice = Atomic<UInt64>(0)
+    private let usersFollowedNow = Atomic<Int>(0)
     private var devices: [UInt64: Following] = [:]
     private var devicesByUser: [UserID: [UInt64]] = [:]
     private var buckets: [UInt64: (subscription: NATSSubscription, users: Int)] = [:]
@@ -146,6 +147,7 @@ final class FollowedStreams: @unchecked Sendable {
             }
             devices[device] = Following(user: user, follower: PersonalStreamFollower(after: number), sink: sink)
             devicesByUser[user, default: []].append(device)
+            usersFollowedNow.store(devicesByUser.count, ordering: .relaxed)
             metrics.followedStreams.add(1)
             ask(device, after: number)
         }
@@ -156,6 +158,9 @@ final class FollowedStreams: @unchecked Sendable {
     func unfollow(_ device: UInt64) {
         queue.async { [self] in forget(device) }
     }
+
+    /// The users whose stream a device here follows: the users logged in on this node. Any thread.
+    var usersFollowed: Int { usersFollowedNow.load(ordering: .relaxed) }
 
     /// How many devices follow a stream here, and how many buckets are subscribed. On `queue`.
     var counts: (devices: Int, buckets: Int) {
@@ -183,6 +188,7 @@ final class FollowedStreams: @unchecked Sendable {
         devicesByUser[user]?.removeAll { $0 == device }
         guard devicesByUser[user]?.isEmpty == true else { return }
         devicesByUser[user] = nil
+        usersFollowedNow.store(devicesByUser.count, ordering: .relaxed)
         let bucket = UserSubjects.bucket(of: user)
         guard let entry = buckets[bucket] else { return }
         if entry.users > 1 {

@@ -117,7 +117,8 @@ final class NodeSessionHub: Sendable {
     /// On the boards' queue: who watches here, published for the owners. A report that cannot be
     /// published is made again a second later; the owner forgets this node after five silent ones.
     private func report() {
-        let report = WatchingReport(node: nodeID, watching: watches.runnersWatching())
+        let report = WatchingReport(node: nodeID, watching: watches.runnersWatching(),
+                                    connections: metrics.relay.nodeSessions.current, users: streams.usersFollowed)
         try? connection.publish(WatchingSubjects.subject(of: nodeID), payload: report.encoded())
     }
 

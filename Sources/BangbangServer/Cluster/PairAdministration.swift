@@ -97,8 +97,8 @@ struct PairAdministration: Sendable {
         }
     }
 
-    /// `admin.stats`: every number summed, but runners online, which every owner counts alike
-    /// for the whole cluster (each hears every node's report): the highest.
+    /// `admin.stats`: every number summed, but what every owner counts alike for the whole
+    /// cluster from every node's report (runners online, connections, users online): the highest.
     private static func sumCounts(_ parts: [[String: JSONValue]]) -> JSONValue {
         func add(_ values: [JSONValue], key: String?) -> JSONValue {
             var objects: [[String: JSONValue]] = []
@@ -114,8 +114,10 @@ struct PairAdministration: Sendable {
                 let keys = Set(objects.flatMap(\.keys))
                 return .object(Dictionary(uniqueKeysWithValues: keys.map { key in (key, add(objects.compactMap { $0[key] }, key: key)) }))
             }
-            return .integer(key == "runners_online" ? numbers.max() ?? 0 : numbers.reduce(0, +))
+            return .integer(reportedByEveryNode.contains(key ?? "") ? numbers.max() ?? 0 : numbers.reduce(0, +))
         }
         return add(parts.map { JSONValue.object($0) }, key: nil)
     }
+
+    private static let reportedByEveryNode: Set<String> = ["runners_online", "connections", "users_online"]
 }

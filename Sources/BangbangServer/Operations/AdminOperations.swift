@@ -7,6 +7,7 @@
 // is logged with the connection and request ids.
 import BangbangCore
 import BangbangProtocol
+import SocketServer
 
 enum AdminOperations {
     static let all: [Operation] = [pendingVerifications, decideVerification, listFeedback, grantAdmin, revokeAdmin, user,
@@ -190,8 +191,10 @@ enum AdminOperations {
                 }
                 let counted = app.metrics.connections
                 let connections = counted.connectionsOpened.current - counted.connectionsClosed.current
-                context.succeed(["connections": .integer(Int64(max(0, connections))),
-                                 "users_online": .integer(Int64(stats.usersOnline.count)),
+                // With every node's sessions reported (a cluster whose nodes run their own).
+                let elsewhere = app.runnersElsewhere.sessions(at: EventLoop.now)
+                context.succeed(["connections": .integer(Int64(max(0, connections) + elsewhere.connections)),
+                                 "users_online": .integer(Int64(stats.usersOnline.count + elsewhere.users)),
                                  "pending_verifications": .integer(Int64(pending)),
                                  "published_last_minute": .integer(Int64(publishedTotal)),
                                  "types": .object(types)])

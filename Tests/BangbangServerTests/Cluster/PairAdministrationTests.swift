@@ -21,9 +21,11 @@ import Testing
         #expect(feedback == ["feedback": [entry("a", at: 60), entry("b", at: 50), entry("c", at: 20)]])
 
         let counts = PairAdministration.merge("admin.stats", [
-            ["pending_verifications": 1, "types": ["bounty": ["open": 2, "runners_online": 3]]],
-            ["pending_verifications": 2, "types": ["bounty": ["open": 5, "runners_online": 1]]],
+            ["connections": 4, "pending_verifications": 1, "users_online": 3, "types": ["bounty": ["open": 2, "runners_online": 3]]],
+            ["connections": 5, "pending_verifications": 2, "users_online": 3, "types": ["bounty": ["open": 5, "runners_online": 1]]],
         ], limit: 20)
-        #expect(counts == ["pending_verifications": 3, "types": ["bounty": ["open": 7, "runners_online": 3]]])
+        #expect(counts == ["connections": 5, "pending_verifications": 3, "users_online": 3,
+                           "types": ["bounty": ["open": 7, "runners_online": 3]]],
+                "what every owner counts from every node's report is the highest, not a sum")
     }
 }
