@@ -13,6 +13,7 @@ third, the test puts the nodes bucket's leader on that server too: the owner mov
 within a few seconds (`cluster_leaders_separated`), and then the kill is the second case. In
 every case the owner keeps its partition: no placement of leaders leaves one server leading both
 the renewals and the heartbeats for longer than the owner's check takes."""
+import itertools
 import threading
 import time
 
@@ -50,6 +51,23 @@ class Recorder:
         with self.lock:
             self.errors.append((op, code))
 
+    def seen(self):
+        """(published, accepted, errors, disconnected), copied under the lock."""
+        with self.lock:
+            return list(self.published), dict(self.accepted), list(self.errors), list(self.disconnected)
+
+
+def kill_while_working(nats, index, stop, workers):
+    """Kills NATS server `index` with SIGKILL, lets the workers go on for WORK_AFTER_KILL seconds,
+    stops them and waits for them; returns when the kill was."""
+    killed_at = time.monotonic()
+    nats.kill(index)
+    time.sleep(WORK_AFTER_KILL)
+    stop.set()
+    for worker in workers:
+        worker.join(timeout=CALL_TIMEOUT + 5)
+    return killed_at
+
 
 def approve(owner_url, administrator, runner):
     submitted = runner.call(SUBMIT_OP, {"real_name": "Li Lei", "student_id": f"S{runner.user['id']}", "school": "North"})
@@ -64,40 +82,77 @@ def runner_id(order):
     return runner.get("id") if isinstance(runner, dict) else runner
 
 
-def publisher_loop(client, record, stop):
-    index = 0
-    deadline = int(time.time() * 1000) + 3_600_000
-    while not stop.is_set():
-        index += 1
-        reply = client.call("order.publish", {"type": "bounty", "campus": "North", "deadline": deadline, "tip": 100,
-                                              "details": {"title": f"load {index}", "description": "nats loss"}},
-                            timeout=CALL_TIMEOUT)
-        if reply["ok"]:
-            with record.lock:
-                record.published.append((time.monotonic(), reply["data"]["order"]["id"]))
-        else:
-            record.error("order.publish", reply["error"]["code"])
-            time.sleep(0.05)
-
-
-def runner_loop(client, record, stop):
-    taken = 0
-    while not stop.is_set():
-        with record.lock:
-            pending = [order_id for _, order_id in record.published[taken:]]
-        if not pending:
-            time.sleep(0.005)
-            continue
-        for order_id in pending:
-            reply = client.call("order.accept", {"order_id": order_id}, timeout=CALL_TIMEOUT)
-            if reply["ok"]:
-                with record.lock:
-                    record.accepted.setdefault(order_id, []).append(client.user["id"])
-            elif reply["error"]["code"] != "order_taken":
-                record.error("order.accept", reply["error"]["code"])
-            taken += 1
+def publisher_loop(campuses=("North",)):
+    """A publisher without pause, taking `campuses` in turn; the runners race for its orders."""
+    def loop(client, record, stop):
+        deadline = int(time.time() * 1000) + 3_600_000
+        for index, campus in enumerate(itertools.cycle(campuses), start=1):
             if stop.is_set():
                 return
+            reply = client.call("order.publish", {"type": "bounty", "campus": campus, "deadline": deadline, "tip": 100,
+                                                  "details": {"title": f"load {index}", "description": "nats loss"}},
+                                timeout=CALL_TIMEOUT)
+            if reply["ok"]:
+                with record.lock:
+                    record.published.append((time.monotonic(), reply["data"]["order"]["id"]))
+            else:
+                record.error("order.publish", reply["error"]["code"])
+                time.sleep(0.05)
+    return loop
+
+
+def runner_loop():
+    """A runner accepting every order the publisher made, in order, as the other runner does;
+    where it got to outlasts a reconnection."""
+    progress = {"taken": 0}
+
+    def loop(client, record, stop):
+        while not stop.is_set():
+            with record.lock:
+                pending = [order_id for _, order_id in record.published[progress["taken"]:]]
+            if not pending:
+                time.sleep(0.005)
+                continue
+            for order_id in pending:
+                progress["taken"] += 1
+                reply = client.call("order.accept", {"order_id": order_id}, timeout=CALL_TIMEOUT)
+                if reply["ok"]:
+                    with record.lock:
+                        record.accepted.setdefault(order_id, []).append(client.user["id"])
+                elif reply["error"]["code"] != "order_taken":
+                    record.error("order.accept", reply["error"]["code"])
+                if stop.is_set():
+                    return
+    return loop
+
+
+def assert_each_order_there_once(url, order_ids, accepted, runners):
+    """No order was acknowledged to two runners, and every acknowledged publish is an order: one
+    acknowledged to a runner is that runner's, any other open or taken by a racing runner whose
+    reply was lost."""
+    for order_id, runners_acknowledged in accepted.items():
+        assert len(runners_acknowledged) == 1, f"order {order_id} acknowledged to {runners_acknowledged}"
+    with Client(url) as checker:
+        checker.login(fresh_phone())
+        for order_id in order_ids:
+            reply = checker.call("order.get", {"order_id": order_id}, timeout=CALL_TIMEOUT)
+            assert reply["ok"], f"acknowledged order {order_id} is gone: {reply}"
+            order = reply["data"]["order"]
+            if order_id in accepted:
+                assert runner_id(order) == accepted[order_id][0] and order["status"] == "accepted", f"order {order_id}: {order}"
+            else:
+                assert order["status"] == "open" or runner_id(order) in {r.user["id"] for r in runners}, order
+
+
+def stop_all(clients, nodes, nats):
+    for client in clients:
+        try:
+            client.close()
+        except Exception:
+            pass
+    for node in nodes:
+        node.stop()
+    nats.stop()
 
 
 def work(name, loop, client, record, stop):
@@ -139,8 +194,8 @@ def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledg
 
         record = Recorder()
         stop = threading.Event()
-        workers = [threading.Thread(target=work, args=("publisher", publisher_loop, publisher, record, stop))]
-        workers += [threading.Thread(target=work, args=(f"runner{i}", runner_loop, r, record, stop))
+        workers = [threading.Thread(target=work, args=("publisher", publisher_loop(), publisher, record, stop))]
+        workers += [threading.Thread(target=work, args=(f"runner{i}", runner_loop(), r, record, stop))
                     for i, r in enumerate(runners)]
         for worker in workers:
             worker.start()
@@ -156,19 +211,9 @@ def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledg
         else:
             leader = nats.stream_leader("BB_P0")
         also_led = [s for s in ("KV_bb-leases", "KV_bb-nodes") if nats.stream_leader(s) == leader]
-        killed_at = time.monotonic()
-        nats.kill(leader)
-        time.sleep(WORK_AFTER_KILL)
-        stop.set()
-        for worker in workers:
-            worker.join(timeout=CALL_TIMEOUT + 5)
+        killed_at = kill_while_working(nats, leader, stop, workers)
         ended = time.monotonic()
-
-        with record.lock:
-            published = list(record.published)
-            accepted = dict(record.accepted)
-            errors = list(record.errors)
-            disconnected = list(record.disconnected)
+        published, accepted, errors, disconnected = record.seen()
         before = [t for t, _ in published if t < killed_at]
         after = [t for t, _ in published if t >= killed_at]
         assert before, "nothing was published before the kill"
@@ -190,25 +235,6 @@ def test_killing_the_nats_server_that_leads_the_journal_loses_nothing_acknowledg
         assert stall < STALL_BOUND_SECONDS, f"publishes stalled {stall:.2f} s, bound {STALL_BOUND_SECONDS} s"
         serving = owner
 
-        for order_id, runners_acknowledged in accepted.items():
-            assert len(runners_acknowledged) == 1, f"order {order_id} acknowledged to {runners_acknowledged}"
-        with Client(serving.url) as checker:
-            checker.login(fresh_phone())
-            for _, order_id in published:
-                reply = checker.call("order.get", {"order_id": order_id}, timeout=CALL_TIMEOUT)
-                assert reply["ok"], f"acknowledged order {order_id} is gone: {reply}"
-                order = reply["data"]["order"]
-                if order_id in accepted:
-                    assert runner_id(order) == accepted[order_id][0], f"order {order_id}: {order}"
-                    assert order["status"] == "accepted"
-                else:
-                    assert order["status"] == "open" or runner_id(order) in {r.user["id"] for r in runners}
+        assert_each_order_there_once(serving.url, [order_id for _, order_id in published], accepted, runners)
     finally:
-        for client in clients:
-            try:
-                client.close()
-            except Exception:
-                pass
-        for node in nodes:
-            node.stop()
-        nats.stop()
+        stop_all(clients, nodes, nats)

@@ -9,7 +9,6 @@ and resumes as the app does. Then: every node still owns its pairs, no connectio
 otherwise, the only errors clients saw are `storage_unavailable` and the race's `order_taken`, publishes succeed again within the stated bound, every acknowledged publish is an
 order once and no order was acknowledged to two runners, and every publisher's personal stream is
 gap-free and resumes with the event of each of its publishes."""
-import itertools
 import threading
 import time
 
@@ -18,54 +17,11 @@ import websockets.exceptions
 from bbclient import Client, fresh_phone
 from nats_cluster import NatsCluster, free_ports
 from test_cluster_failover import Node, Publishers, assert_each_resumes_gap_free, wait_until
-from test_cluster_nats_loss import CALL_TIMEOUT, LEASE_MS, STALL_BOUND_SECONDS, WORK_AFTER_KILL, Recorder, approve, runner_id
+from test_cluster_nats_loss import (CALL_TIMEOUT, LEASE_MS, STALL_BOUND_SECONDS, Recorder, approve,
+                                    assert_each_order_there_once, kill_while_working, publisher_loop, runner_loop, stop_all)
 from test_cluster_partitions import ADMIN_PHONE, PAIRS, campus_in, preferred, serves
 
 ALLOWED_ERRORS = {"storage_unavailable"}
-
-
-def racing_publisher(campuses):
-    """A publisher whose orders the runners race for, taking `campuses` in turn."""
-    def loop(client, record, stop):
-        deadline = int(time.time() * 1000) + 3_600_000
-        for index, campus in enumerate(itertools.cycle(campuses)):
-            if stop.is_set():
-                return
-            reply = client.call("order.publish", {"type": "bounty", "campus": campus, "deadline": deadline, "tip": 100,
-                                                  "details": {"title": f"race {index}", "description": "nats loss"}},
-                                timeout=CALL_TIMEOUT)
-            if reply["ok"]:
-                with record.lock:
-                    record.published.append((time.monotonic(), reply["data"]["order"]["id"]))
-            else:
-                record.error("order.publish", reply["error"]["code"])
-                time.sleep(0.05)
-    return loop
-
-
-def race_runner():
-    """Accepts every order the racing publisher made, in order, as the other runner does; where
-    it got to outlasts a reconnection."""
-    progress = {"taken": 0}
-
-    def loop(client, record, stop):
-        while not stop.is_set():
-            with record.lock:
-                pending = [order_id for _, order_id in record.published[progress["taken"]:]]
-            if not pending:
-                time.sleep(0.005)
-                continue
-            for order_id in pending:
-                progress["taken"] += 1
-                reply = client.call("order.accept", {"order_id": order_id}, timeout=CALL_TIMEOUT)
-                if reply["ok"]:
-                    with record.lock:
-                        record.accepted.setdefault(order_id, []).append(client.user["id"])
-                elif reply["error"]["code"] != "order_taken":
-                    record.error("order.accept", reply["error"]["code"])
-                if stop.is_set():
-                    return
-    return loop
 
 
 def resuming(name, loop, client, url, record, stop, clients):
@@ -122,9 +78,9 @@ def test_losing_the_nats_server_leading_most_pairs_streams_loses_nothing(tmp_pat
         record = Recorder()
         record.closes = []
         stop = threading.Event()
-        workers = [threading.Thread(target=resuming, args=("racing publisher", racing_publisher(campuses), publisher,
+        workers = [threading.Thread(target=resuming, args=("racing publisher", publisher_loop(campuses), publisher,
                                                            nodes[0].url, record, stop, clients))]
-        workers += [threading.Thread(target=resuming, args=(f"runner {index}", race_runner(), runner, nodes[index + 1].url,
+        workers += [threading.Thread(target=resuming, args=(f"runner {index}", runner_loop(), runner, nodes[index + 1].url,
                                                             record, stop, clients))
                     for index, runner in enumerate(runners)]
         for worker in workers:
@@ -137,21 +93,11 @@ def test_losing_the_nats_server_leading_most_pairs_streams_loses_nothing(tmp_pat
         leaders = [nats.stream_leader(name) for name in names]
         victim = max(set(leaders), key=leaders.count)
         led = [name for name, leader in zip(names, leaders) if leader == victim]
-        killed_at = time.monotonic()
-        nats.kill(victim)
-        time.sleep(WORK_AFTER_KILL)
-        stop.set()
-        for worker in workers:
-            worker.join(timeout=CALL_TIMEOUT + 5)
+        killed_at = kill_while_working(nats, victim, stop, workers)
         results = [result for publishers in streams for result in publishers.finish()]
         ended = time.monotonic()
-
-        with record.lock:
-            published = list(record.published)
-            accepted = dict(record.accepted)
-            errors = list(record.errors)
-            disconnected = list(record.disconnected)
-            race_closes = [code for _, code in record.closes]
+        published, accepted, errors, disconnected = record.seen()
+        race_closes = [code for _, code in record.closes]
         errors += [("order.publish", code) for publishers in streams for code in publishers.errors]
         failures = [failure for publishers in streams for failure in publishers.failures]
         closed = [code for _, _, _, code in results if code is not None] + race_closes
@@ -172,27 +118,9 @@ def test_losing_the_nats_server_leading_most_pairs_streams_loses_nothing(tmp_pat
         assert unknown == len(closed), f"{len(closed)} clients told 1012, {unknown} unknown outcomes logged"
         assert before and after, "the race published on both sides of the kill"
         assert stall < STALL_BOUND_SECONDS, f"publishes stalled {stall:.2f} s, bound {STALL_BOUND_SECONDS} s"
-        for order_id, runners_acknowledged in accepted.items():
-            assert len(runners_acknowledged) == 1, f"order {order_id} acknowledged to {runners_acknowledged}"
         assert_each_resumes_gap_free(results, nodes[2].url)
         ids = [order_id for _, order_id in published] + [order_id for result in results for order_id in result[1]]
         assert len(ids) == len(set(ids)), "an order id acknowledged twice"
-        with Client(nodes[1].url) as checker:
-            checker.login(fresh_phone())
-            for order_id in ids:
-                reply = checker.call("order.get", {"order_id": order_id}, timeout=CALL_TIMEOUT)
-                assert reply["ok"], f"acknowledged order {order_id} is gone: {reply}"
-                order = reply["data"]["order"]
-                if order_id in accepted:
-                    assert order["status"] == "accepted" and runner_id(order) == accepted[order_id][0], order
-                else:
-                    assert order["status"] == "open" or runner_id(order) in {r.user["id"] for r in runners}, order
+        assert_each_order_there_once(nodes[1].url, ids, accepted, runners)
     finally:
-        for client in clients:
-            try:
-                client.close()
-            except Exception:
-                pass
-        for node in nodes:
-            node.stop()
-        nats.stop()
+        stop_all(clients, nodes, nats)
