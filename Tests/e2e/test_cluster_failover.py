@@ -101,12 +101,12 @@ def wait_until(condition, timeout, what, node=None):
     raise AssertionError(f"timed out waiting for {what}" + (f"; its log:\n{node.log()}" if node else ""))
 
 
-def start_three_nodes(started, directory, nats, modes, admin_phone):
+def start_three_nodes(started, directory, nats, modes, admin_phone, lease_ms=LEASE_MS):
     """Three nodes on `nats`, the i-th with `--cluster-sessions modes[i]`, appended to `started` as
     each starts (the caller stops them). The first owns the partition and serves; each other has
     joined, and one running sessions also answers ready (it serves once it knows the owner)."""
     for index, port in enumerate(free_ports(3)):
-        node = Node(f"bb{index + 1}", port, directory, nats.urls,
+        node = Node(f"bb{index + 1}", port, directory, nats.urls, lease_ms=lease_ms,
                     extra=["--admin-phone", admin_phone, "--cluster-sessions", modes[index]])
         started.append(node)
         if index == 0:

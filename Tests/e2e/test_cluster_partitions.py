@@ -272,7 +272,13 @@ def test_administration_spans_the_pairs(nodes):
     assert admin.ok("admin.pending_verifications")["users"] == []
     feedback = admin.ok("admin.list_feedback", {"limit": 10})["feedback"]
     assert sorted(entry["text"] for entry in feedback) == [f"from pair {pair}" for pair in range(PAIRS)], feedback
-    assert admin.call("admin.list_feedback", {"before": 5})["error"]["field"] == "before"
+    assert feedback == sorted(feedback, key=lambda entry: (entry["submitted_at"], entry["id"]), reverse=True)
+    assert len({entry["id"] for entry in feedback}) == PAIRS, "one id each across the pairs"
+    # Paged by `before` across the pairs: every entry once, in the same order.
+    first = admin.ok("admin.list_feedback", {"limit": 3})
+    rest = admin.ok("admin.list_feedback", {"limit": 3, "before": first["next_before"]})
+    assert first["feedback"] + rest["feedback"] == feedback and "next_before" not in rest, (first, rest)
+    assert admin.call("admin.list_feedback", {"before": PAIRS * 1000 + 1})["error"]["field"] == "before"
 
     # A user of another pair looked up by phone, and one of its orders.
     other, other_user = applicants[(pair_of(ADMIN_PHONE) + 1) % PAIRS]

@@ -4,9 +4,8 @@
 // (`node.is_administrator`), and then sends the command, with the actor vouched for, where it is
 // decided: a verification, a grant or a user to the subject's account partition, an order to its
 // pair. The lists and counts are every partition's, merged here: verifications waiting, oldest
-// first; feedback, newest first (the newest page only: feedback ids are each partition's own, so
-// `before` does not page across partitions); the counts summed, runners online as the owner that
-// counts the most sees them.
+// first; feedback, newest first and paged across the partitions (PairFeedback.swift); the counts
+// summed, what every owner hears from every node as the owner that counts the most sees it.
 import BangbangCore
 import BangbangProtocol
 import Cluster
@@ -34,23 +33,26 @@ struct PairAdministration: Sendable {
         }
     }
 
+    /// The partition an administrator's command goes to, or every one for the lists and counts.
+    private var accountPartitions: [PartitionID] { map.allPartitions.filter { $0.space == .accounts } }
+
     /// The command, from an administrator vouched for, where it is decided.
     private func send(_ request: Request, by administrator: RoutedActor, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
         let command = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: administrator)
         if RoutedOperations.administeredPartition(of: command, in: map) != nil {
             return router.route(command, in: map, completion: completion)
         }
-        gather(command, completion: completion)
+        if command.operation == AdminOperations.listFeedback.name { return listFeedback(command, completion: completion) }
+        let limit = Self.limit(of: command)
+        gather(command, completion: completion) { parts in Self.merge(command.operation, parts, limit: limit) }
     }
 
-    private func gather(_ command: RoutedRequest, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
+    /// Sends `command` to every account partition and answers with `merge` of their replies'
+    /// data; the first refusal or failure is the answer.
+    func gather(_ command: RoutedRequest, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void,
+                merge: @escaping @Sendable ([[String: JSONValue]]) -> JSONValue) {
         let id = command.id
-        if command.operation == AdminOperations.listFeedback.name, case .object(let data)? = command.data, data["before"] != nil {
-            return completion(.reply(Reply.failure(id: id, error: DomainError(.invalidField,
-                "feedback is not paged by \"before\" while the accounts are split over several partitions; the newest of every partition are listed",
-                field: "before"))))
-        }
-        let partitions = map.allPartitions.filter { $0.space == .accounts }
+        let partitions = accountPartitions
         let gathered = PartitionGather<[String: JSONValue], NodeRouter.Outcome>(expected: partitions.count)
         for partition in partitions {
             router.route(command, to: partition) { outcome in
@@ -64,7 +66,7 @@ struct PairAdministration: Sendable {
                 case .waiting: break
                 case .refused(let outcome): completion(outcome)
                 case .complete(let parts):
-                    completion(.reply(Reply.success(id: id, data: Self.merge(command.operation, parts, limit: Self.limit(of: command)))))
+                    completion(.reply(Reply.success(id: id, data: merge(parts))))
                 }
             }
         }
@@ -77,25 +79,22 @@ struct PairAdministration: Sendable {
 
     /// One reply's data from every partition's.
     static func merge(_ operation: String, _ parts: [[String: JSONValue]], limit: Int) -> JSONValue {
-        func items(_ key: String) -> [JSONValue] {
-            parts.flatMap { part -> [JSONValue] in if case .array(let items)? = part[key] { items } else { [] } }
-        }
-        func integer(_ value: JSONValue?) -> Int64 { if case .integer(let number)? = value { number } else { 0 } }
         switch operation {
         case AdminOperations.pendingVerifications.name:
-            let users = items("users").sorted {
+            let users = items("users", of: parts).sorted {
                 (integer($0["verification"]?["submitted_at"]), integer($0["id"])) < (integer($1["verification"]?["submitted_at"]), integer($1["id"]))
             }
             return ["users": .array(users)]
-        case AdminOperations.listFeedback.name:
-            let entries = items("feedback").sorted {
-                (integer($0["submitted_at"]), integer($0["user_id"])) > (integer($1["submitted_at"]), integer($1["user_id"]))
-            }
-            return ["feedback": .array(Array(entries.prefix(limit)))]
         default:
             return sumCounts(parts)
         }
     }
+
+    static func items(_ key: String, of parts: [[String: JSONValue]]) -> [JSONValue] {
+        parts.flatMap { part -> [JSONValue] in if case .array(let items)? = part[key] { items } else { [] } }
+    }
+
+    static func integer(_ value: JSONValue?) -> Int64 { if case .integer(let number)? = value { number } else { 0 } }
 
     /// `admin.stats`: every number summed, but what every owner counts alike for the whole
     /// cluster from every node's report (runners online, connections, users online): the highest.

@@ -78,6 +78,8 @@ enum RoutedOperations {
         switch operation {
         case PersonalStreamQuery.operation: (.accounts, { request, app, answer in answer(PersonalStreamQuery.answer(request, app: app)) })
         case AdministratorQuery.operation: (.accounts, AdministratorQuery.answer)
+        case FeedbackQuery.page: (.accounts, FeedbackQuery.answerPage)
+        case FeedbackQuery.at: (.accounts, FeedbackQuery.answerAt)
         case BoardListQuery.operation: (.boards, BoardListQuery.answer)
         case BoardCountsQuery.operation: (.boards, BoardCountsQuery.answer)
         case LiveOrdersQuery.operation: (.boards, LiveOrdersQuery.answer)
@@ -114,6 +116,11 @@ enum RoutedOperations {
     /// requested, else the one of the user it reads or changes, which is the actor, except for
     /// `profile.get` of another user (`user_id`). Nil when the request names neither.
     static func accountPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
+        if request.operation == FeedbackQuery.page { return nil }
+        if request.operation == FeedbackQuery.at {
+            guard case .object(let data)? = request.data, case .integer(let id)? = data["id"], id > 0 else { return nil }
+            return map.partition(ofUser: UInt64(id))
+        }
         if request.operation == PersonalStreamQuery.operation {
             guard case .object(let data)? = request.data, case .integer(let user)? = data["user"], user > 0 else { return nil }
             return map.partition(ofUser: UInt64(user))
@@ -139,6 +146,10 @@ enum RoutedOperations {
     }
 
     static let administrationNames = Set(AdminOperations.all.map(\.name))
+
+    /// What a node asks the account partitions for an administrator (FeedbackQuery.swift), and
+    /// may ask for the built-in administrator.
+    static let administrationQuestions: Set<String> = [FeedbackQuery.page, FeedbackQuery.at]
 
     /// With several pairs, a change to a phone whose claim lives in another account partition
     /// than the user's: refused (`invalid_field`, `phone`) until the move across partitions is

@@ -81,7 +81,8 @@ struct RoutedRequest: Sendable {
                   vouched == nil || vouched == .bool(true),
                   members.count == 2 + (session == nil ? 0 : 1) + (vouched == nil ? 0 : 1),
                   user > 0 || (vouched != nil && !isRunner && session == nil
-                               && RoutedOperations.administrationNames.contains(base.operation)) else {
+                               && (RoutedOperations.administrationNames.contains(base.operation)
+                                   || RoutedOperations.administrationQuestions.contains(base.operation))) else {
                 return .failure(RequestDecodeFailure(id: base.id, error: DomainError(.badRequest,
                     "a routed request's \"actor\" is {\"user\": id, \"runner\": true or false} and may name its \"session\" (32 hexadecimal digits) and \"administrator\": true; user 0, the built-in administrator, only vouched for, with neither, and for admin.* operations",
                     field: "actor")))

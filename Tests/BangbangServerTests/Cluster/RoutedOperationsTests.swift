@@ -351,16 +351,23 @@ import TestSupport
         #expect(harness.logged("admin_action").contains { $0.contains("connection.id=routed") })
     }
 
+    /// `operation` run by the owner of `a0` in `harness` (a map of one partition) for another
+    /// node's connection, its reply read.
+    static func runOnAccountOwner(_ operation: String, _ data: JSONValue?, actor: RoutedActor?,
+                                  of harness: ApplicationHarness) async throws -> [String: JSONValue] {
+        try reply(await withCheckedContinuation { continuation in
+            RoutedOperations.run(RoutedRequest(id: 4, operation: operation, data: data, actor: actor).encoded(),
+                                 serving: PartitionID(space: .accounts, index: 0), of: PartitionMap(partitionCount: 1),
+                                 app: harness.app) { continuation.resume(returning: $0) }
+        })
+    }
+
     /// The server operator logged in on a node with that node's admin secret: the owner runs their
     /// commands as the built-in administrator's, as for a connection of its own with its secret.
     @Test func theBuiltInAdministratorOfANodeAdministersOnTheOwner() async throws {
         let harness = try ApplicationHarness()
-        let a0 = PartitionID(space: .accounts, index: 0)
         func run(_ operation: String, _ data: JSONValue?, actor: RoutedActor?) async throws -> [String: JSONValue] {
-            try Self.reply(await withCheckedContinuation { continuation in
-                RoutedOperations.run(RoutedRequest(id: 4, operation: operation, data: data, actor: actor).encoded(),
-                                     serving: a0, of: PartitionMap(partitionCount: 1), app: harness.app) { continuation.resume(returning: $0) }
-            })
+            try await Self.runOnAccountOwner(operation, data, actor: actor, of: harness)
         }
         let applicant = RoutedActor(user: try await harness.logIn("13800138041"), isApprovedRunner: false)
         let submitted = try await run("runner.submit_verification", ["real_name": "Li Lei", "student_id": "S-41", "school": "North"],
@@ -376,6 +383,35 @@ import TestSupport
         let stats = try await run("admin.stats", nil, actor: .builtInAdministrator)
         #expect(stats["ok"] == .bool(true), "\(stats)")
         // The same user 0 without the vouching is nobody: decoding refuses it (see above).
+    }
+
+    /// An account partition's part of the cluster's feedback: its newest after a cursor of
+    /// (time, cluster id), and the time of one of its entries, for an administrator vouched for.
+    @Test func theOwnerAnswersItsPartOfTheFeedbackAfterACursor() async throws {
+        let harness = try ApplicationHarness()
+        func run(_ operation: String, _ data: JSONValue?, actor: RoutedActor?) async throws -> [String: JSONValue] {
+            try await Self.runOnAccountOwner(operation, data, actor: actor, of: harness)
+        }
+        let writer = RoutedActor(user: try await harness.logIn("13800138051"), isApprovedRunner: false)
+        for text in ["first", "second", "third"] {
+            #expect(try await run("feedback.submit", ["text": .string(text)], actor: writer)["ok"] == .bool(true))
+            harness.clock.advance(milliseconds: 1_000)
+        }
+        let vouched = RoutedActor(user: writer.user, isApprovedRunner: false, isVouchedAdministrator: true)
+        func texts(_ reply: [String: JSONValue]) -> [String] {
+            guard case .array(let entries)? = reply["data"]?["feedback"] else { return [] }
+            return entries.compactMap { if case .string(let text)? = $0["text"] { text } else { nil } }
+        }
+        let newest = try await run("node.feedback_page", ["limit": 2], actor: vouched)
+        #expect(texts(newest) == ["third", "second"], "\(newest)")
+        let at = try await run("node.feedback_at", ["id": 2], actor: vouched)
+        guard case .integer(let time)? = at["data"]?["submitted_at"] else { throw ClusterError("\(at)") }
+        let after = try await run("node.feedback_page", ["limit": 5, "before": 2, "before_at": .integer(time)], actor: vouched)
+        #expect(texts(after) == ["first"], "\(after)")
+        #expect(Self.errorCode(try await run("node.feedback_at", ["id": 9], actor: vouched)) == "invalid_field")
+        #expect(Self.errorCode(try await run("node.feedback_page", ["limit": 2, "before": 2], actor: vouched)) == "invalid_field")
+        #expect(Self.errorCode(try await run("node.feedback_page", ["limit": 2], actor: writer)) == "forbidden", "not vouched for")
+        #expect(texts(try await run("node.feedback_page", ["limit": 1], actor: .builtInAdministrator)) == ["third"])
     }
 
     /// A code is requested through the owner of the phone's partition, for a connection logged
