@@ -16,8 +16,8 @@ struct PairAdministration: Sendable {
     let map: PartitionMap
 
     /// The reply to `request` from `actor` (or the connection's fate, when a command's outcome is
-    /// unknown): once, from any thread.
-    /// The built-in administrator (the node took its admin secret) is not asked about.
+    /// unknown): once, from any thread. The built-in administrator (the node took its admin
+    /// secret) is not asked about.
     func run(_ request: Request, actor: RoutedActor, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
         if actor.isBuiltInAdministrator { return send(request, by: actor, completion: completion) }
         let question = RoutedRequest(id: request.id, operation: AdministratorQuery.operation, data: nil, actor: actor)
@@ -33,7 +33,7 @@ struct PairAdministration: Sendable {
         }
     }
 
-    /// The partition an administrator's command goes to, or every one for the lists and counts.
+    /// Every account partition: where the lists and counts are gathered from.
     private var accountPartitions: [PartitionID] { map.allPartitions.filter { $0.space == .accounts } }
 
     /// The command, from an administrator vouched for, where it is decided.
@@ -43,8 +43,7 @@ struct PairAdministration: Sendable {
             return router.route(command, in: map, completion: completion)
         }
         if command.operation == AdminOperations.listFeedback.name { return listFeedback(command, completion: completion) }
-        let limit = Self.limit(of: command)
-        gather(command, completion: completion) { parts in Self.merge(command.operation, parts, limit: limit) }
+        gather(command, completion: completion) { parts in Self.merge(command.operation, parts) }
     }
 
     /// Sends `command` to every account partition and answers with `merge` of their replies'
@@ -72,13 +71,8 @@ struct PairAdministration: Sendable {
         }
     }
 
-    private static func limit(of command: RoutedRequest) -> Int {
-        if case .object(let data)? = command.data, case .integer(let limit)? = data["limit"] { return Int(limit) }
-        return 20
-    }
-
     /// One reply's data from every partition's.
-    static func merge(_ operation: String, _ parts: [[String: JSONValue]], limit: Int) -> JSONValue {
+    static func merge(_ operation: String, _ parts: [[String: JSONValue]]) -> JSONValue {
         switch operation {
         case AdminOperations.pendingVerifications.name:
             let users = items("users", of: parts).sorted {
