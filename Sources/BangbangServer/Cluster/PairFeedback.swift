@@ -14,10 +14,7 @@ extension PairAdministration {
         let before: UInt64?
         let limit: Int
         do throws(DomainError) {
-            let arguments = try Arguments(command.data)
-            try arguments.allowOnly(["before", "limit"])
-            before = try arguments.optionalInteger("before", in: 1...Int64.max).map { UInt64($0) }
-            limit = Int(try arguments.optionalInteger("limit", in: 1...100) ?? 20)
+            (before, limit) = try AdminOperations.feedbackPage(try Arguments(command.data))
         } catch {
             return completion(.reply(Reply.failure(id: id, error: error)))
         }

@@ -62,10 +62,15 @@ enum AdminOperations {
         }
     }
 
-    static let listFeedback = Operation("admin.list_feedback") { context, arguments throws(DomainError) in
+    /// `admin.list_feedback`'s fields: the id to page below (nil: from the newest) and the page size.
+    static func feedbackPage(_ arguments: Arguments) throws(DomainError) -> (before: UInt64?, limit: Int) {
         try arguments.allowOnly(["before", "limit"])
-        let before = try arguments.optionalInteger("before", in: 1...Int64.max).map { UInt64($0) }
-        let limit = Int(try arguments.optionalInteger("limit", in: 1...100) ?? 20)
+        return (try arguments.optionalInteger("before", in: 1...Int64.max).map { UInt64($0) },
+                Int(try arguments.optionalInteger("limit", in: 1...100) ?? 20))
+    }
+
+    static let listFeedback = Operation("admin.list_feedback") { context, arguments throws(DomainError) in
+        let (before, limit) = try feedbackPage(arguments)
         let viewer = actor(context)
         context.app.accounts.perform { owner in
             do throws(DomainError) {
