@@ -117,6 +117,7 @@ extension KeyedBinaryReader {
     private mutating func readAccountState(depth: Int) throws -> AccountState {
         var accounts: [UserID: UserAccount]?, userByPhone: [PhoneNumber: UserID]?, sessions: [SessionID: Session]?
         var administrators: Set<UserID>?, feedback: [FeedbackEntry]?, nextUserID: UInt64?
+        var phoneClaims: [PhoneNumber: PhoneClaim] = [:]
         try readKeyed(depth: depth) { reader, key in
             switch key {
             case "accounts":
@@ -136,6 +137,8 @@ extension KeyedBinaryReader {
                 try reader.readUnkeyed(depth: depth + 1) { reader in read.append(try reader.readFeedback(depth: depth + 2)) }
                 feedback = read
             case "nextUserID": nextUserID = try reader.readInteger(UInt64.self)
+            case "phoneClaims":
+                phoneClaims = try reader.readPairs(depth: depth + 1) { try $0.readPhone() } value: { try $0.readPhoneClaim(depth: $1) }
             default: return false
             }
             return true
@@ -143,7 +146,21 @@ extension KeyedBinaryReader {
         return AccountState(accounts: try requireValue(accounts, "accounts"), userByPhone: try requireValue(userByPhone, "userByPhone"),
                             sessions: try requireValue(sessions, "sessions"),
                             grantedAdministrators: try requireValue(administrators, "grantedAdministrators"),
-                            feedback: try requireValue(feedback, "feedback"), nextUserID: try requireValue(nextUserID, "nextUserID"))
+                            feedback: try requireValue(feedback, "feedback"), nextUserID: try requireValue(nextUserID, "nextUserID"),
+                            phoneClaims: phoneClaims)
+    }
+
+    private mutating func readPhoneClaim(depth: Int) throws -> PhoneClaim {
+        var user: UserID?, at: Timestamp?
+        try readKeyed(depth: depth) { reader, key in
+            switch key {
+            case "user": user = try reader.readUser()
+            case "at": at = try reader.readTimestamp()
+            default: return false
+            }
+            return true
+        }
+        return PhoneClaim(user: try requireValue(user, "user"), at: try requireValue(at, "at"))
     }
 
     private mutating func readAccount(depth: Int) throws -> UserAccount {

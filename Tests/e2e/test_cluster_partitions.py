@@ -90,7 +90,7 @@ def nodes(tmp_path):
     try:
         for index, port in enumerate(free_ports(3)):
             node = Node(f"bb{index + 1}", port, str(tmp_path), nats.urls,
-                        extra=["--admin-phone", ADMIN_PHONE, "--partitions", str(PAIRS)])
+                        extra=["--admin-phone", ADMIN_PHONE, "--partitions", str(PAIRS), "--sms-resend-seconds", "0"])
             started.append(node)
             wait_until(node.is_ready, 20, f"{node.name} to serve sessions", node)
         # The first node takes every pair; each moves to the node the placement gives it once that node is live.
@@ -239,7 +239,7 @@ def test_under_load_a_killed_nodes_pairs_move_to_the_survivors_and_back_when_it_
 
     # The node comes back: its pairs move back to it once it has been live for a lease time.
     returned = Node(victim.name, victim.port, str(tmp_path), survivors[0].nats.urls,
-                    extra=["--admin-phone", ADMIN_PHONE, "--partitions", str(PAIRS)])
+                    extra=["--admin-phone", ADMIN_PHONE, "--partitions", str(PAIRS), "--sms-resend-seconds", "0"])
     nodes[nodes.index(victim)] = returned
     wait_until(returned.is_ready, 20, "the node to come back", returned)
     for pair in owned[victim.name]:
@@ -345,20 +345,63 @@ def test_the_admin_tool_administers_every_pair_from_any_node(nodes, tmp_path):
         assert connection.call("profile.get")["error"]["code"] == "forbidden"
 
 
-def test_a_phone_change_stays_within_its_pair(nodes):
-    """A user's account lives with the pair its phone hashes to: a new number of the same pair
-    is taken as on one node (and logs in there after), one of another pair is refused by name."""
+def test_a_phone_moves_to_another_pair_and_logs_in_there(nodes):
+    """An account stays with the pair of the phone it registered with (its id names it); a new
+    number of another pair is claimed there, the account changed, the old number released
+    (docs/scale-out.md, 7b item 4): the new number logs in by code and by password to the same
+    account on every node, the old one registers anew, nobody else can take the new one, and
+    moving on, or back home, releases it."""
+    home = 1
+    first = phone_in(home)
     client = Client(nodes[1].url)
-    pair = 1
-    client.login(phone_in(pair))
-    elsewhere = phone_in((pair + 1) % PAIRS)
-    refused = client.call("auth.request_code", {"phone": elsewhere, "purpose": "change_phone"})
-    assert refused["error"]["code"] == "invalid_field" and refused["error"]["field"] == "phone", refused
-    assert client.call("profile.change_phone", {"phone": elsewhere, "code": "123456"})["error"]["field"] == "phone"
-    same = phone_in(pair)
+    user = client.login(first)["user"]["id"]
+    assert user % PAIRS == home, "a user's id names the pair of the phone it registered with"
     client.ok("auth.set_password", {"password": "my password"})
-    code = client.ok("auth.request_code", {"phone": same, "purpose": "change_phone"})["dev_code"]
-    assert client.ok("profile.change_phone", {"phone": same, "code": code})["user"]["phone"] == same
-    with Client(nodes[2].url) as again:
-        moved = again.ok("auth.login_password", {"phone": same, "password": "my password"})
-        assert moved["user"]["id"] == client.user["id"]
+
+    moved = phone_in(2)
+    code = client.ok("auth.request_code", {"phone": moved, "purpose": "change_phone"})["dev_code"]
+    wrong = client.call("profile.change_phone", {"phone": moved, "code": "000000" if code != "000000" else "111111"})
+    assert wrong["error"]["code"] == "code_incorrect", wrong
+    assert client.ok("profile.change_phone", {"phone": moved, "code": code})["user"]["phone"] == moved
+    client.wait_event(lambda e: e["event"] == "account.phone_changed")
+    assert client.ok("profile.get")["user"]["phone"] == moved
+    for node in nodes:
+        with Client(node.url) as again:
+            logged = again.ok("auth.login_password", {"phone": moved, "password": "my password"})
+            assert logged["user"]["id"] == user and logged["user"]["phone"] == moved
+    with Client(nodes[0].url) as again:
+        by_code = again.login(moved)
+        assert by_code["user"]["id"] == user and by_code["is_new"] is False
+        assert again.ok("auth.sessions")["sessions"], "the session is the account's, in its own pair"
+        client.wait_event(lambda e: e["event"] == "account.login" and e["data"]["method"] == "code")
+        again.ok("auth.logout")
+    with Client(nodes[2].url) as stranger:
+        refused = stranger.call("auth.login_password", {"phone": moved, "password": "not my password"})
+        assert refused["error"]["code"] == "invalid_credentials", refused
+
+    with Client(nodes[2].url) as newcomer:
+        fresh = newcomer.login(first)
+        assert fresh["is_new"] is True and fresh["user"]["id"] != user, "the old number belongs to nobody"
+    other = Client(nodes[0].url)
+    other.login(phone_in(3))
+    taken = other.call("auth.request_code", {"phone": moved, "purpose": "change_phone"})
+    assert taken["error"]["code"] == "phone_taken", taken
+    mine = client.call("auth.request_code", {"phone": moved, "purpose": "change_phone"})
+    assert mine["error"]["code"] == "phone_taken" and "already your" in mine["error"]["message"], mine
+
+    # On to a third pair: the second pair's claim is given up, and its number registers anew.
+    onward = phone_in(3)
+    code = client.ok("auth.request_code", {"phone": onward, "purpose": "change_phone"})["dev_code"]
+    assert client.ok("profile.change_phone", {"phone": onward, "code": code})["user"]["phone"] == onward
+    with Client(nodes[1].url) as newcomer:
+        assert newcomer.login(moved)["is_new"] is True
+    # Back to a number of its own pair: the change is its pair's alone, and the third pair's claim goes too.
+    back = phone_in(home)
+    code = client.ok("auth.request_code", {"phone": back, "purpose": "change_phone"})["dev_code"]
+    assert client.ok("profile.change_phone", {"phone": back, "code": code})["user"]["phone"] == back
+    with Client(nodes[2].url) as newcomer:
+        assert newcomer.login(onward)["is_new"] is True
+    with Client(nodes[0].url) as again:
+        assert again.ok("auth.login_password", {"phone": back, "password": "my password"})["user"]["id"] == user
+    client.close()
+    other.close()

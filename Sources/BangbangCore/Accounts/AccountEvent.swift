@@ -16,12 +16,18 @@ public enum AccountEvent: Codable, Sendable, Equatable {
     case verificationDecided(VerificationDecision)
     case administratorChanged(AdministratorChange)
     case feedbackSubmitted(FeedbackEntry)
+    /// In the partition a phone hashes to, the phone taken by a user whose account lives in
+    /// another (docs/scale-out.md, 7b item 4): nobody else may have it. Made again by the same
+    /// user, it is stamped anew.
+    case phoneClaimed(PhoneClaimChange)
+    /// That claim given up: the user moved on, or never moved there.
+    case phoneReleased(PhoneClaimChange)
 
     /// Users whose connected devices must be told of this event live (beyond the reply to the
     /// device that caused it).
     public var recipients: [UserID] {
         switch self {
-        case .registered, .verificationSubmitted, .feedbackSubmitted, .sessionsPurged:
+        case .registered, .verificationSubmitted, .feedbackSubmitted, .sessionsPurged, .phoneClaimed, .phoneReleased:
             return []
         case .loggedIn(let login): return [login.session.user]
         case .passwordSet(let change): return [change.user]
@@ -93,6 +99,18 @@ extension AccountEvent {
         public var oldPhone: PhoneNumber
         public var newPhone: PhoneNumber
         public var at: Timestamp
+    }
+
+    public struct PhoneClaimChange: Codable, Sendable, Equatable {
+        public var phone: PhoneNumber
+        public var user: UserID
+        public var at: Timestamp
+
+        public init(phone: PhoneNumber, user: UserID, at: Timestamp) {
+            self.phone = phone
+            self.user = user
+            self.at = at
+        }
     }
 
     public struct VerificationSubmission: Codable, Sendable, Equatable {

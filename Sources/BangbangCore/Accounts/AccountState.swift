@@ -35,6 +35,9 @@ public struct UserAccount: Codable, Sendable, Equatable {
 public struct AccountState: Codable, Sendable, Equatable {
     public private(set) var accounts = AccountTable()
     public private(set) var userByPhone: [PhoneNumber: UserID] = [:]
+    /// Phones of this partition held by users whose accounts live in another (`phoneClaimed`);
+    /// empty but on a cluster of several pairs whose users moved their phones across them.
+    public private(set) var phoneClaims: [PhoneNumber: PhoneClaim] = [:]
     /// Administrators by grant; those by configured phone are in `AccountPolicy`.
     public private(set) var grantedAdministrators: Set<UserID> = []
     /// In id order, so entry `n` has id `n + 1`.
@@ -63,7 +66,8 @@ public struct AccountState: Codable, Sendable, Equatable {
     /// order, whose session names it as their user: always all of them in a state that `apply`
     /// built, and all that `activeSessions` ever showed in any other.
     public init(accounts: [UserID: UserAccount], userByPhone: [PhoneNumber: UserID], sessions: [SessionID: Session],
-                grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64) {
+                grantedAdministrators: Set<UserID>, feedback: [FeedbackEntry], nextUserID: UInt64,
+                phoneClaims: [PhoneNumber: PhoneClaim] = [:]) {
         var table = AccountTable(expecting: accounts.keys)
         for (id, account) in accounts {
             var kept = SmallList<SessionRecord>()
@@ -78,6 +82,7 @@ public struct AccountState: Codable, Sendable, Equatable {
         self.grantedAdministrators = grantedAdministrators
         self.feedback = feedback
         self.nextUserID = nextUserID
+        self.phoneClaims = phoneClaims
     }
 
     /// The same state with its accounts laid out for `space`: a snapshot is read with every id's
@@ -96,7 +101,8 @@ public struct AccountState: Codable, Sendable, Equatable {
     public mutating func apply(_ event: AccountEvent) {
         switch event {
         case .registered(let registration):
-            guard accounts.record(registration.user) == nil, userByPhone[registration.phone] == nil else {
+            guard accounts.record(registration.user) == nil, userByPhone[registration.phone] == nil,
+                  phoneClaims[registration.phone] == nil else {
                 fatalError("internal inconsistency in AccountState: registration of an existing account")
             }
             accounts.insert(AccountRecord(phone: registration.phone, nickname: registration.nickname,
@@ -119,12 +125,23 @@ public struct AccountState: Codable, Sendable, Equatable {
         case .profileUpdated(let change):
             modify(change.user) { $0.profile.merge(change.update) }
         case .phoneChanged(let change):
-            guard userByPhone[change.oldPhone] == change.user, userByPhone[change.newPhone] == nil else {
+            guard userByPhone[change.oldPhone] == change.user, userByPhone[change.newPhone] == nil,
+                  phoneClaims[change.newPhone] == nil else {
                 fatalError("internal inconsistency in AccountState: phone change collides")
             }
             userByPhone[change.oldPhone] = nil
             userByPhone[change.newPhone] = change.user
             modify(change.user) { $0.phone = change.newPhone }
+        case .phoneClaimed(let claim):
+            guard userByPhone[claim.phone] == nil, phoneClaims[claim.phone].map({ $0.user == claim.user }) ?? true else {
+                fatalError("internal inconsistency in AccountState: a claim on a phone held by another user")
+            }
+            phoneClaims[claim.phone] = PhoneClaim(user: claim.user, at: claim.at)
+        case .phoneReleased(let release):
+            guard phoneClaims[release.phone]?.user == release.user else {
+                fatalError("internal inconsistency in AccountState: releasing a claim the user does not hold")
+            }
+            phoneClaims[release.phone] = nil
         case .verificationSubmitted(let submission):
             modify(submission.user) {
                 $0.verification = RunnerVerification(
@@ -193,7 +210,7 @@ public struct AccountState: Codable, Sendable, Equatable {
 
 extension AccountState {
     private enum CodingKeys: String, CodingKey {
-        case accounts, userByPhone, sessions, grantedAdministrators, feedback, nextUserID
+        case accounts, userByPhone, sessions, grantedAdministrators, feedback, nextUserID, phoneClaims
     }
 
     /// Reads the form `encode(to:)` writes, which is the form the state had when it was a plain
@@ -205,7 +222,8 @@ extension AccountState {
                   sessions: try container.decode([SessionID: Session].self, forKey: .sessions),
                   grantedAdministrators: try container.decode(Set<UserID>.self, forKey: .grantedAdministrators),
                   feedback: try container.decode([FeedbackEntry].self, forKey: .feedback),
-                  nextUserID: try container.decode(UInt64.self, forKey: .nextUserID))
+                  nextUserID: try container.decode(UInt64.self, forKey: .nextUserID),
+                  phoneClaims: try container.decodeIfPresent([PhoneNumber: PhoneClaim].self, forKey: .phoneClaims) ?? [:])
     }
 
     /// Writes `accounts` and `sessions` as the standard library writes a `[UserID: UserAccount]`
@@ -232,6 +250,19 @@ extension AccountState {
         try container.encode(grantedAdministrators, forKey: .grantedAdministrators)
         try container.encode(feedback, forKey: .feedback)
         try container.encode(nextUserID, forKey: .nextUserID)
+        // Written only when there are any, so a state without is the form nodes from before read.
+        if !phoneClaims.isEmpty { try container.encode(phoneClaims, forKey: .phoneClaims) }
+    }
+}
+
+/// A phone of this partition held by `user` of another partition since `at` (its last claim).
+public struct PhoneClaim: Codable, Sendable, Equatable {
+    public var user: UserID
+    public var at: Timestamp
+
+    public init(user: UserID, at: Timestamp) {
+        self.user = user
+        self.at = at
     }
 }
 

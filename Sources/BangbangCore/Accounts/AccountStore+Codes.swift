@@ -21,8 +21,11 @@ extension AccountStore {
         let phone = try PhoneNumber(parsing: input)
         var boundRequester: UserID?
         if purpose == .changePhone, let requester {
-            let account = try account(requester)
-            try requireFree(phone, for: account)
+            if state.idSpace.contains(requester.rawValue) {
+                try requireFree(phone, for: try account(requester))
+            } else {
+                try requireClaimable(phone, by: requester)
+            }
             boundRequester = requester
         }
         try checkSendLimits(phone: phone, clientIP: clientIP, now: now)
@@ -110,7 +113,7 @@ extension AccountStore {
         if account.phone == phone {
             throw DomainError(.phoneTaken, "This is already your phone number.", field: "phone")
         }
-        if state.userByPhone[phone] != nil {
+        if state.userByPhone[phone] != nil || state.phoneClaims[phone] != nil {
             throw DomainError(.phoneTaken, "This phone number belongs to another account.", field: "phone")
         }
     }

@@ -38,6 +38,11 @@ extension AccountStore {
             let session = makeSession(for: user, device: deviceName, now: now, using: &generator)
             return AccountDecision(throttle: check.throttle, .success(.loggedIn(.init(session: session, method: .code))))
         }
+        guard state.phoneClaims[phone] == nil else {
+            // A user of another partition holds it: the login goes on there (AccountStore+PhoneMoves.swift).
+            return AccountDecision(throttle: check.throttle, .failure(DomainError(.invalidField,
+                "this phone belongs to an account of another partition", field: "phone")))
+        }
         let user = state.nextRegisteredID
         let session = makeSession(for: user, device: deviceName, now: now, using: &generator)
         let registration = AccountEvent.Registration(user: user, phone: phone,

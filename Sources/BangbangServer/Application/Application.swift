@@ -105,6 +105,7 @@ final class Application: @unchecked Sendable {
         var policy = AccountPolicy()
         policy.campuses = configuration.campuses
         policy.codeLimitPerIP = configuration.smsPerIPHourly == 0 ? Int.max : configuration.smsPerIPHourly
+        policy.codeResendInterval = .seconds(configuration.smsResendSeconds)
         var adminPhones: Set<PhoneNumber> = []
         for phone in configuration.adminPhones {
             do { adminPhones.insert(try PhoneNumber(parsing: phone)) } catch {

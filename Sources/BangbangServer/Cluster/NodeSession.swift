@@ -250,13 +250,14 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
             ? channel.map { String($0.clientOrigin.address.description.prefix(RoutedRequest.maximumAddressLength)) } : nil
         let routed = RoutedRequest(id: request.id, operation: request.operation, data: request.data,
                                    actor: actor(withSession: sendsSession), clientAddress: address)
-        if let refusal = RoutedOperations.phoneMoveRefusal(routed, in: hub.map) {
-            hub.metrics.requests.increment(label: "\(pending.operation):\(refusal.code.rawValue)")
-            channel?.send(text: Reply.failure(id: request.id, error: refusal))
-            return
-        }
         if case .sessionCheck = pending.purpose {} else { requestsInFlight += 1 }
-        hub.router.route(routed, in: hub.map) { [self, outbox] outcome in outbox.post(.routed(pending, outcome), to: self) }
+        let completion: @Sendable (NodeRouter.Outcome) -> Void = { [self, outbox] outcome in outbox.post(.routed(pending, outcome), to: self) }
+        switch (hub.phoneMoves, request.operation) {
+        case (let moves?, ProfileOperations.changePhone.name): moves.changePhone(routed, completion: completion)
+        case (let moves?, AuthOperations.loginWithCode.name), (let moves?, AuthOperations.loginWithPassword.name):
+            moves.logIn(routed, completion: completion)
+        default: hub.router.route(routed, in: hub.map, completion: completion)
+        }
     }
 
     /// Who asks, as the owner is told: the logged-in user (with the session, when the operation

@@ -29,6 +29,8 @@ final class NodeSessionHub: Sendable {
     let historyReads: PairHistoryReads?
     /// Administration across account partitions when several pairs hold the accounts; nil while one does.
     let administration: PairAdministration?
+    /// Phone changes and logins by phone across account partitions when several pairs hold them; nil while one does.
+    let phoneMoves: PhoneMoves?
     let streams: FollowedStreams
     let boards: FollowedBoards
     /// `info.get`'s data, the same as the owner's: made from the same configuration.
@@ -59,6 +61,7 @@ final class NodeSessionHub: Sendable {
         let boardPartitions = map.allPartitions.filter { $0.space == .boards }
         boardReads = boardPartitions.count > 1 ? BoardReads(router: router, partitions: boardPartitions) : nil
         administration = map.partitionCount > 1 ? PairAdministration(router: router, map: map) : nil
+        phoneMoves = map.partitionCount > 1 ? PhoneMoves(router: router, map: map, logger: logger) : nil
         historyReads = boardPartitions.count > 1
             ? history.map { [router] in PairHistoryReads(router: router, partitions: boardPartitions, follower: $0) } : nil
         streams = FollowedStreams(connection: connection, requests: requests, map: map, metrics: metrics.relay, logger: logger)

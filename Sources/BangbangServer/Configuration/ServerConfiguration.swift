@@ -50,6 +50,9 @@ public struct ServerConfiguration: Sendable {
     /// SMS codes one client IP may request per hour (0: no limit). Twenty lets a campus NAT log
     /// in while capping SMS-pumping from one host; a load test from loopback sets 0.
     public var smsPerIPHourly = 20
+    /// The wait before a phone may be sent another code, whatever its purpose: a minute, as SMS
+    /// logins commonly ask, so one number cannot be flooded; tests of several codes set 0.
+    public var smsResendSeconds = 60
     /// Event loops for connections; one per core keeps every core busy without contention.
     public var eventLoops = 0
     /// `always` by default: an acknowledged change survives power loss.

@@ -133,6 +133,8 @@ enum SettingsTable {
                        range: 1...10_000_000, \.maxConnectionsPerAddress),
         .integerValued("sms-per-ip-hourly", placeholder: "N", help: "SMS codes one client IP may request per hour (0: unlimited)",
                        range: 0...1_000_000, \.smsPerIPHourly),
+        .integerValued("sms-resend-seconds", placeholder: "S", help: "the wait before a phone may be sent another code",
+                       range: 0...3_600, \.smsResendSeconds),
         .integerValued("event-loops", placeholder: "N", help: "connection event loops (0: one per core)",
                        range: 0...64, \.eventLoops),
         Setting(name: "fsync", kind: .value, placeholder: "POLICY",

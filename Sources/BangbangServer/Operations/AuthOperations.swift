@@ -98,9 +98,33 @@ enum AuthOperations {
         app.accounts.perform { owner in
             var random = SecureRandomNumberGenerator()
             let now = app.clock()
+            if answeredClaim(context, owner: owner, phone: phone, code: code, now: now) { return }
             let decision = owner.store.decideCodeLogin(phone: phone, code: code, device: device, now: now, using: &random)
             completeLogin(context, owner: owner, decision: decision, now: now)
         }
+    }
+
+    /// With several pairs, a login by a phone of this partition that a user of another holds
+    /// (AccountStore+PhoneMoves.swift): the code, if one was typed, checked and used up here, and
+    /// the node told whose the phone is, `{"claimed_by", "claimed_at"}`, to go on in that user's
+    /// partition (PhoneMoves.swift). False, with nothing done, for a phone nobody claims.
+    private static func answeredClaim(_ context: OperationContext, owner: AccountsOwner, phone text: String, code: String?,
+                                      now: Timestamp) -> Bool {
+        guard let phone = try? PhoneNumber(parsing: text), let claim = owner.store.claim(on: phone) else { return false }
+        guard case .routed = context.caller else {
+            context.fail(DomainError(.storageUnavailable, "this phone's account lives in another partition; log in through a cluster node"))
+            return true
+        }
+        if let code {
+            let check = owner.store.proveLoginCode(code, phone: phone, now: now)
+            for event in check.throttle { owner.store.apply(event) }
+            if let error = check.error {
+                context.fail(error)
+                return true
+            }
+        }
+        context.succeed(["claimed_by": .integer(Int64(claim.user.rawValue)), "claimed_at": .integer(claim.at.rawValue)])
+        return true
     }
 
     /// Commits a login decision and, once the new session is durable, logs the connection in.
@@ -241,6 +265,7 @@ enum AuthOperations {
         _ = try AccountStore.validatedDevice(device)
         let app = context.app
         app.accounts.perform { owner in
+            if answeredClaim(context, owner: owner, phone: phone, code: nil, now: app.clock()) { return }
             let challenge: PasswordChallenge
             do throws(DomainError) {
                 challenge = try owner.store.passwordChallenge(phone: phone, now: app.clock())

@@ -80,6 +80,10 @@ enum RoutedOperations {
         case AdministratorQuery.operation: (.accounts, AdministratorQuery.answer)
         case FeedbackQuery.page: (.accounts, FeedbackQuery.answerPage)
         case FeedbackQuery.at: (.accounts, FeedbackQuery.answerAt)
+        case PhoneMoveQuery.claim: (.accounts, PhoneMoveQuery.answerClaim)
+        case PhoneMoveQuery.take: (.accounts, PhoneMoveQuery.answerTake)
+        case PhoneMoveQuery.release: (.accounts, PhoneMoveQuery.answerRelease)
+        case PhoneMoveQuery.login: (.accounts, PhoneMoveQuery.answerLogin)
         case BoardListQuery.operation: (.boards, BoardListQuery.answer)
         case BoardCountsQuery.operation: (.boards, BoardCountsQuery.answer)
         case LiveOrdersQuery.operation: (.boards, LiveOrdersQuery.answer)
@@ -117,6 +121,7 @@ enum RoutedOperations {
     /// `profile.get` of another user (`user_id`). Nil when the request names neither.
     static func accountPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
         if request.operation == FeedbackQuery.page { return nil }
+        if PhoneMoveQuery.names.contains(request.operation) { return PhoneMoveQuery.partition(of: request, in: map) }
         if request.operation == FeedbackQuery.at {
             guard case .object(let data)? = request.data, case .integer(let id)? = data["id"], id > 0 else { return nil }
             return map.partition(ofUser: UInt64(id))
@@ -150,20 +155,6 @@ enum RoutedOperations {
     /// What a node asks the account partitions for an administrator (FeedbackQuery.swift), and
     /// may ask for the built-in administrator.
     static let administrationQuestions: Set<String> = [FeedbackQuery.page, FeedbackQuery.at]
-
-    /// With several pairs, a change to a phone whose claim lives in another account partition
-    /// than the user's: refused (`invalid_field`, `phone`) until the move across partitions is
-    /// built (docs/scale-out.md, 7b item 4, "a phone that moved"), rather than a code issued
-    /// where the change cannot use it. Nil for anything else.
-    static func phoneMoveRefusal(_ request: RoutedRequest, in map: PartitionMap) -> DomainError? {
-        guard map.partitionCount > 1, let actor = request.actor, case .object(let data)? = request.data,
-              case .string(let text)? = data["phone"], let phone = try? PhoneNumber(parsing: text) else { return nil }
-        let isChange = request.operation == ProfileOperations.changePhone.name
-            || (request.operation == AuthOperations.requestCode.name && data["purpose"] == .string("change_phone"))
-        guard isChange, map.partition(ofPhone: phone.rawValue).index != map.partition(ofUser: actor.user.rawValue).index else { return nil }
-        return DomainError(.invalidField, "this deployment keeps each account with the partition its phone number hashes to, "
-                           + "and this number hashes to another; moving an account there is not supported yet", field: "phone")
-    }
 
     /// With several pairs, the account partition an administrator's command concerns: its
     /// subject's (`user_id` or `phone`), or the pair of the order it reads (`order_id`: the

@@ -43,7 +43,9 @@ enum Snapshots {
             grantedAdministrators: [UserID(1), UserID(3)],
             feedback: [FeedbackEntry(id: 1, user: UserID(1), text: "slow map", contact: nil, submittedAt: now),
                        FeedbackEntry(id: 2, user: UserID(.max), text: "好", contact: "ada@example.com", submittedAt: now)],
-            nextUserID: 4)
+            nextUserID: 4,
+            phoneClaims: [PhoneNumber(rawValue: "+8613600000009"): PhoneClaim(user: UserID(1_000_001), at: now),
+                          PhoneNumber(rawValue: "+8613600000010"): PhoneClaim(user: UserID(.max), at: Timestamp(milliseconds: -7))])
         var shard = BoardShard(index: 1)
         var random = SeededGenerator(seed: 3)
         for (serial, draft) in [Drafts.bounty(now: now), Drafts.express(now: now, code: true), Drafts.group(now: now)].enumerated() {

@@ -28,7 +28,7 @@ enum AccountNotifications {
     /// The personal event for an account change, or nil when nobody is told.
     static func describe(_ event: AccountEvent) -> (name: String, data: JSONValue)? {
         switch event {
-        case .registered, .verificationSubmitted, .feedbackSubmitted, .sessionsPurged:
+        case .registered, .verificationSubmitted, .feedbackSubmitted, .sessionsPurged, .phoneClaimed, .phoneReleased:
             return nil
         case .loggedIn(let login):
             return ("account.login", ["device": login.session.device.map(JSONValue.string) ?? .null,
