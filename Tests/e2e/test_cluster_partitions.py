@@ -378,6 +378,12 @@ def test_a_phone_moves_to_another_pair_and_logs_in_there(nodes):
     with Client(nodes[2].url) as stranger:
         refused = stranger.call("auth.login_password", {"phone": moved, "password": "not my password"})
         assert refused["error"]["code"] == "invalid_credentials", refused
+    with Client(nodes[2].url) as admin:
+        admin.login(ADMIN_PHONE)
+        found = admin.ok("admin.user", {"phone": moved})["user"]
+        assert found["id"] == user and found["phone"] == moved, "an operator finds the account by the phone it moved to"
+        missing = admin.call("admin.user", {"phone": first})
+        assert missing["error"]["code"] == "not_found", missing
 
     with Client(nodes[2].url) as newcomer:
         fresh = newcomer.login(first)

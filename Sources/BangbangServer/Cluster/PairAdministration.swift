@@ -39,11 +39,34 @@ struct PairAdministration: Sendable {
     /// The command, from an administrator vouched for, where it is decided.
     private func send(_ request: Request, by administrator: RoutedActor, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
         let command = RoutedRequest(id: request.id, operation: request.operation, data: request.data, actor: administrator)
+        if command.operation == AdminOperations.user.name { return lookUp(command, completion: completion) }
         if RoutedOperations.administeredPartition(of: command, in: map) != nil {
             return router.route(command, in: map, completion: completion)
         }
         if command.operation == AdminOperations.listFeedback.name { return listFeedback(command, completion: completion) }
         gather(command, completion: completion) { parts in Self.merge(command.operation, parts) }
+    }
+
+    /// `admin.user`: where its subject is; by phone, the phone's partition, and on to the user's
+    /// when a user of another pair moved to that phone (its claim names them). A claim no account
+    /// uses any more (the user's phone is another) is no user of that phone.
+    private func lookUp(_ command: RoutedRequest, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
+        router.route(command, in: map) { [self] outcome in
+            guard case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes),
+                  case .object(let data)? = reply["data"], case .integer(let user)? = data["claimed_by"], user > 0,
+                  case .object(let fields)? = command.data, case .string(let text)? = fields["phone"],
+                  let phone = try? PhoneNumber(parsing: text) else { return completion(outcome) }
+            let byID = RoutedRequest(id: command.id, operation: command.operation, data: ["user_id": .integer(user)], actor: command.actor)
+            router.route(byID, in: map) { outcome in
+                guard case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes),
+                      reply["ok"] == .bool(true) else { return completion(outcome) }
+                guard reply["data"]?["user"]?["phone"] == .string(phone.rawValue) else {
+                    return completion(.reply(Reply.failure(id: command.id, error: DomainError(.notFound, "No user has this phone number.",
+                                                                                              field: "phone"))))
+                }
+                completion(outcome)
+            }
+        }
     }
 
     /// Sends `command` to every account partition and answers with `merge` of their replies'
