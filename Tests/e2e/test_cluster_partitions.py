@@ -378,6 +378,12 @@ def test_a_phone_moves_to_another_pair_and_logs_in_there(nodes):
     with Client(nodes[2].url) as stranger:
         refused = stranger.call("auth.login_password", {"phone": moved, "password": "not my password"})
         assert refused["error"]["code"] == "invalid_credentials", refused
+        # What the nodes ask one another is no client's to send: not a session for anyone.
+        for op, data in [("node.login_claimed", {"user": user, "phone": moved}),
+                         ("node.take_phone", {"phone": moved, "claimed_at": int(time.time() * 1000)}),
+                         ("node.release_phone", {"phone": moved, "user": user, "stamped_by": int(time.time() * 1000)})]:
+            assert stranger.call(op, data)["error"]["code"] == "unknown_operation"
+        assert stranger.call("auth.sessions")["error"]["code"] == "unauthenticated"
     with Client(nodes[2].url) as admin:
         admin.login(ADMIN_PHONE)
         found = admin.ok("admin.user", {"phone": moved})["user"]

@@ -277,6 +277,15 @@ import TestSupport
         #expect(partition("profile.get", ["user_id": 67]) == PartitionID(space: .accounts, index: 3))
         #expect(partition("order.get", [:]) == nil && partition("order.get", ["order_id": "7"]) == nil)
         #expect(partition("order.publish", nil) == nil && partition("board.subscribe", ["types": ["bounty"]]) == nil)
+        // A phone's move: claimed and released where the phone is, taken and logged in where the user is.
+        let phone = "+8613900139000"
+        let ofPhone = map.partition(ofPhone: phone)
+        #expect(ofPhone != PartitionID(space: .accounts, index: 2), "the test needs a phone of another partition than the actor's")
+        #expect(partition(PhoneMoveQuery.claim, ["phone": .string(phone), "code": "123456"]) == ofPhone)
+        #expect(partition(PhoneMoveQuery.release, ["phone": "139 0013 9000", "user": 130, "stamped_by": 1]) == ofPhone)
+        #expect(partition(PhoneMoveQuery.take, ["phone": .string(phone), "claimed_at": 1]) == PartitionID(space: .accounts, index: 2))
+        #expect(partition(PhoneMoveQuery.login, ["phone": .string(phone), "user": 67]) == PartitionID(space: .accounts, index: 3))
+        #expect(partition(PhoneMoveQuery.claim, ["phone": "not a phone"]) == nil && partition(PhoneMoveQuery.login, ["phone": .string(phone)]) == nil)
 
         let harness = try ApplicationHarness()
         let small = PartitionMap(partitionCount: 4)
