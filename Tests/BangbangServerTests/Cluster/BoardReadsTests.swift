@@ -27,47 +27,8 @@ import TestSupport
         (0...).lazy.map { "campus-\($0)" }.first { map.partition(ofCampus: $0) == partition }!
     }
 
-    final class TwoOwners: Sendable {
-        let nats: NATSCluster
-        let owners: [ApplicationHarness]
-        let connections: [NATSConnection]
-        let served: [OwnerRequests]
-        let node: NATSConnection
-
-        init() async throws {
-            nats = try await NATSCluster.start(size: 1)
-            var owners: [ApplicationHarness] = []
-            var connections: [NATSConnection] = []
-            var served: [OwnerRequests] = []
-            for partition in [BoardReadsTests.p0, BoardReadsTests.p1] {
-                let harness = try ApplicationHarness()
-                let connection = try await connectClient(to: nats, name: "owner-\(partition)")
-                let owner = OwnerRequests(requests: PartitionRequests(connection: connection), app: harness.app, map: BoardReadsTests.map)
-                try owner.serve(partition)
-                owners.append(harness)
-                connections.append(connection)
-                served.append(owner)
-            }
-            self.owners = owners
-            self.connections = connections
-            self.served = served
-            node = try await connectClient(to: nats, name: "session-node")
-            for connection in connections { try await connection.flush() }
-        }
-
-        func reads(partitions: [PartitionID] = [BoardReadsTests.p0, BoardReadsTests.p1],
-                   policy: RoutePolicy = RoutePolicy()) -> BoardReads {
-            var requests = PartitionRequests(connection: node)
-            requests.policy = policy
-            return BoardReads(router: NodeRouter(requests: requests), partitions: partitions)
-        }
-
-        func stop() async {
-            await node.close()
-            for connection in connections { await connection.close() }
-            nats.stop()
-        }
-    }
+    /// Two board partitions' owners, each an application of its own, and a node to read them.
+    typealias TwoOwners = ServedOwners
 
     /// `data`'s `board.list` read by `reads`; `query` when the node's check would refuse `data`.
     static func list(_ reads: BoardReads, _ data: JSONValue, query: OrderListQuery? = nil) async throws -> [String: JSONValue] {
@@ -357,5 +318,18 @@ import TestSupport
         #expect(RoutedOperationsTests.errorCode(try await list(Self.campus(in: Self.p0))) == "storage_unavailable",
                 "an owner that stopped serving the partition runs nothing more for it")
         await setup.stop()
+    }
+}
+
+extension ServedOwners {
+    convenience init() async throws {
+        try await self.init(serving: [BoardReadsTests.p0, BoardReadsTests.p1], of: BoardReadsTests.map)
+    }
+
+    func reads(partitions: [PartitionID] = [BoardReadsTests.p0, BoardReadsTests.p1],
+               policy: RoutePolicy = RoutePolicy()) -> BoardReads {
+        var requests = PartitionRequests(connection: node)
+        requests.policy = policy
+        return BoardReads(router: NodeRouter(requests: requests), partitions: partitions)
     }
 }

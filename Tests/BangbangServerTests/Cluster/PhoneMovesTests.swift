@@ -25,46 +25,24 @@ import Testing
     }
 
     final class TwoPairs: Sendable {
-        let nats: NATSCluster
-        let owners: [ApplicationHarness]
-        let connections: [NATSConnection]
-        let served: [OwnerRequests]
-        let node: NATSConnection
+        let served: ServedOwners
         let moves: PhoneMoves
         let router: NodeRouter
+        var owners: [ApplicationHarness] { served.owners }
 
         init() async throws {
-            nats = try await NATSCluster.start(size: 1)
-            var owners: [ApplicationHarness] = []
-            var connections: [NATSConnection] = []
-            var served: [OwnerRequests] = []
-            for pair in 0..<2 {
-                let connection = try await connectClient(to: nats, name: "owner-\(pair)")
-                // Each pair's application as a node runs it: its accounts in their own stream,
-                // its users' ids of its residue.
-                let storage = try await PartitionedStorageTests().storage(JetStream(connection: connection), node: "owner-\(pair)",
-                                                                         pair: pair, of: PhoneMovesTests.map)
-                let harness = try ApplicationHarness(cluster: storage)
-                let owner = OwnerRequests(requests: PartitionRequests(connection: connection), app: harness.app, map: PhoneMovesTests.map)
-                try owner.serve(PartitionID(space: .accounts, index: pair))
-                owners.append(harness)
-                connections.append(connection)
-                served.append(owner)
+            // Each pair's application as a node runs it: its accounts in their own stream, its
+            // users' ids of its residue.
+            served = try await ServedOwners(serving: (0..<2).map { PartitionID(space: .accounts, index: $0) }, of: PhoneMovesTests.map) {
+                pair, connection in
+                try ApplicationHarness(cluster: try await PartitionedStorageTests().storage(
+                    JetStream(connection: connection), node: "owner-\(pair)", pair: pair, of: PhoneMovesTests.map))
             }
-            self.owners = owners
-            self.connections = connections
-            self.served = served
-            node = try await connectClient(to: nats, name: "session-node")
-            for connection in connections { try await connection.flush() }
-            router = NodeRouter(requests: PartitionRequests(connection: node))
+            router = NodeRouter(requests: PartitionRequests(connection: served.node))
             moves = PhoneMoves(router: router, map: PhoneMovesTests.map, logger: Logger(level: .error, sink: { _ in }))
         }
 
-        func stop() async {
-            await node.close()
-            for connection in connections { await connection.close() }
-            nats.stop()
-        }
+        func stop() async { await served.stop() }
 
         /// The reply to `operation` with `data`, as the node routes it for `actor`.
         func ask(_ operation: String, _ data: JSONValue, actor: UserID? = nil) async throws -> [String: JSONValue] {
