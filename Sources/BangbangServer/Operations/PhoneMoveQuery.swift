@@ -66,16 +66,16 @@ enum PhoneMoveQuery {
 
     static func answerTake(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
         let context = context(of: request, as: ProfileOperations.changePhone.name, app: app, answer: answer)
-        let phone: PhoneNumber, user: UserID, proof: Result<Timestamp, CodeProof>
+        let phone: PhoneNumber, user: UserID, proof: Proof
         do throws(DomainError) {
             user = try requireActor(request)
             let arguments = try Arguments(request.data)
             try arguments.allowOnly(["phone", "code", "claimed_at"])
             phone = try PhoneNumber(parsing: try arguments.string("phone", maxLength: 32))
             if let claimedAt = try arguments.optionalInteger("claimed_at", in: 0...Int64.max) {
-                proof = .success(Timestamp(rawValue: claimedAt))
+                proof = .claimed(at: Timestamp(rawValue: claimedAt))
             } else {
-                proof = .failure(CodeProof(code: try arguments.string("code", maxLength: 16)))
+                proof = .code(try arguments.string("code", maxLength: 16))
             }
         } catch {
             return context.fail(error)
@@ -84,10 +84,10 @@ enum PhoneMoveQuery {
             let now = app.clock()
             let decision: AccountDecision
             switch proof {
-            case .success(let claimedAt):
+            case .claimed(let claimedAt):
                 decision = owner.store.decideClaimedPhoneChange(user: user, newPhone: phone, claimedAt: claimedAt, now: now)
-            case .failure(let typed):
-                decision = owner.store.decidePhoneChange(user: user, newPhone: phone.rawValue, code: typed.code, now: now)
+            case .code(let code):
+                decision = owner.store.decidePhoneChange(user: user, newPhone: phone.rawValue, code: code, now: now)
             }
             for event in decision.throttle { owner.store.apply(event) }
             switch decision.outcome {
@@ -163,8 +163,10 @@ enum PhoneMoveQuery {
         }
     }
 
-    private struct CodeProof: Error {
-        let code: String
+    /// What shows the new phone is the user's: its partition's claim, or the code sent to it.
+    private enum Proof {
+        case claimed(at: Timestamp)
+        case code(String)
     }
 
     private static func requireActor(_ request: RoutedRequest) throws(DomainError) -> UserID {
