@@ -360,6 +360,10 @@ def test_a_phone_moves_to_another_pair_and_logs_in_there(nodes):
 
     moved = phone_in(2)
     code = client.ok("auth.request_code", {"phone": moved, "purpose": "change_phone"})["dev_code"]
+    for data, field in [({"phone": "not a phone", "code": code}, "phone"), ({"phone": moved}, "code"),
+                        ({"phone": moved, "code": code, "extra": 1}, "extra")]:
+        bad = client.call("profile.change_phone", data)
+        assert bad["error"]["code"] == "invalid_field" and bad["error"].get("field") == field, (data, bad)
     wrong = client.call("profile.change_phone", {"phone": moved, "code": "000000" if code != "000000" else "111111"})
     assert wrong["error"]["code"] == "code_incorrect", wrong
     assert client.ok("profile.change_phone", {"phone": moved, "code": code})["user"]["phone"] == moved
