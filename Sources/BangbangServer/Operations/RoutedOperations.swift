@@ -12,7 +12,8 @@
 // Administration runs on the account owner with the connection's user as the administrator. The
 // reads of every board at once (a listing, the counts, a user's orders and takings) are answered
 // whole by the owner of a deployment's one board partition. Watching the boards needs the
-// connection, and runs where it is.
+// connection, and runs where it is. With several pairs, a phone changed to, or logged in by, a
+// number of another pair takes questions of its own (PhoneMoveQuery.swift).
 // What a routed request carries is RoutedRequest.swift.
 import BangbangCore
 import BangbangProtocol
