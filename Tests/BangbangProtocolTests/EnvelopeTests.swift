@@ -18,6 +18,14 @@ import BangbangCore
         #expect(Reply.errorCode(of: []) == nil)
     }
 
+    @Test func aRepliesDataIsReadOnlyFromASuccess() {
+        #expect(Reply.data(of: Reply.success(id: 1, data: ["user": ["id": 7]])) == ["user": ["id": 7]])
+        #expect(Reply.data(of: Reply.failure(id: 1, error: DomainError(ErrorCode("order_taken"), "taken"))) == nil)
+        #expect(Reply.data(of: Array(#"{"id": 1, "ok": false, "data": {"user": 7}}"#.utf8)) == nil, "data beside a refusal is none")
+        #expect(Reply.data(of: Array(#"{"id": 1, "ok": true, "data": [1]}"#.utf8)) == nil)
+        #expect(Reply.data(of: Array("not json".utf8)) == nil && Reply.data(of: []) == nil)
+    }
+
     @Test func decodesAWellFormedRequest() throws {
         let request = try decode(#"{"id": 7, "op": "order.accept", "data": {"order_id": 5}}"#).get()
         #expect(request.id == 7)

@@ -142,6 +142,13 @@ public enum Reply {
         return String(decoding: message[start..<end], as: UTF8.self)
     }
 
+    /// The data of a successful reply, parsed; nil for a refusal, or for bytes that are not a reply.
+    public static func data(of message: [UInt8]) -> [String: JSONValue]? {
+        guard case .object(let reply)? = try? JSONParser.parse(message), reply["ok"] == .bool(true),
+              case .object(let data)? = reply["data"] else { return nil }
+        return data
+    }
+
     public static func failure(id: JSONValue, error: DomainError) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()

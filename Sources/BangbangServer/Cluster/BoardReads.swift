@@ -123,9 +123,7 @@ struct BoardCounts: Sendable, Equatable {
 
     /// Nil for anything but a successful answer with both counts.
     init?(reply bytes: [UInt8]) {
-        guard case .object(let reply)? = try? JSONParser.parse(bytes), reply["ok"] == .bool(true),
-              case .object(let data)? = reply["data"],
-              let open = Self.perType(data["open"]), let runners = Self.perType(data["runners_online"]) else { return nil }
+        guard let data = Reply.data(of: bytes), let open = Self.perType(data["open"]), let runners = Self.perType(data["runners_online"]) else { return nil }
         self.init(open: open, runnersOnline: runners)
     }
 

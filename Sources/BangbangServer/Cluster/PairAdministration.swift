@@ -23,8 +23,8 @@ struct PairAdministration: Sendable {
         let question = RoutedRequest(id: request.id, operation: AdministratorQuery.operation, data: nil, actor: actor)
         router.route(question, to: map.partition(ofUser: actor.user.rawValue)) { outcome in
             guard case .reply(let bytes) = outcome else { return completion(outcome) }
-            guard case .object(let reply)? = try? JSONParser.parse(bytes), reply["ok"] == .bool(true) else { return completion(outcome) }
-            guard reply["data"]?["administrator"] == .bool(true) else {
+            guard let answer = Reply.data(of: bytes) else { return completion(outcome) }
+            guard answer["administrator"] == .bool(true) else {
                 return completion(.reply(Reply.failure(id: request.id, error: DomainError(.forbidden, "Only administrators may do this."))))
             }
             var vouched = actor
@@ -52,15 +52,13 @@ struct PairAdministration: Sendable {
     /// uses any more (the user's phone is another) is no user of that phone.
     private func lookUp(_ command: RoutedRequest, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
         router.route(command, in: map) { [self] outcome in
-            guard case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes),
-                  case .object(let data)? = reply["data"], case .integer(let user)? = data["claimed_by"], user > 0,
+            guard case .reply(let bytes) = outcome, case .integer(let user)? = Reply.data(of: bytes)?["claimed_by"], user > 0,
                   case .object(let fields)? = command.data, case .string(let text)? = fields["phone"],
                   let phone = try? PhoneNumber(parsing: text) else { return completion(outcome) }
             let byID = RoutedRequest(id: command.id, operation: command.operation, data: ["user_id": .integer(user)], actor: command.actor)
             router.route(byID, in: map) { outcome in
-                guard case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes),
-                      reply["ok"] == .bool(true) else { return completion(outcome) }
-                guard reply["data"]?["user"]?["phone"] == .string(phone.rawValue) else {
+                guard case .reply(let bytes) = outcome, let answer = Reply.data(of: bytes) else { return completion(outcome) }
+                guard answer["user"]?["phone"] == .string(phone.rawValue) else {
                     return completion(.reply(Reply.failure(id: command.id, error: DomainError(.notFound, "No user has this phone number.",
                                                                                               field: "phone"))))
                 }
@@ -78,8 +76,7 @@ struct PairAdministration: Sendable {
         let gathered = PartitionGather<[String: JSONValue], NodeRouter.Outcome>(expected: partitions.count)
         for partition in partitions {
             router.route(command, to: partition) { outcome in
-                let read = if case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes),
-                              reply["ok"] == .bool(true), case .object(let data)? = reply["data"] {
+                let read = if case .reply(let bytes) = outcome, let data = Reply.data(of: bytes) {
                     gathered.add(data)
                 } else {
                     gathered.refuse(outcome)

@@ -25,8 +25,9 @@ extension PairAdministration {
         }
         let question = RoutedRequest(id: id, operation: FeedbackQuery.at, data: ["id": .integer(Int64(before))], actor: command.actor)
         router.route(question, to: PartitionID(space: .accounts, index: Int(named.partition))) { outcome in
-            guard case .reply(let bytes) = outcome, case .object(let reply)? = try? JSONParser.parse(bytes), reply["ok"] == .bool(true),
-                  case .integer(let at)? = reply["data"]?["submitted_at"] else { return completion(outcome) }
+            guard case .reply(let bytes) = outcome, case .integer(let at)? = Reply.data(of: bytes)?["submitted_at"] else {
+                return completion(outcome)
+            }
             listFeedback(command, after: (at, before), limit: limit, completion: completion)
         }
     }

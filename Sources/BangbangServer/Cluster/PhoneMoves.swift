@@ -40,8 +40,9 @@ struct PhoneMoves: Sendable {
         }
         let claim = RoutedRequest(id: request.id, operation: PhoneMoveQuery.claim, data: request.data, actor: actor)
         router.route(claim, to: target) { outcome in
-            guard case .reply(let reply) = outcome, let answer = Self.data(of: reply) else { return completion(outcome) }
-            guard case .integer(let claimedAt)? = answer["claimed_at"] else { return completion(outcome) }
+            guard case .reply(let reply) = outcome, case .integer(let claimedAt)? = Reply.data(of: reply)?["claimed_at"] else {
+                return completion(outcome)
+            }
             take(request, data: data, claimedAt: claimedAt, completion: completion)
         }
     }
@@ -57,7 +58,7 @@ struct PhoneMoves: Sendable {
         let take = RoutedRequest(id: request.id, operation: PhoneMoveQuery.take, data: .object(fields), actor: actor)
         router.route(take, to: map.partition(ofUser: actor.user.rawValue)) { [self] outcome in
             guard case .reply(let reply) = outcome else { return completion(outcome) }
-            guard let answer = Self.data(of: reply), let user = answer["user"], case .string(let old)? = answer["old_phone"],
+            guard let answer = Reply.data(of: reply), let user = answer["user"], case .string(let old)? = answer["old_phone"],
                   case .integer(let at)? = answer["at"] else {
                 // Refused (the claim too old, or the phone theirs already: a move tried again
                 // after it was done). A claim it leaves keeps others off the phone until a login
@@ -83,7 +84,7 @@ struct PhoneMoves: Sendable {
             "unused": .bool(isUnused),
         ], actor: nil)
         router.route(request, to: map.partition(ofPhone: number.rawValue)) { [logger] outcome in
-            guard case .reply(let reply) = outcome, let answer = Self.data(of: reply) else {
+            guard case .reply(let reply) = outcome, let answer = Reply.data(of: reply) else {
                 logger.warning("phone_claim_kept", ["user": user.rawValue, "detail": "the release of an old phone's claim went unanswered: \(outcome)"])
                 return completion(false)
             }
@@ -95,7 +96,7 @@ struct PhoneMoves: Sendable {
     /// when the phone is claimed there.
     func logIn(_ request: RoutedRequest, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
         router.route(request, in: map) { [self] outcome in
-            guard case .reply(let reply) = outcome, let answer = Self.data(of: reply),
+            guard case .reply(let reply) = outcome, let answer = Reply.data(of: reply),
                   case .integer(let user)? = answer["claimed_by"], user > 0, case .integer(let claimedAt)? = answer["claimed_at"],
                   case .object(var fields)? = request.data, case .string(let phone)? = fields["phone"] else {
                 return completion(outcome)
@@ -105,7 +106,7 @@ struct PhoneMoves: Sendable {
             let login = RoutedRequest(id: request.id, operation: PhoneMoveQuery.login, data: .object(fields), actor: nil,
                                       clientAddress: request.clientAddress)
             router.route(login, to: map.partition(ofUser: UInt64(user))) { [self] outcome in
-                guard case .reply(let reply) = outcome, Self.data(of: reply)?["unused_claim"] == .bool(true) else {
+                guard case .reply(let reply) = outcome, Reply.data(of: reply)?["unused_claim"] == .bool(true) else {
                     return completion(outcome)
                 }
                 let isPassword = request.operation == AuthOperations.loginWithPassword.name
@@ -118,12 +119,5 @@ struct PhoneMoves: Sendable {
                 }
             }
         }
-    }
-
-    /// The data of a successful reply; nil for a refusal or anything unreadable.
-    private static func data(of reply: [UInt8]) -> [String: JSONValue]? {
-        guard case .object(let message)? = try? JSONParser.parse(reply), message["ok"] == .bool(true),
-              case .object(let data)? = message["data"] else { return nil }
-        return data
     }
 }

@@ -21,8 +21,7 @@ struct RemoteLogin: Sendable, Equatable {
     /// The login in the owner's successful reply to `auth.login_code`, `auth.login_password` or
     /// `auth.resume` (whose token the client sent: `token`); nil for a refusal or anything else.
     static func read(reply: [UInt8], resumedWith token: String? = nil) -> RemoteLogin? {
-        guard case .object(let message)? = try? JSONParser.parse(reply), message["ok"] == .bool(true),
-              case .object(let data)? = message["data"], case .object(let user)? = data["user"],
+        guard let data = Reply.data(of: reply), case .object(let user)? = data["user"],
               case .integer(let id)? = user["id"], case .bool(let isRunner)? = user["is_verified_runner"],
               case .integer(let sequence)? = data["seq"], sequence >= 0 else { return nil }
         let issued: String
