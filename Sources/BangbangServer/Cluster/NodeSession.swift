@@ -142,15 +142,9 @@ final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
                 hub.metrics.requests.increment(label: operation.successLabel)
                 channel.send(text: Reply.success(id: request.id, encodedData: hub.info))
             case AuthOperations.adminSecret.name:
-                let arguments = try Arguments(request.data)
-                try arguments.allowOnly(["secret"])
-                let candidate = try arguments.string("secret", maxLength: 128)
-                guard channel.clientOrigin.isLoopback else {
-                    hub.metrics.adminSecretLogins.increment(label: "not_loopback")
-                    hub.logger.warning("admin_secret_refused", ["connection.id": channel.connectionID, "reason": "not_loopback",
-                                                                "remote": channel.clientOrigin.description])
-                    throw DomainError(.forbidden, "the admin secret is accepted only from the server's own machine (loopback)")
-                }
+                let candidate = try AdminSecretLogin.candidate(try Arguments(request.data))
+                try AdminSecretLogin.requireLoopback(channel.clientOrigin, connectionID: channel.connectionID,
+                                                     metrics: hub.metrics, logger: hub.logger)
                 requestsInFlight += 1
                 let pending = Pending(purpose: .adminSecret, operation: operation.name, started: started)
                 hub.checkAdminSecret(candidate, id: request.id, connectionID: channel.connectionID) { [self, outbox] outcome in

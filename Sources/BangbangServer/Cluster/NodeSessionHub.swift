@@ -86,16 +86,12 @@ final class NodeSessionHub: Sendable {
     /// time, never logged.
     func checkAdminSecret(_ candidate: String, id: JSONValue, connectionID: UInt64,
                           completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {
-        let (directory, metrics, logger) = (dataDirectory, metrics, logger)
-        DispatchQueue.global().async {
-            guard AdminSecret.read(from: directory).map({ AdminSecret.matches(candidate, $0) }) == true else {
-                metrics.adminSecretLogins.increment(label: "wrong_secret")
-                logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "wrong_secret"])
-                return completion(.reply(Reply.failure(id: id, error: DomainError(.unauthenticated, "wrong admin secret"))))
+        AdminSecretLogin.check(candidate, dataDirectory: dataDirectory, connectionID: connectionID, metrics: metrics,
+                               logger: logger) { result in
+            switch result {
+            case .success: completion(.reply(Reply.success(id: id, data: AdminSecretLogin.loggedIn)))
+            case .failure(let error): completion(.reply(Reply.failure(id: id, error: error)))
             }
-            metrics.adminSecretLogins.increment(label: "ok")
-            logger.info("admin_logged_in", ["connection.id": connectionID, "as": "built_in_administrator"])
-            completion(.reply(Reply.success(id: id, data: ["administrator": .integer(Int64(BuiltInAdministrator.id.rawValue))])))
         }
     }
 

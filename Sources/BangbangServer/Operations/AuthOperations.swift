@@ -24,32 +24,17 @@ enum AuthOperations {
     /// proxy, only when the real client is), compared in constant time, read off the loop,
     /// never logged.
     static let adminSecret = Operation("auth.admin_secret", requiresLogin: false) { context, arguments throws(DomainError) in
-        try arguments.allowOnly(["secret"])
-        let candidate = try arguments.string("secret", maxLength: 128)
+        let candidate = try AdminSecretLogin.candidate(arguments)
         let app = context.app
         let session = context.session
-        let origin = session.channel?.clientOrigin
-        let connectionID = session.connectionID
-        guard let origin, origin.isLoopback else {
-            app.metrics.adminSecretLogins.increment(label: "not_loopback")
-            app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "not_loopback",
-                                                        "remote": origin?.description ?? "unknown"])
-            throw DomainError(.forbidden, "the admin secret is accepted only from the server's own machine (loopback)")
-        }
-        DispatchQueue.global().async {
-            let secret = AdminSecret.read(from: app.configuration.dataDirectory)
-            let isMatch = secret.map { AdminSecret.matches(candidate, $0) } ?? false
+        try AdminSecretLogin.requireLoopback(session.channel?.clientOrigin, connectionID: session.connectionID,
+                                             metrics: app.metrics, logger: app.logger)
+        AdminSecretLogin.check(candidate, dataDirectory: app.configuration.dataDirectory, connectionID: session.connectionID,
+                               metrics: app.metrics, logger: app.logger) { result in
             session.post {
-                guard isMatch else {
-                    app.metrics.adminSecretLogins.increment(label: "wrong_secret")
-                    app.logger.warning("admin_secret_refused", ["connection.id": connectionID, "reason": "wrong_secret"])
-                    context.fail(DomainError(.unauthenticated, "wrong admin secret"))
-                    return
-                }
+                if case .failure(let error) = result { return context.fail(error) }
                 session.logInAsBuiltInAdministrator()
-                app.metrics.adminSecretLogins.increment(label: "ok")
-                app.logger.info("admin_logged_in", ["connection.id": connectionID, "as": "built_in_administrator"])
-                context.succeed(["administrator": .integer(Int64(BuiltInAdministrator.id.rawValue))])
+                context.succeed(AdminSecretLogin.loggedIn)
             }
         }
     }
