@@ -39,7 +39,7 @@ enum PhoneMoveQuery {
     }
 
     static func answerClaim(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
-        let context = context(of: request, as: ProfileOperations.changePhone.name, app: app, answer: answer)
+        let context = RoutedOperations.context(of: request, as: ProfileOperations.changePhone.name, app: app, answer: answer)
         let phone: String, code: String, user: UserID
         do throws(DomainError) {
             user = try requireActor(request)
@@ -65,7 +65,7 @@ enum PhoneMoveQuery {
     }
 
     static func answerTake(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
-        let context = context(of: request, as: ProfileOperations.changePhone.name, app: app, answer: answer)
+        let context = RoutedOperations.context(of: request, as: ProfileOperations.changePhone.name, app: app, answer: answer)
         let phone: PhoneNumber, user: UserID, proof: Proof
         do throws(DomainError) {
             user = try requireActor(request)
@@ -105,7 +105,7 @@ enum PhoneMoveQuery {
     }
 
     static func answerRelease(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
-        let context = context(of: request, as: release, app: app, answer: answer)
+        let context = RoutedOperations.context(of: request, as: release, app: app, answer: answer)
         let phone: PhoneNumber, user: UserID, stampedBy: Timestamp, isUnused: Bool
         do throws(DomainError) {
             let arguments = try Arguments(request.data)
@@ -129,7 +129,7 @@ enum PhoneMoveQuery {
     static func answerLogin(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
         let hasPassword = if case .object(let data)? = request.data { data["password"] != nil } else { false }
         let operation = hasPassword ? AuthOperations.loginWithPassword.name : AuthOperations.loginWithCode.name
-        let context = context(of: request, as: operation, app: app, answer: answer)
+        let context = RoutedOperations.context(of: request, as: operation, app: app, answer: answer)
         let phone: PhoneNumber, user: UserID, device: String?
         do throws(DomainError) {
             let arguments = try Arguments(request.data)
@@ -174,12 +174,5 @@ enum PhoneMoveQuery {
             throw DomainError(.unauthenticated, "\"\(request.operation)\" is about a user: the request names the \"actor\"")
         }
         return actor
-    }
-
-    private static func context(of request: RoutedRequest, as operation: String, app: Application,
-                                answer: @escaping @Sendable ([UInt8]) -> Void) -> OperationContext {
-        let call = RoutedCall(app: app, request: request, answer: answer)
-        return OperationContext(caller: .routed(call), requestID: request.id, operation: operation,
-                                successLabel: "\(operation):ok", started: ContinuousClock.now)
     }
 }

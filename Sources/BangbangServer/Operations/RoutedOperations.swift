@@ -151,6 +151,13 @@ enum RoutedOperations {
         return request.actor.map { map.partition(ofUser: $0.user.rawValue) }
     }
 
+    /// The context `request` runs in as `operation` on this owner, its one reply going to `answer`.
+    static func context(of request: RoutedRequest, as operation: String, successLabel: String? = nil, app: Application,
+                        answer: @escaping @Sendable ([UInt8]) -> Void) -> OperationContext {
+        OperationContext(caller: .routed(RoutedCall(app: app, request: request, answer: answer)), requestID: request.id,
+                         operation: operation, successLabel: successLabel ?? "\(operation):ok", started: ContinuousClock.now)
+    }
+
     static let administrationNames = Set(AdminOperations.all.map(\.name))
 
     /// What a node asks the account partitions for an administrator (FeedbackQuery.swift), and
@@ -233,9 +240,7 @@ enum RoutedOperations {
             return answer(Reply.failure(id: request.id, error: DomainError(.unauthenticated,
                 "\"\(request.operation)\" needs a logged-in user: a routed request for it names the \"actor\"")))
         }
-        let call = RoutedCall(app: app, request: request, answer: answer)
-        let context = OperationContext(caller: .routed(call), requestID: request.id, operation: operation.name,
-                                       successLabel: operation.successLabel, started: ContinuousClock.now)
+        let context = Self.context(of: request, as: operation.name, successLabel: operation.successLabel, app: app, answer: answer)
         do {
             try operation.handler(context, try Arguments(request.data))
         } catch {
