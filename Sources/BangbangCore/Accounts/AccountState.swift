@@ -54,6 +54,9 @@ public struct AccountState: Codable, Sendable, Equatable {
     /// The id the next registration gets.
     public var nextRegisteredID: UserID { UserID(rawValue: idSpace.firstID(atLeast: nextUserID)) }
 
+    /// Who holds `phone` here: an account's phone, or a claim by a user of another partition.
+    public func holder(of phone: PhoneNumber) -> UserID? { userByPhone[phone] ?? phoneClaims[phone]?.user }
+
     /// Every session, each kept with its user's account.
     public var sessions: SessionTable { SessionTable(accounts: accounts) }
 

@@ -113,7 +113,12 @@ extension AccountStore {
         if account.phone == phone {
             throw DomainError(.phoneTaken, "This is already your phone number.", field: "phone")
         }
-        if state.userByPhone[phone] != nil || state.phoneClaims[phone] != nil {
+        try requireHeld(phone, byNobodyBut: nil)
+    }
+
+    /// `phone_taken` when anyone but `user` holds `phone` here (an account's phone, or a claim).
+    func requireHeld(_ phone: PhoneNumber, byNobodyBut user: UserID?) throws(DomainError) {
+        if let holder = state.holder(of: phone), holder != user {
             throw DomainError(.phoneTaken, "This phone number belongs to another account.", field: "phone")
         }
     }

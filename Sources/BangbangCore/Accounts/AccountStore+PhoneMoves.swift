@@ -34,9 +34,7 @@ extension AccountStore {
             guard !state.idSpace.contains(user.rawValue) else {
                 throw DomainError(.invalidField, "user \(user) has an account in this partition: its phone changes there", field: "user")
             }
-            if state.userByPhone[phone] != nil || state.phoneClaims[phone].map({ $0.user != user }) == true {
-                throw DomainError(.phoneTaken, "This phone number belongs to another account.", field: "phone")
-            }
+            try requireHeld(phone, byNobodyBut: user)
         } catch {
             return AccountDecision(.failure(error))
         }
@@ -105,11 +103,9 @@ extension AccountStore {
     /// `phone_taken` unless a user of another partition, `requester`, may ask for a code to move
     /// to `phone` of this one.
     func requireClaimable(_ phone: PhoneNumber, by requester: UserID) throws(DomainError) {
-        if state.phoneClaims[phone]?.user == requester {
+        if state.holder(of: phone) == requester {
             throw DomainError(.phoneTaken, "This is already your phone number.", field: "phone")
         }
-        if state.userByPhone[phone] != nil || state.phoneClaims[phone] != nil {
-            throw DomainError(.phoneTaken, "This phone number belongs to another account.", field: "phone")
-        }
+        try requireHeld(phone, byNobodyBut: nil)
     }
 }
