@@ -75,10 +75,27 @@ let package = Package(
         // nothing of orders or accounts: what runs on a socket is an endpoint the server gives it.
         .target(name: "WebSocketServer", dependencies: ["SocketServer", "WebSocketProtocol", "Forwarding"],
                 swiftSettings: strict),
+        // The application: its state and owners, the one door to durability (CommitLog), the
+        // operations, the publishing of committed changes, and the sessions that admit requests.
+        // Made from an `ApplicationStorage` (a journal and what it recovered); it imports no NATS
+        // and never ends the process.
+        .target(name: "BangbangApplication",
+                dependencies: ["WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol",
+                               "Journal", "BangbangStorage", "OrderArchive", "InboxProtocol", "Crypto", "Platform"],
+                swiftSettings: strict),
+        // The application served on sockets: the routes and endpoints it gives WebSocketServer, the
+        // web app's files, the settings table, start-up and shutdown.
         .target(name: "BangbangServer",
-                dependencies: ["WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore", "BangbangProtocol", "Journal",
-                               "BangbangStorage", "OrderArchive",
-                               "Crypto", "CLinux", "CZlib", "Platform", "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol", "InboxProtocol", "JournalProtocol"],
+                dependencies: ["BangbangApplication", "WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore",
+                               "Crypto", "CLinux", "CZlib", "Platform", "NATSClient"],
+                swiftSettings: strict),
+        // Several nodes sharing the work over NATS JetStream: a node's lifecycle and leases, the
+        // partitions' stream journals and inbox, relayed clients, sessions on any node, the owners'
+        // answers to routed requests, and what spans the pairs of partitions.
+        .target(name: "ScaleOut",
+                dependencies: ["BangbangServer", "BangbangApplication", "WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol",
+                               "BangbangCore", "BangbangProtocol", "BangbangStorage", "Journal", "OrderArchive", "Crypto", "Platform",
+                               "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol", "InboxProtocol", "JournalProtocol"],
                 swiftSettings: strict),
         .target(name: "NATSProtocol", swiftSettings: strict),
         // The frames a gateway node and the partition's owner exchange about relayed WebSocket
@@ -103,7 +120,7 @@ let package = Package(
         // The server's entry point, and `bangbang admin` (Admin/): the operator's command line,
         // online through BangbangClient, offline through the server's package-level surface.
         .executableTarget(name: "bangbang",
-                          dependencies: ["BangbangServer", "BangbangClient", "BangbangProtocol", "Journal", "OrderArchive",
+                          dependencies: ["ScaleOut", "BangbangServer", "BangbangApplication", "BangbangClient", "BangbangProtocol", "Journal", "OrderArchive",
                                          "SocketServer", "Crypto", "Platform"],
                           swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
@@ -130,7 +147,7 @@ let package = Package(
         // The server's side of a cluster (its stream journal, shared secret, owner directory)
         // against a real 3-node JetStream cluster.
         .testTarget(name: "ClusterServerTests",
-                    dependencies: ["BangbangServer", "Cluster", "InboxProtocol", "JournalProtocol", "NATSClient", "NATSProtocol", "NATSTestSupport", "Journal",
+                    dependencies: ["ScaleOut", "BangbangServer", "BangbangApplication", "Cluster", "InboxProtocol", "JournalProtocol", "NATSClient", "NATSProtocol", "NATSTestSupport", "Journal",
                                    "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal", "Platform"], swiftSettings: strict),
@@ -139,12 +156,12 @@ let package = Package(
                     swiftSettings: strict),
         // `bangbang admin`'s own code, in the executable: parsing, output, the online endpoint,
         // the backup manifest.
-        .testTarget(name: "AdminCLITests", dependencies: ["bangbang", "BangbangServer", "BangbangProtocol"],
+        .testTarget(name: "AdminCLITests", dependencies: ["bangbang", "BangbangServer", "BangbangApplication", "BangbangProtocol"],
                     swiftSettings: strict),
         // Also the executable, for the backup and restore of a live application (its harness
         // is here).
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["TestSupport", "BangbangServer", "WebSocketServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
+                    dependencies: ["TestSupport", "ScaleOut", "BangbangServer", "BangbangApplication", "Cluster", "WebSocketServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
                                    "SocketServer", "Forwarding", "CZlib", "NATSClient", "NATSTestSupport", "RelayProtocol",
                                    "bangbang"],
                     exclude: ["Fixtures"],

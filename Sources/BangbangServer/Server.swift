@@ -1,12 +1,15 @@
-// BangbangServer (`Server`): the composition root. It is the only module that sees both the domain and the
-// transport: it recovers the application from the data directory, wires the HTTP routes
-// (`/ws`, `/echo`, `/healthz`, `/readyz`, `/metrics`, and the web app for every other path)
-// onto the socket server, and owns start-up and shutdown.
+// BangbangServer (`Server`): the application served on sockets. It recovers the application
+// from its storage (the data directory's, unless a cluster node hands it a partition's), wires
+// the HTTP routes (`/ws`, `/echo`, `/healthz`, `/readyz`, `/metrics`, and the web app for every
+// other path) onto the socket server, and owns start-up and shutdown. Where a `/ws` client's
+// session runs is decided here for a server on its own (a `ClientSession` on its loop); a
+// cluster node hands in a `SessionPlacement` that may put it elsewhere.
+import BangbangApplication
 import BangbangCore
 import CLinux
+import Dispatch
 import Forwarding
 import Foundation
-import NATSClient
 import SocketServer
 import WebSocketProtocol
 import WebSocketServer
@@ -14,36 +17,37 @@ import Synchronization
 
 public final class Server: @unchecked Sendable {
     public let configuration: ServerConfiguration
-    let logger: Logger
-    let metrics = ServerMetrics()
-    let application: Application
+    package let logger: Logger
+    package let metrics = ServerMetrics()
+    package let application: Application
     private let group: EventLoopGroup
     /// Who is connected on each loop, and its outbox (indexed by loop).
-    let registries: [LoopRegistry]
+    package let registries: [LoopRegistry]
     private var socketServer: TCPServer?
     /// The limits a configuration reload (SIGHUP) can change while serving.
     private let addressLimiter: AddressLimiter
-    let userLimiter: KeyedRateLimiter<UserID>
+    package let userLimiter: KeyedRateLimiter<UserID>
     private let isReady = Mutex(false)
     /// The web app's files; replaced whole by a reload.
     private let staticSite = Mutex<StaticSite?>(nil)
-    /// Cluster mode's `/ws` routing and relay (Cluster/Server+Relay.swift); nil on a single node.
-    let relay = Mutex<ClusterRelay?>(nil)
-    /// Cluster mode's answers to requests other nodes route to the partitions this one owns.
-    let routedRequests = Mutex<OwnerRequests?>(nil)
-    /// Cluster mode's subscription to the other nodes' watching reports (`board.stats`).
-    let watchingReports = Mutex<NATSSubscription?>(nil)
+    /// Where `/ws` clients' sessions run when not on this server (a cluster node's relay to the
+    /// owner); nil runs every session here.
+    package let sessionPlacement = Mutex<(any SessionPlacement)?>(nil)
+    /// What stops first at shutdown, before any client is told: a cluster node's answers to other
+    /// nodes and its publishing of events (set by the scale-out).
+    private let shutdownSteps = Mutex<[@Sendable () -> Void]>([])
 
     /// Recovers the state in `configuration.dataDirectory` (refusing a directory that another
     /// server holds or that cannot be written). Does not listen yet.
     public convenience init(configuration: ServerConfiguration, logger: Logger,
-                            clock: @escaping @Sendable () -> Timestamp = Server.wallClock) throws {
-        try self.init(configuration: configuration, logger: logger, clock: clock, cluster: nil)
+                            clock: @escaping @Sendable () -> Timestamp = WallClock.now) throws {
+        try self.init(configuration: configuration, logger: logger, clock: clock, storage: nil)
     }
 
-    /// `cluster`: the partition's journal and secret when this node owns it (ClusterRunner.swift).
-    init(configuration: ServerConfiguration, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
-         cluster: ClusterStorage?) throws {
+    /// `storage`: what the application is recovered from; nil for the data directory's journal
+    /// and files (a cluster node hands in its partitions', ScaleOut's ClusterRunner.swift).
+    package init(configuration: ServerConfiguration, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
+                 exits: ExitRequests = ExitRequests(), storage: ApplicationStorage?) throws {
         self.configuration = configuration
         self.logger = logger
         let sms: SMSProvider = configuration.smsCommand.map { CommandSMSProvider(command: $0, logger: logger) }
@@ -58,8 +62,10 @@ public final class Server: @unchecked Sendable {
         group = EventLoopGroup(count: loopCount)
         // One loop means one core's worth of work: the owners then run on the loop's thread too,
         // so a request is served without a single thread switch.
+        let ownersTarget = loopCount == 1 ? group.loops[0].queue : nil
         application = try Application(configuration: configuration, logger: logger, metrics: metrics, clock: clock, sms: sms,
-                                      ownersTarget: loopCount == 1 ? group.loops[0].queue : nil, cluster: cluster)
+                                      ownersTarget: ownersTarget, exits: exits,
+                                      storage: storage ?? .dataDirectory(configuration, logger: logger, writerStartQueue: ownersTarget))
         // Recovery read the journal and decoded the snapshot through large temporary structures,
         // now freed: hand that memory back to the system instead of keeping it in the heap.
         malloc_trim(0)
@@ -99,12 +105,6 @@ public final class Server: @unchecked Sendable {
         }
     }
 
-    public static let wallClock: @Sendable () -> Timestamp = {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Timestamp(rawValue: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000)
-    }
-
     // MARK: Settings derived from the configuration
 
     /// Room in the socket layer's output limit above `--max-output-bytes`. A slow consumer is
@@ -119,7 +119,7 @@ public final class Server: @unchecked Sendable {
     /// How long a pinged client has to answer before it is closed: half the ping interval (so a
     /// dead peer is noticed within one and a half intervals), but never under 5 s, so a phone
     /// on a slow network with short intervals is not cut off while its pong is on the way.
-    static func pongTimeout(pingIntervalSeconds: Int) -> Int64 {
+    package static func pongTimeout(pingIntervalSeconds: Int) -> Int64 {
         max(minimumPongTimeoutMilliseconds, Int64(pingIntervalSeconds) * 1000 / 2)
     }
 
@@ -128,7 +128,7 @@ public final class Server: @unchecked Sendable {
     /// Frames one `/ws` message may arrive in. Clients send small JSON messages, usually in one
     /// frame; 256 allows any sane fragmentation while bounding the per-frame work a client can
     /// make the server do for one message (each frame costs a header parse and a buffer append).
-    static let maxFragmentsPerMessage = 256
+    package static let maxFragmentsPerMessage = 256
 
     /// Starts listening; returns the bound addresses (the real port when configured with 0).
     public func start() throws -> [SocketAddress] {
@@ -178,9 +178,9 @@ public final class Server: @unchecked Sendable {
                 // upgrade decides between a local session and a relay to the owner.
                 opensEndpointAtFirstMessage: !configuration.isClustered,
                 makeEndpoint: { loop in
-                    server.relayEndpoint() ?? ClientSession(shared: sessions[loop.index])
+                    server.sessionPlacement.withLock { $0 }?.makeEndpoint() ?? ClientSession(shared: sessions[loop.index])
                 },
-                refusal: { server.relayRefusal() }),
+                refusal: { server.sessionPlacement.withLock { $0 }?.refusal() }),
         ]
         if configuration.enablesEcho {
             routes["/echo"] = WebSocketRoute(configuration: .echo, makeEndpoint: { _ in EchoEndpoint() })
@@ -235,6 +235,14 @@ public final class Server: @unchecked Sendable {
         return applied
     }
 
+    /// Where the server says the process must end; the executable exits as asked.
+    public var exitRequests: ExitRequests { application.exits }
+
+    /// Runs `step` first at shutdown, before clients are told (any thread).
+    package func onShutdown(_ step: @escaping @Sendable () -> Void) {
+        shutdownSteps.withLock { $0.append(step) }
+    }
+
     /// Stops accepting, tells every WebSocket client the server is going away (1001; a node handing
     /// its partition over says 1012, come back), lets queued output drain, writes a final snapshot (so the next start has no journal to
     /// replay), then flushes and closes the journal. Blocks up to `timeout` for the clients, plus
@@ -242,11 +250,7 @@ public final class Server: @unchecked Sendable {
     public func shutdown(timeout: Duration = .seconds(5), closing code: CloseCode = .goingAway,
                          reason: String = "server shutting down") {
         isReady.withLock { $0 = false }
-        // Other nodes' requests find the next owner rather than a journal about to close.
-        routedRequests.withLock { $0 }?.stopAll()
-        watchingReports.withLock { $0 }?.unsubscribe()
-        application.publisher.accounts.eventPublisher.withLock { $0 = nil }
-        application.publisher.boards.eventPublisher.withLock { $0 = nil }
+        for step in shutdownSteps.withLock({ $0 }) { step() }
         socketServer?.stop(closeConnections: false)
         let done = DispatchGroup()
         for registry in registries {
@@ -290,4 +294,13 @@ extension Server {
             }
         }
     }
+}
+
+/// Where a `/ws` client's session runs when it is not a `ClientSession` on this server: on a
+/// cluster node that does not own the partition, a relay to the owner (ScaleOut's ClusterRelay).
+package protocol SessionPlacement: Sendable {
+    /// The endpoint for a new client, or nil to run its session here.
+    func makeEndpoint() -> WebSocketEndpoint?
+    /// The answer to an upgrade that cannot be served now (no owner known), or nil to serve it.
+    func refusal() -> HTTPResponse?
 }

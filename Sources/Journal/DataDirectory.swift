@@ -112,3 +112,20 @@ extension DataDirectory {
         }
     }
 }
+
+/// The data directory's `LOCK`, held by a process that keeps files there without a journal open
+/// (a cluster node's archive and secrets): the same lock the journal takes, so a second server on
+/// the directory is refused whichever of the two holds it. The directory is made if missing.
+public final class DataDirectoryLock: Sendable {
+    private let descriptor: Int32
+    private let syscalls: Syscalls
+
+    public init(directory: String, syscalls: Syscalls = .live) throws(JournalError) {
+        let dataDirectory = DataDirectory(path: directory, syscalls: syscalls)
+        try dataDirectory.prepare()
+        descriptor = try dataDirectory.lock()
+        self.syscalls = syscalls
+    }
+
+    deinit { syscalls.close(descriptor) }
+}

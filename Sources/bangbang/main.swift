@@ -1,8 +1,10 @@
 // The bangbang executable: reads the configuration, recovers the data directory, serves until
 // SIGTERM or SIGINT, then shuts down gracefully (clients are told 1001, the journal is flushed).
+import BangbangApplication
 import BangbangServer
 import Dispatch
 import Foundation
+import ScaleOut
 
 let version = "0.1.0"
 
@@ -55,16 +57,25 @@ if configuration.smsCommand != nil {
 let shutdown: @Sendable () -> Void
 let reload: @Sendable (ServerConfiguration) throws -> [String]
 do {
+    let exits: ExitRequests
     if configuration.isClustered {
         let runner = ClusterRunner(configuration: configuration, logger: logger)
+        exits = runner.exitRequests
         try runner.start()
         (shutdown, reload) = ({ runner.shutdown() }, { try runner.reload($0) })
     } else {
         let server = try Server(configuration: configuration, logger: logger)
+        exits = server.exitRequests
         // Written once the data directory is ours (locked), before anyone can connect.
         try AdminSecret.create(in: configuration.dataDirectory)
         _ = try server.start()
         (shutdown, reload) = ({ server.shutdown() }, { try server.reload($0) })
+    }
+    // The server and the cluster node decide when serving on would do harm; ending the process
+    // is this executable's part (status 75: a supervisor starts it again).
+    exits.handle { request in
+        FileHandle.standardError.write(Data("bangbang: \(request.reason)\n".utf8))
+        exit(request.status)
     }
 } catch {
     logger.error("startup_failed", ["error": "\(error)"])

@@ -4,7 +4,9 @@ import BangbangProtocol
 import Foundation
 import Testing
 @testable import bangbang
+import BangbangApplication
 import BangbangServer
+import ScaleOut
 
 @Suite struct AdminInvocationTests {
     @Test func commandsBecomeTheirRequests() throws {

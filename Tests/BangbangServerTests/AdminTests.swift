@@ -2,7 +2,9 @@ import BangbangCore
 import BangbangProtocol
 import Foundation
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 
 /// A store with users registered through the domain, as the server would.

@@ -1,5 +1,7 @@
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct ConfigurationTests {
     private func load(_ arguments: [String], environment: [String: String] = [:], file: String? = nil)

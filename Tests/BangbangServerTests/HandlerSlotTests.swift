@@ -5,7 +5,9 @@
 // hours, so the suite's time limit ends the test; here they take milliseconds.
 import Synchronization
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.timeLimit(.minutes(1))) struct HandlerSlotTests {
     @Test func aHandlerCalledTwoHundredThousandTimesRunsEachCallOnce() async throws {

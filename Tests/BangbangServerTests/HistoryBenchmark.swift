@@ -2,7 +2,9 @@ import Foundation
 import OrderArchive
 import Testing
 @testable import BangbangCore
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 /// A measuring tool, not a test: run with
 /// `HISTORY_BENCHMARK=1 swift test --filter HistoryBenchmark` (for real numbers a release build,

@@ -6,7 +6,9 @@ import Foundation
 import OrderArchive
 import Testing
 @testable import BangbangCore
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 
 private enum Sample {

@@ -6,7 +6,9 @@ import Journal
 import Testing
 import TestSupport
 @testable import BangbangCore
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 
 /// Real events of every kind, made by the domain's decide functions.

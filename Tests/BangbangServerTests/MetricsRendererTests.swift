@@ -1,6 +1,8 @@
 // `/metrics` as text: the relay's metrics appear, with their values, only on a clustered node.
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct MetricsRendererTests {
     static func render(_ metrics: ServerMetrics) -> String {

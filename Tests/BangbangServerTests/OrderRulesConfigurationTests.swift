@@ -1,6 +1,8 @@
 import BangbangCore
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 /// `--cancel-grace-seconds`, `--cancel-fee` and `--auto-confirm-hours`: OrderRules' defaults,
 /// listed by `--help`, refused when nonsense, and turned into the rules the server decides by.

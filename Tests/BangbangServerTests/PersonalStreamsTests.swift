@@ -2,7 +2,9 @@ import BangbangCore
 import BangbangStorage
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct PersonalStreamsTests {
     private let user = UserID(rawValue: 7)

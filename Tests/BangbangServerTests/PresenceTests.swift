@@ -3,7 +3,9 @@
 import BangbangCore
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct PresenceTests {
     @Test func answersLikeATableOfMasks() {

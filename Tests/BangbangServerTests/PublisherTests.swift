@@ -10,7 +10,9 @@ import InboxProtocol
 import Synchronization
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 
 @Suite struct PublisherTests {

@@ -1,6 +1,8 @@
 import BangbangCore
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct RecentCountsTests {
     private func at(_ seconds: Double) -> Timestamp { Timestamp(rawValue: Int64(seconds * 1000)) }

@@ -6,12 +6,14 @@ import NATSClient
 import NATSTestSupport
 import Synchronization
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct ClusterNodeIntegrationTests {
     func configuration(_ cluster: NATSCluster, node: String) -> ServerConfiguration {
         var configuration = ServerConfiguration()
-        configuration.natsServers = cluster.addresses
+        configuration.natsServers = cluster.addresses.map(\.description)
         configuration.nodeID = node
         configuration.leaseMilliseconds = 1_500
         return configuration

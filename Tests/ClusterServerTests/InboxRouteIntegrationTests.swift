@@ -16,7 +16,9 @@ import NATSTestSupport
 import Synchronization
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(3))) struct InboxRouteIntegrationTests {
     static let map = PartitionMap(partitionCount: 2)

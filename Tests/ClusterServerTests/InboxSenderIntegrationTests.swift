@@ -10,7 +10,9 @@ import NATSTestSupport
 import Synchronization
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(3))) struct InboxSenderIntegrationTests {
     static let partitions = [PartitionID(space: .accounts, index: 0), PartitionID(space: .accounts, index: 1)]

@@ -15,7 +15,9 @@ import NATSTestSupport
 import Synchronization
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 /// The failures a StreamJournal reported, as its owner would see them.
 final class Failures: Sendable {

@@ -2,6 +2,7 @@
 // file (`--config PATH` or BANGBANG_CONFIG), environment variables (BANGBANG_PORT…), and flags.
 // List settings (campus, admin-phone) are replaced, not merged, by a higher source, so an
 // operator can always tell which source a value came from.
+import BangbangApplication
 import Foundation
 
 public enum Command: Sendable, Equatable {

@@ -1,12 +1,13 @@
 // The one table of settings: name, help text and how to read a value. `--help`, the environment
 // variables (`BANGBANG_` + upper-cased name), the config file keys and `check-config` all come
 // from it, so a setting cannot exist in one place and be missing from another.
+import BangbangApplication
 import BangbangCore
 import Forwarding
 import NATSClient
 
-struct Setting: Sendable {
-    enum Kind: Sendable { case flag, value, list }
+package struct Setting: Sendable {
+    package enum Kind: Sendable { case flag, value, list }
     let name: String
     let kind: Kind
     let placeholder: String
@@ -17,12 +18,6 @@ struct Setting: Sendable {
     var environmentVariable: String {
         "BANGBANG_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
     }
-}
-
-public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }
 
 private func integer(_ name: String, _ text: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
@@ -51,11 +46,11 @@ private func nonEmpty(_ name: String, _ text: String) throws(ConfigurationError)
     return text
 }
 
-private func natsAddress(_ text: String) throws(ConfigurationError) -> NATSServerAddress {
+private func natsAddress(_ text: String) throws(ConfigurationError) -> String {
     guard let address = NATSServerAddress(url: text) else {
         throw ConfigurationError("invalid value '\(text)' for --nats: expected nats://host:port")
     }
-    return address
+    return address.description
 }
 
 /// Node names appear in NATS subjects and lease records, so only characters safe in both.
@@ -81,8 +76,8 @@ extension Setting {
     }
 }
 
-enum SettingsTable {
-    static let all: [Setting] = [
+package enum SettingsTable {
+    package static let all: [Setting] = [
         Setting(name: "host", kind: .value, placeholder: "ADDRESS",
                 help: "address to listen on (IPv4 or IPv6)",
                 apply: { config, text throws(ConfigurationError) in config.host = try nonEmpty("--host", text) },
@@ -200,7 +195,7 @@ enum SettingsTable {
         Setting(name: "nats", kind: .list, placeholder: "URL",
                 help: "a NATS server of the cluster, nats://host:port (repeatable; none: a single node, no NATS)",
                 apply: { config, text throws(ConfigurationError) in config.natsServers.append(try natsAddress(text)) },
-                current: { $0.natsServers.map(\.description).joined(separator: ",") }),
+                current: { $0.natsServers.joined(separator: ",") }),
         Setting(name: "node-id", kind: .value, placeholder: "NAME",
                 help: "this node's name in the cluster (letters, digits, - and _; default: the host name)",
                 apply: { config, text throws(ConfigurationError) in config.nodeID = try nodeName(text) },

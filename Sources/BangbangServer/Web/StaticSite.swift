@@ -9,10 +9,11 @@
 // `nosniff`, and no Referer. Files are revalidated on every use (`no-cache` + a strong ETag
 // per encoding): the app's ES modules have no fingerprinted names, so a cache that kept one
 // module across a deploy could mix versions; a 304 costs one small round trip.
+import BangbangApplication
 import WebSocketProtocol
 import WebSocketServer
 
-struct StaticFile: Sendable {
+package struct StaticFile: Sendable {
     let contentType: String
     let body: [UInt8]
     /// The gzip encoding of `body`, when the type compresses and the result is smaller.
@@ -23,7 +24,7 @@ struct StaticFile: Sendable {
     var gzippedEntityTag: String { String(entityTag.dropLast()) + "-gz\"" }
 }
 
-struct StaticSite: StaticContent {
+package struct StaticSite: StaticContent {
     /// By path relative to the web folder ("index.html", "admin/index.html", "js/app.js").
     let files: [String: StaticFile]
 
@@ -39,7 +40,7 @@ struct StaticSite: StaticContent {
         ("Permissions-Policy", "camera=(), microphone=(), geolocation=()"),
     ]
 
-    func response(for head: HTTPRequestHead) -> HTTPResponse {
+    package func response(for head: HTTPRequestHead) -> HTTPResponse {
         guard head.method == "GET" || head.method == "HEAD" else {
             return Self.decorated(.rejection(status: 405, reason: "only GET and HEAD are served"))
         }
@@ -87,7 +88,7 @@ struct StaticSite: StaticContent {
 }
 
 /// The two request fields a static answer depends on (RFC 9110 §12.5.3, §13.1.2).
-enum ContentNegotiation {
+package enum ContentNegotiation {
     /// Whether `Accept-Encoding` allows gzip: listed (or `*` listed) with a non-zero weight.
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
         var wildcard = false

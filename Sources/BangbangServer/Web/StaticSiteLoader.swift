@@ -6,15 +6,16 @@
 // have no Content-Type for (served as guesses they would invite sniffing); and any file whose
 // real path, symlinks resolved, lies outside the folder, so a link cannot publish /etc. The
 // folder is bounded in files and bytes because all of it stays in memory.
+import BangbangApplication
 import CZlib
 import Crypto
 import Foundation
 
-struct StaticSiteError: Error, CustomStringConvertible {
-    let description: String
+package struct StaticSiteError: Error, CustomStringConvertible {
+    package let description: String
 }
 
-enum StaticSiteLoader {
+package enum StaticSiteLoader {
     /// The web app is a few dozen files; these bounds only stop a wrong `--web-dir` (a home
     /// directory, say) from filling memory.
     static let maximumFileCount = 2_000
@@ -42,7 +43,7 @@ enum StaticSiteLoader {
     private static let compressible: Set<String> = ["html", "js", "mjs", "css", "json", "webmanifest", "svg", "txt"]
 
     /// Loads `directory`; `skipped` receives each file left out with the reason.
-    static func load(from directory: String, skipped: (String, String) -> Void = { _, _ in }) throws -> StaticSite {
+    package static func load(from directory: String, skipped: (String, String) -> Void = { _, _ in }) throws -> StaticSite {
         guard let root = realPath(directory) else { throw StaticSiteError(description: "web folder \(directory) does not exist") }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isFolder), isFolder.boolValue else {

@@ -6,9 +6,10 @@
 //   3. `web/` in the binary's own folder (a binary copied together with its files);
 //   4. the checkout the binary was built in: the nearest folder above it holding both
 //      `Package.swift` and `web/index.html` (`swift run` runs `.build/<triple>/debug/bangbang`).
+import BangbangApplication
 import Foundation
 
-enum WebFolder {
+package enum WebFolder {
     /// The candidates of rules 2–4 for a binary at `executable`, in order.
     static func candidates(besideExecutable executable: String) -> [String] {
         let folder = (executable as NSString).deletingLastPathComponent

@@ -8,12 +8,13 @@
 // control bytes; a backslash; empty segments ("//"); malformed escapes or invalid UTF-8.
 // Refused with 414: overlong targets. Names of hidden files (a segment starting with ".") are
 // simply not found.
+import BangbangApplication
 
-struct WebPath: Hashable, Sendable {
+package struct WebPath: Hashable, Sendable {
     /// The file's path relative to the web folder, segments joined by "/" ("admin/index.html").
     let relativePath: String
 
-    enum Refusal: Error, Equatable {
+    package enum Refusal: Error, Equatable {
         case malformed(String)
         case tooLong
     }

@@ -9,6 +9,7 @@
 //
 // Both modes send the same requests and print the same replies (tables, or `--json`), so a
 // script does not care which one ran. `journal` reads the directory in both.
+import BangbangApplication
 import BangbangClient
 import BangbangProtocol
 import BangbangServer

@@ -1,6 +1,7 @@
 // What `bangbang admin` can be asked, parsed from the command line, and the `/ws` request each
 // command becomes. Both modes (a running server over `/ws`, or a stopped server's data
 // directory) run the same requests, so they answer the same way.
+import BangbangApplication
 import BangbangProtocol
 import BangbangServer
 

@@ -12,6 +12,7 @@
 //
 // A command line runs one request, so the connection is made once, without retrying: the first
 // failure is the answer (exit status 69).
+import BangbangApplication
 import BangbangClient
 import BangbangProtocol
 import BangbangServer

@@ -1,6 +1,7 @@
 // Human-readable output for `bangbang admin`: a reply's lists become tables (one column per
 // flattened field, `verification.status` style), everything else `key: value` lines. `--json`
 // prints the reply itself instead, for scripts.
+import BangbangApplication
 import BangbangProtocol
 
 enum AdminOutput {

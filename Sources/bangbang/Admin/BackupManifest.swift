@@ -2,6 +2,7 @@
 // files as `manifest.json`: each file's name, size and SHA-256, and the journal sequence of the
 // backup's cut. `restore` verifies every file against it before copying anything, so a backup
 // that was truncated, edited or only partly copied is refused rather than restored.
+import BangbangApplication
 import Crypto
 import Foundation
 

@@ -14,6 +14,7 @@
 //   5. manifest.json last: a backup cut short has none and is refused by restore.
 // Restore verifies every file against the manifest before it writes anything, and fsyncs each
 // file and the directory before it reports success.
+import BangbangApplication
 import BangbangServer
 import Foundation
 import OrderArchive

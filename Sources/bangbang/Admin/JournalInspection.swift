@@ -2,6 +2,7 @@
 // their sizes and sequence ranges) comes from names and sizes alone, so it is safe while the
 // server runs. With the directory free, the journal is also opened as recovery opens it, which
 // gives the last sequence and the records after the snapshot counted by kind.
+import BangbangApplication
 import BangbangProtocol
 import BangbangServer
 import Foundation

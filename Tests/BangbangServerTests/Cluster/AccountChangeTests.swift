@@ -4,7 +4,9 @@
 import BangbangCore
 import BangbangProtocol
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct AccountChangeTests {
     @Test func theTwoEventsAreReadFromTheOwnersBytes() {

@@ -2,7 +2,10 @@
 // publishes for each append, and which completions it releases, in which order, for every way
 // the stream can answer.
 import Testing
+@testable import BangbangApplication
+@testable import Cluster
 @testable import BangbangServer
+@testable import ScaleOut
 
 extension AppendPipeline {
     /// An answer outside any retry: the completions due and the failure when it is new.

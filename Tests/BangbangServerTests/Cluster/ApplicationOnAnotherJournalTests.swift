@@ -9,7 +9,9 @@ import Foundation
 import Journal
 import Synchronization
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 /// What a partition's stream would hold, in memory.
 final class MemoryStream: Sendable {
@@ -68,9 +70,9 @@ final class MemoryJournal: CommitJournal {
 @Suite struct ApplicationOnAnotherJournalTests {
     static let secret = [UInt8](repeating: 7, count: 32)
 
-    func storage(_ stream: MemoryStream) -> ClusterStorage {
+    func storage(_ stream: MemoryStream) -> ApplicationStorage {
         let (recovered, last) = stream.recovered()
-        return ClusterStorage(recovered: recovered, sessionSecret: Self.secret) { queue in
+        return .journal(recovered: recovered, sessionSecret: Self.secret) { queue, _ in
             MemoryJournal(stream: stream, after: last, queue: queue)
         }
     }
@@ -105,8 +107,10 @@ final class MemoryJournal: CommitJournal {
         #expect(local.records.count >= 2)
 
         let stream = MemoryStream()
-        var importing = storage(stream)
-        importing.recovered = local
+        let last = stream.recovered().1
+        var importing = ApplicationStorage.journal(recovered: local, sessionSecret: Self.secret) { queue, _ in
+            MemoryJournal(stream: stream, after: last, queue: queue)
+        }
         importing.isImport = true
         let importer = try ApplicationHarness(cluster: importing)
         let snapshot = try #require(stream.contents.withLock { $0.snapshot })

@@ -6,7 +6,9 @@ import BangbangCore
 import InboxProtocol
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct BoardListWalkTests {
     /// A part as a partition's owner answers `node.board_list`: its matches in the listing's

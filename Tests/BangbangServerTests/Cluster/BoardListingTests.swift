@@ -5,7 +5,9 @@ import BangbangCore
 import InboxProtocol
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct BoardListingTests {
     @Test(arguments: 0..<40)

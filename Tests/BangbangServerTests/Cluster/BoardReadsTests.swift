@@ -15,7 +15,9 @@ import OrderArchive
 import SocketServer
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct BoardReadsTests {
     static let map = PartitionMap(partitionCount: 2)

@@ -14,7 +14,9 @@ import BangbangProtocol
 import JSON
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct FollowedBoardsTests {
     /// A board partition's owner (`p0`) publishing its changes, and a node following the boards.

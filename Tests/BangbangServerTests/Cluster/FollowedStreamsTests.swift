@@ -13,7 +13,9 @@ import NATSTestSupport
 import Synchronization
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(3))) struct FollowedStreamsTests {
     /// An account owner that publishes its users' events, and a node that follows them.

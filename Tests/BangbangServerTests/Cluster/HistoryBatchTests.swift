@@ -2,7 +2,10 @@
 // anything that is not a whole message is refused, never half read and never a crash.
 import Testing
 import TestSupport
+@testable import BangbangApplication
+@testable import Cluster
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct HistoryBatchTests {
     func orders(_ sizes: [Int]) -> [[UInt8]] {

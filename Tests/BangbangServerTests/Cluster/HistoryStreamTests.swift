@@ -9,17 +9,22 @@ import NATSTestSupport
 import OrderArchive
 import Synchronization
 import Testing
+@testable import BangbangApplication
+@testable import Cluster
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct HistoryStreamTests {
     static let day: Int64 = 86_400_000
 
-    func storage(_ journal: MemoryStream, archive: OrderArchive? = nil, history: HistoryStream) -> ClusterStorage {
+    func storage(_ journal: MemoryStream, archive: OrderArchive? = nil, history: HistoryStream) -> ApplicationStorage {
         let (recovered, last) = journal.recovered()
-        return ClusterStorage(recovered: recovered, sessionSecret: ApplicationOnAnotherJournalTests.secret,
-                              archive: archive, history: history) { queue in
+        var storage = ApplicationStorage.journal(recovered: recovered, sessionSecret: ApplicationOnAnotherJournalTests.secret) { queue, _ in
             MemoryJournal(stream: journal, after: last, queue: queue)
         }
+        storage.archive = archive
+        storage.beforeArchiving = { records in try history.publishBlocking(records) }
+        return storage
     }
 
     func completedOrder(_ harness: ApplicationHarness, phones: (String, String)) async throws -> OrderID {

@@ -5,7 +5,9 @@
 import BangbangProtocol
 import JSON
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct PairAdministrationTests {
     @Test func theListsAreMergedInTheirOrderAndTheCountsSummed() {

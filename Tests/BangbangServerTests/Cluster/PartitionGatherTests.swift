@@ -1,6 +1,8 @@
 import Dispatch
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct PartitionGatherTests {
     @Test func completesOnceWhenEveryPartHasComeWhateverTheirOrder() {

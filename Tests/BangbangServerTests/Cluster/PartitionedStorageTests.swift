@@ -14,7 +14,9 @@ import NATSClient
 import NATSTestSupport
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct PartitionedStorageTests {
@@ -26,7 +28,7 @@ import TestSupport
     /// with `importing`, a single node's journal brought into the empty cluster.
     /// With `pair` of `map`, the partitions `p<pair>` and `a<pair>` of a deployment of several.
     func storage(_ jetStream: JetStream, node: String, importing: RecoveredLog? = nil,
-                 pair: Int = 0, of map: PartitionMap = PartitionMap(partitionCount: 1)) async throws -> ClusterStorage {
+                 pair: Int = 0, of map: PartitionMap = PartitionMap(partitionCount: 1)) async throws -> ApplicationStorage {
         let boards = PartitionID(space: .boards, index: pair), accounts = PartitionID(space: .accounts, index: pair)
         let boardsJournal = try await PartitionJournal.create(boards, in: jetStream, replicas: 1)
         let accountsJournal = try await PartitionJournal.create(accounts, in: jetStream, replicas: 1)
@@ -34,18 +36,23 @@ import TestSupport
         let snapshots = try await SnapshotStore.create(in: jetStream, replicas: 1)
         let (boardsLog, boardsLast) = try await StreamJournal.recover(boardsJournal, from: snapshots)
         let (accountsLog, accountsLast) = try await StreamJournal.recover(accountsJournal, from: snapshots)
-        let accountsPartition = AccountsPartitionStorage(recovered: accountsLog, makeJournal: { queue in
-            StreamJournal(journal: accountsJournal, snapshots: snapshots, nodeID: node, end: accountsLast,
-                          snapshotRevision: accountsLog.snapshotRevision,
-                          completionQueue: queue, onFailure: { _ in })
-        }, jetStream: jetStream)
-        var storage = ClusterStorage(recovered: importing ?? boardsLog, sessionSecret: Self.secret, isImport: importing != nil,
-                                     makeJournal: { queue in
-            StreamJournal(journal: boardsJournal, snapshots: snapshots, nodeID: node, end: boardsLast,
-                          snapshotRevision: boardsLog.snapshotRevision,
-                          completionQueue: queue, onFailure: { _ in })
-        }, accountsPartition: accountsPartition)
-        storage.map = map
+        let accountsPartition = AccountsPartitionStorage(recovered: accountsLog, makeJournal: { queue, observer in
+            let journal = StreamJournal(journal: accountsJournal, snapshots: snapshots, nodeID: node, end: accountsLast,
+                                        snapshotRevision: accountsLog.snapshotRevision,
+                                        completionQueue: queue, onFailure: { _ in })
+            journal.observeBatches(observer)
+            return journal
+        }, linkInbox: { parameters in InboxWiring.make(parameters, jetStream: jetStream, map: map) })
+        var storage = ApplicationStorage.journal(recovered: importing ?? boardsLog, sessionSecret: Self.secret) { queue, observer in
+            let journal = StreamJournal(journal: boardsJournal, snapshots: snapshots, nodeID: node, end: boardsLast,
+                                        snapshotRevision: boardsLog.snapshotRevision,
+                                        completionQueue: queue, onFailure: { _ in })
+            journal.observeBatches(observer)
+            return journal
+        }
+        storage.isImport = importing != nil
+        storage.accountsPartition = accountsPartition
+        storage.partitionCount = map.partitionCount
         storage.pair = pair
         return storage
     }
@@ -54,7 +61,7 @@ import TestSupport
     /// sender (on the publishing queue, after the reply), the senders have nothing undelivered,
     /// and the follower has applied the inbox to its end.
     func settled(_ harness: ApplicationHarness, _ jetStream: JetStream) async throws {
-        let inbox = try #require(harness.app.inbox)
+        let inbox = try #require(harness.app.inbox as? InboxWiring)
         harness.app.publisher.queue.sync {}
         try await harness.eventually("every personal event is numbered") {
             guard inbox.senders.values.allSatisfy({ $0.undeliveredCount == 0 }) else { return false }

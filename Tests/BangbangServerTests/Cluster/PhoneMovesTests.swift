@@ -13,7 +13,9 @@ import JSON
 import NATSClient
 import NATSTestSupport
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct PhoneMovesTests {
     static let map = PartitionMap(partitionCount: 2)

@@ -4,7 +4,9 @@ import RelayProtocol
 import Testing
 import WebSocketProtocol
 import WebSocketServer
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct RelayBatchTests {
     let feed1 = SharedMessage(text: Array("feed-1".utf8))

@@ -11,7 +11,9 @@ import Synchronization
 import Testing
 import TestSupport
 import WebSocketProtocol
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 /// Who owns the partition, as the test says.
 final class TestOwnerDirectory: OwnerDirectory {
@@ -65,7 +67,7 @@ final class RelayTestNode: @unchecked Sendable {
         // The latency measurement sends requests back to back.
         configuration.requestsPerSecond = 0
         configuration.adminPhones = [Self.adminPhone]
-        configuration.natsServers = addresses
+        configuration.natsServers = addresses.map(\.description)
         configuration.nodeID = name
         server = try Server(configuration: configuration, logger: Logger(level: .warning, sink: { _ in }))
         directory = TestOwnerDirectory(localNodeID: name, owner: owner)

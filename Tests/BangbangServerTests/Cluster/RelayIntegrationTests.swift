@@ -10,7 +10,9 @@ import RelayProtocol
 import Testing
 import TestSupport
 import WebSocketProtocol
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RelayIntegrationTests {
     static func bounty(title: String) -> String {

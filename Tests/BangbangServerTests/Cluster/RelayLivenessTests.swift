@@ -12,7 +12,9 @@ import Synchronization
 import Testing
 import TestSupport
 import WebSocketProtocol
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RelayLivenessTests {
     static let quick = RelayTimings(aliveIntervalMilliseconds: 100, gatewayTimeoutMilliseconds: 600, ownerTimeoutMilliseconds: 600)

@@ -10,7 +10,9 @@ import NATSTestSupport
 import Synchronization
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RemoteLoginTests {
     /// What a connection on the node was sent, in order: `event <n>` or `reply`.

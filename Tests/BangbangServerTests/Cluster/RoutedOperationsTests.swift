@@ -13,7 +13,9 @@ import NATSTestSupport
 import SocketServer
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RoutedOperationsTests {
     static let publisher = RoutedActor(user: UserID(5), isApprovedRunner: false)

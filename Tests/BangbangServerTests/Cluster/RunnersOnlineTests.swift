@@ -3,7 +3,9 @@
 // dropped; a report read whole or refused.
 import BangbangCore
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct RunnersOnlineTests {
     static let (ann, bo, cy) = (UserID(7), UserID(42), UserID(99))

@@ -3,7 +3,9 @@
 import Cluster
 import NATSClient
 import NATSTestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 final class ServedOwners: Sendable {
     let nats: NATSCluster

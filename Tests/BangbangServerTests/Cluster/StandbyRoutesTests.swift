@@ -5,7 +5,9 @@ import Synchronization
 import Testing
 import WebSocketProtocol
 import WebSocketServer
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 final class FixedOwnerDirectory: OwnerDirectory {
     let localNodeID = "bb2"

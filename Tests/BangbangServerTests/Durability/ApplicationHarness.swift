@@ -8,7 +8,9 @@ import NATSClient
 import OrderArchive
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 import Synchronization
 
@@ -76,12 +78,12 @@ final class ApplicationHarness: @unchecked Sendable {
 
     /// With `cluster`, the application commits to that journal instead of the data directory's
     /// (as a node of a cluster does), and `configuration` names a NATS server.
-    let cluster: ClusterStorage?
+    let cluster: ApplicationStorage?
 
-    init(shardsPerType: Int = 1, cluster: ClusterStorage? = nil) throws {
+    init(shardsPerType: Int = 1, cluster: ApplicationStorage? = nil) throws {
         self.cluster = cluster
         directory = try makeTemporaryDirectory("bangbang-durability")
-        if cluster != nil { configuration.natsServers = [NATSServerAddress(host: "127.0.0.1", port: 4222)] }
+        if cluster != nil { configuration.natsServers = ["nats://127.0.0.1:4222"] }
         configuration.dataDirectory = directory + "/data"
         configuration.fsyncPolicy = .never
         configuration.shardsPerType = shardsPerType
@@ -100,13 +102,14 @@ final class ApplicationHarness: @unchecked Sendable {
         let state = state
         let logger = Logger(level: .debug, sink: { line in state.logLines.withLock { $0.append(line) } })
         let clock = clock
+        let local = ApplicationStorage.dataDirectory(configuration, logger: logger, writerStartQueue: nil,
+            journalTestHook: { $0.simulateFullDisk(when: { state.isDiskFull.withLock { $0 } }) },
+            archiveFaultInjection: { point throws(ArchiveError) in
+                if state.archiveFault.withLock({ $0 }) == point { throw .storageUnavailable("injected at \(point)") }
+            })
         return try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
                                clock: { clock.now }, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true),
-                               journalTestHook: { $0.simulateFullDisk(when: { state.isDiskFull.withLock { $0 } }) },
-                               archiveFaultInjection: { point throws(ArchiveError) in
-                                   if state.archiveFault.withLock({ $0 }) == point { throw .storageUnavailable("injected at \(point)") }
-                               },
-                               cluster: cluster)
+                               storage: cluster ?? local)
     }
 
     /// Stops the application the way a crash leaves the disk (every completed record is there,

@@ -6,7 +6,9 @@ import BangbangCore
 import Foundation
 import OrderArchive
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 
 @Suite struct ArchiveFlowTests {

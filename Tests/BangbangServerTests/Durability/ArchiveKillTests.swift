@@ -6,7 +6,9 @@ import BangbangCore
 import Foundation
 import Glibc
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite(.serialized) struct ArchiveKillTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -79,7 +81,7 @@ import Testing
         configuration.fsyncPolicy = .never
         let logger = Logger(level: .error, sink: { _ in })
         let app = try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
-                                  clock: Server.wallClock, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true))
+                                  clock: WallClock.now, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true))
         defer { try? app.journal.close() }
         for _ in 0..<2_000 where app.archiver.backlog.pending > 0 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(app.archiver.backlog.pending == 0)

@@ -2,7 +2,9 @@
 // file that is not ours refuses the start with a message naming it, left as it was.
 import Foundation
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct ArchiveStartupTests {
     @Test func aNewDataDirectoryGetsAnEmptyArchive() throws {

@@ -6,7 +6,9 @@ import BangbangCore
 import Foundation
 import Synchronization
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import bangbang
 
 final class StopFlag: Sendable {

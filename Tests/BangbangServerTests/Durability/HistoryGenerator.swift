@@ -7,7 +7,9 @@ import BangbangCore
 import Foundation
 import Journal
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct HistoryGenerator {
     static let directory = ProcessInfo.processInfo.environment["BANGBANG_BENCH_HISTORY_DIR"]
@@ -23,7 +25,7 @@ import Testing
         configuration.snapshotIntervalSeconds = 86_400
         let logger = Logger(level: .warning)
         let app = try Application(configuration: configuration, logger: logger, metrics: ServerMetrics(),
-                                  clock: Server.wallClock, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true))
+                                  clock: WallClock.now, sms: DevelopmentSMSProvider(logger: logger, revealsCodes: true))
 
         // A couple hundred publishers, registered through the login path.
         let users: [UserID] = await withCheckedContinuation { continuation in

@@ -5,7 +5,9 @@
 import BangbangCore
 import Foundation
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 
 @Suite struct RecordedOrdersTests {

@@ -6,7 +6,9 @@ import Foundation
 import Journal
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import BangbangStorage
 import Synchronization
 

@@ -6,7 +6,9 @@ import BangbangProtocol
 import Foundation
 import Journal
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 import Synchronization
 
 @Suite struct StorageFailureTests {

@@ -1,7 +1,9 @@
 // admin.*: only administrators; a configured admin phone is one from its first login.
 import BangbangProtocol
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct AdminOperationsTests {
     @Test func aUserWhoIsNotAnAdministratorIsForbidden() async throws {

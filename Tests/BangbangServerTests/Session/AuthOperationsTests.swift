@@ -1,7 +1,9 @@
 // auth.*: codes, logging in and out, as a session sees them.
 import BangbangProtocol
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct AuthOperationsTests {
     @Test func aRevealedCodeLogsTheSessionIn() async throws {

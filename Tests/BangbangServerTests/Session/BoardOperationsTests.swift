@@ -2,7 +2,9 @@
 import BangbangCore
 import BangbangProtocol
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct BoardOperationsTests {
     /// A logged-in session and one open bounty published by someone else.

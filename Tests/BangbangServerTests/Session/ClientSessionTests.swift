@@ -2,7 +2,9 @@
 // operations that need a login, and binary messages (protocol/README.md, "Error precedence").
 import BangbangProtocol
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct ClientSessionTests {
     @Test func aRequestThatIsNotJSONIsABadRequestWithoutAnID() async throws {

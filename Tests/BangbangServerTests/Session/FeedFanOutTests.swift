@@ -5,7 +5,9 @@ import BangbangCore
 import BangbangProtocol
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct FeedFanOutTests {
     /// Three logged-in sessions on one loop whose registry the publisher delivers to.

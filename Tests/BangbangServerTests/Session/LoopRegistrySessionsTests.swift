@@ -3,7 +3,9 @@
 // sessions in order and the user's presence on the loop exactly while one is left.
 import BangbangCore
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct LoopRegistrySessionsTests {
     @Test func sessionsOfAUserComeAndGoInOrder() throws {

@@ -2,7 +2,9 @@
 import BangbangCore
 import BangbangProtocol
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct MyOrdersOperationsTests {
     @Test func mineListsOnlyTheSessionUsersOrders() async throws {

@@ -2,7 +2,9 @@
 import BangbangCore
 import BangbangProtocol
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct OrderOperationsTests {
     /// A logged-in session, a bounty someone else published, and that order's wire id.

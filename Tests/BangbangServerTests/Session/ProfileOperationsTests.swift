@@ -1,7 +1,9 @@
 // profile.*, runner verification and feedback through a session.
 import BangbangProtocol
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct ProfileOperationsTests {
     @Test func anUpdatedNicknameIsWhatTheProfileShows() async throws {

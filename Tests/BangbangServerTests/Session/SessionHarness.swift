@@ -7,7 +7,9 @@ import Glibc
 import Synchronization
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 @testable import Forwarding
 @testable import SocketServer
 import WebSocketProtocol

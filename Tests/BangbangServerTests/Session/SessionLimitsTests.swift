@@ -4,7 +4,9 @@
 import BangbangProtocol
 import Testing
 import TestSupport
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct SessionLimitsTests {
     @Test func requestsOverTheConnectionRateAreRefusedThenAFloodIsClosed() async throws {

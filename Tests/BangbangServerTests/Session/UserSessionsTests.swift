@@ -5,7 +5,9 @@ import BangbangProtocol
 import Testing
 import TestSupport
 import WebSocketServer
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct UserSessionsTests {
     @Test func eachSessionOfAUserIsSentItsEventsWhicheverCloses() async throws {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct StaticSiteLoaderTests {
     /// A fresh folder under the temporary directory, removed by the caller.

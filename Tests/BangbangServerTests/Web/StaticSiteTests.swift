@@ -1,7 +1,9 @@
 import CZlib
 import Testing
 import WebSocketProtocol
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct StaticSiteTests {
     static let script = Array(String(repeating: "export const greeting = 'hello';\n", count: 40).utf8)

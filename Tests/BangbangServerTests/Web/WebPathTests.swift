@@ -1,5 +1,7 @@
 import Testing
+@testable import BangbangApplication
 @testable import BangbangServer
+@testable import ScaleOut
 
 @Suite struct WebPathTests {
     private func resolved(_ path: String) throws -> String {
