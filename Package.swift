@@ -1,32 +1,37 @@
 // swift-tools-version:6.0
 // Bangbang: a real-time dispatch server for campus errand apps.
-// Imports point one way, downward:
-//   bangbang → BangbangServer → {WebSocketServer → {SocketServer → Forwarding, WebSocketProtocol},
-//                                BangbangProtocol → BangbangCore, Journal, BangbangStorage → BangbangCore, OrderArchive}
+// Imports point one way, downward. The top three modules are the jobs of the server:
+//   bangbang (the executable: settings, signals, exits as asked; `bangbang admin`)
+//     → ScaleOut (several nodes over NATS JetStream: a node's lifecycle and leases, the partitions'
+//                 stream journals and inbox, relayed clients, sessions on any node, what spans
+//                 the pairs of partitions)
+//       → PartitionOwner (what the owner of a partition answers other nodes, and the events it
+//                         publishes for them)
+//       → BangbangServer (the application served on sockets: routes, endpoints, web files, settings)
+//         → BangbangApplication (state, owners, the commit log, operations, publishing, sessions and
+//                                request admission; made from an ApplicationStorage, imports no NATS
+//                                and never ends the process)
+// Below them, each with one job:
+//   BangbangApplication → {WebSocketServer, BangbangProtocol → BangbangCore, Journal,
+//                          BangbangStorage → BangbangCore, OrderArchive → CSQLite, InboxProtocol}
 //   WebSocketServer (each client connection, routes, per-address limits) imports no Bangbang module:
-//   the server hands it endpoints, a log (`EventLog`) and its site's files (`StaticContent`).
-//            → Crypto → C shims (CZlib, COpenSSL; CLinux for SocketServer and the server)
-//   Journal, SocketServer and BangbangServer → Platform (one `Errno`, every file, socket and epoll call, faults
-//   injected per `Syscalls` value) → CLinux.
+//   the server hands it endpoints, a log (`EventLog`) and its site's files (`StaticContent`)
+//            → {SocketServer → Forwarding, WebSocketProtocol} → Crypto → C shims (CZlib, COpenSSL; CLinux).
+//   Journal, SocketServer and the application → Platform (one `Errno`, every file, socket and epoll
+//   call, faults injected per `Syscalls` value) → CLinux.
 //   BangbangProtocol → JSON (the strict parser and writer, re-exported); JSON imports nothing.
 //   Forwarding (client addresses through proxies: PROXY protocol, Forwarded headers, CIDR
 //   trust) imports nothing.
 //   BangbangClient (the app library) → {SocketServer, WebSocketProtocol on Linux; JSON}, so an
 //   app built for Apple platforms links no C library; only the admin CLI in the executable
 //   (bangbang → BangbangClient) uses it, never the server library.
-//   RelayProtocol (frames between a gateway node and the owner about relayed WebSocket
-//   connections; sans-I/O) imports nothing; BangbangServer's Cluster/ glue speaks it over NATS.
-//   InboxProtocol (personal events crossing from the partition that committed a change to the
-//   partition that numbers its users' streams: the message, the source's outbox, the reader's
-//   rule; sans-I/O) imports nothing; Cluster carries it on a JetStream stream.
-//   NATSClient (JetStream, KV, object store; used by Cluster and by the server's Cluster/)
-//            → {NATSProtocol (sans-I/O, no imports), SocketServer, JSON, Crypto}
-//   JournalProtocol (a partition journal's stream messages: batches of numbered records; sans-I/O)
-//   imports nothing.
-//   Cluster (partitions of a multi-node deployment, their leases and journals on JetStream; used
-//   by the server with --nats) → {NATSClient, JSON, InboxProtocol, JournalProtocol}; its decisions are pure, the NATS calls thin.
-//   BangbangServer → OrderArchive (closed orders in SQLite) → CSQLite only: it
-//   stores encoded orders as opaque bytes, like Journal.
+//   ScaleOut, PartitionOwner → Cluster (partitions of a multi-node deployment, their leases, journals and inbox on
+//   JetStream, and a node's lifecycle; its decisions are pure, the NATS calls thin)
+//            → {NATSClient → {NATSProtocol, SocketServer, JSON, Crypto}, InboxProtocol, JournalProtocol}.
+//   Sans-I/O, no imports, fuzzed: NATSProtocol (the NATS client protocol), RelayProtocol (frames
+//   between a gateway node and the owner about relayed WebSocket connections), InboxProtocol
+//   (personal events crossing from the partition that committed a change to the partition that
+//   numbers its users' streams), JournalProtocol (a partition journal's batches of numbered records).
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -89,11 +94,18 @@ let package = Package(
                 dependencies: ["BangbangApplication", "WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol", "BangbangCore",
                                "Crypto", "CLinux", "CZlib", "Platform", "NATSClient"],
                 swiftSettings: strict),
+        // What the owner of a partition does for the rest of the cluster: it answers the requests
+        // other nodes route to it and their questions, and publishes the personal events and board
+        // changes it numbers on the user and feed subjects.
+        .target(name: "PartitionOwner",
+                dependencies: ["BangbangApplication", "BangbangCore", "BangbangProtocol", "BangbangStorage", "Crypto",
+                               "NATSClient", "Cluster", "InboxProtocol"],
+                swiftSettings: strict),
         // Several nodes sharing the work over NATS JetStream: a node's lifecycle and leases, the
         // partitions' stream journals and inbox, relayed clients, sessions on any node, the owners'
         // answers to routed requests, and what spans the pairs of partitions.
         .target(name: "ScaleOut",
-                dependencies: ["BangbangServer", "BangbangApplication", "WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol",
+                dependencies: ["PartitionOwner", "BangbangServer", "BangbangApplication", "WebSocketServer", "SocketServer", "Forwarding", "WebSocketProtocol",
                                "BangbangCore", "BangbangProtocol", "BangbangStorage", "Journal", "OrderArchive", "Crypto", "Platform",
                                "NATSProtocol", "NATSClient", "Cluster", "RelayProtocol", "InboxProtocol", "JournalProtocol"],
                 swiftSettings: strict),
@@ -120,7 +132,7 @@ let package = Package(
         // The server's entry point, and `bangbang admin` (Admin/): the operator's command line,
         // online through BangbangClient, offline through the server's package-level surface.
         .executableTarget(name: "bangbang",
-                          dependencies: ["ScaleOut", "BangbangServer", "BangbangApplication", "BangbangClient", "BangbangProtocol", "Journal", "OrderArchive",
+                          dependencies: ["ScaleOut", "PartitionOwner", "BangbangServer", "BangbangApplication", "BangbangClient", "BangbangProtocol", "Journal", "OrderArchive",
                                          "SocketServer", "Crypto", "Platform"],
                           swiftSettings: strict),
         .executableTarget(name: "loadtest", dependencies: ["WebSocketProtocol", "SocketServer", "BangbangProtocol", "Crypto"],
@@ -147,7 +159,7 @@ let package = Package(
         // The server's side of a cluster (its stream journal, shared secret, owner directory)
         // against a real 3-node JetStream cluster.
         .testTarget(name: "ClusterServerTests",
-                    dependencies: ["ScaleOut", "BangbangServer", "BangbangApplication", "Cluster", "InboxProtocol", "JournalProtocol", "NATSClient", "NATSProtocol", "NATSTestSupport", "Journal",
+                    dependencies: ["ScaleOut", "PartitionOwner", "BangbangServer", "BangbangApplication", "Cluster", "InboxProtocol", "JournalProtocol", "NATSClient", "NATSProtocol", "NATSTestSupport", "Journal",
                                    "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "JournalTests", dependencies: ["TestSupport", "Journal", "Platform"], swiftSettings: strict),
@@ -161,7 +173,7 @@ let package = Package(
         // Also the executable, for the backup and restore of a live application (its harness
         // is here).
         .testTarget(name: "BangbangServerTests",
-                    dependencies: ["TestSupport", "ScaleOut", "BangbangServer", "BangbangApplication", "Cluster", "WebSocketServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
+                    dependencies: ["TestSupport", "ScaleOut", "PartitionOwner", "BangbangServer", "BangbangApplication", "Cluster", "WebSocketServer", "BangbangStorage", "OrderArchive", "WebSocketProtocol",
                                    "SocketServer", "Forwarding", "CZlib", "NATSClient", "NATSTestSupport", "RelayProtocol",
                                    "bangbang"],
                     exclude: ["Fixtures"],

@@ -1,5 +1,6 @@
 // `bangbang admin`'s command line: what each one parses into, the request it sends, the refusals
 // that name the problem, and where the online mode connects.
+import PartitionOwner
 import BangbangProtocol
 import Foundation
 import Testing

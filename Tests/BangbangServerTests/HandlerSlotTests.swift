@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite(.timeLimit(.minutes(1))) struct HandlerSlotTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import BangbangCore
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 /// A measuring tool, not a test: run with

@@ -8,6 +8,7 @@ import TestSupport
 @testable import BangbangCore
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 @testable import BangbangStorage
 

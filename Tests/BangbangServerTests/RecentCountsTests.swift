@@ -2,6 +2,7 @@ import BangbangCore
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct RecentCountsTests {

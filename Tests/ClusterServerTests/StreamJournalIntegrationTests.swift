@@ -17,6 +17,7 @@ import Testing
 import TestSupport
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 /// The failures a StreamJournal reported, as its owner would see them.

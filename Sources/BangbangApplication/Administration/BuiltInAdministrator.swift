@@ -14,7 +14,7 @@ import BangbangCore
 import Foundation
 
 package enum BuiltInAdministrator {
-    static let id = UserID(rawValue: 0)
+    package static let id = UserID(rawValue: 0)
 
     /// The store as seen by someone for whom `proxy` is an administrator.
     private static func store(_ store: AccountStore, actingThrough proxy: UserID) -> AccountStore {

@@ -57,7 +57,7 @@ package struct OperationContext: Sendable {
     /// The request's `id`, for the reply. Only the id: the request's data is read before the
     /// operation hops to an owner, and is not kept while its change waits to be durable.
     let requestID: JSONValue
-    let operation: String
+    package let operation: String
     package let successLabel: String
     let started: ContinuousClock.Instant
 
@@ -122,7 +122,7 @@ package struct OperationContext: Sendable {
 
     /// The client's address, for limits that count by address: the connection's, or the one
     /// the node holding it sent.
-    var clientAddress: String {
+    package var clientAddress: String {
         switch caller {
         case .session(let session): session.channel?.clientOrigin.address.description ?? "unknown"
         case .routed(let call): call.clientAddress ?? "unknown"

@@ -32,9 +32,9 @@ package struct RoutedActor: Sendable, Equatable {
 package final class RoutedCall: Sendable {
     let app: Application
     /// Who asks; nil for a connection not logged in (only operations that need no login run so).
-    let actor: RoutedActor?
+    package let actor: RoutedActor?
     /// The client's address as the node holding the connection established it, when sent.
-    let clientAddress: String?
+    package let clientAddress: String?
     private let answer: @Sendable ([UInt8]) -> Void
 
     package init(app: Application, actor: RoutedActor?, clientAddress: String?, answer: @escaping @Sendable ([UInt8]) -> Void) {

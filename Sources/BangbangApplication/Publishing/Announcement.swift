@@ -24,7 +24,7 @@ package struct Announcement: Sendable {
         let feedData: FeedBroadcast.Data?
     }
 
-    let at: Timestamp
+    package let at: Timestamp
     var personal: [InboxEvent] = []
     var board: BoardChange?
     /// A runner verification decided: who, and whether they may now accept orders.

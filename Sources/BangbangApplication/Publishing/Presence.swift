@@ -16,7 +16,7 @@ package final class Presence: Sendable {
 
     private let table = Mutex<Table>(.narrow([:]))
 
-    func add(_ user: UserID, onLoop index: Int) {
+    package func add(_ user: UserID, onLoop index: Int) {
         table.withLock { table in
             switch table {
             case .narrow(var loops) where index < UInt8.bitWidth:
@@ -36,7 +36,7 @@ package final class Presence: Sendable {
         }
     }
 
-    func remove(_ user: UserID, fromLoop index: Int) {
+    package func remove(_ user: UserID, fromLoop index: Int) {
         table.withLock { table in
             switch table {
             case .narrow(var loops):

@@ -327,7 +327,7 @@ public actor LeaseManager {
     }
 
     /// `p<n>` or `a<n>` within the partition count; nil for any other key.
-    static func partition(named key: String, count: Int) -> PartitionID? {
+    package static func partition(named key: String, count: Int) -> PartitionID? {
         guard let first = key.first, let index = Int(key.dropFirst()), (0..<count).contains(index),
               String(first) + String(index) == key else { return nil }
         switch first {

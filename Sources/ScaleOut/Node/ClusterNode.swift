@@ -13,11 +13,12 @@ import Cluster
 import Crypto
 import Foundation
 import NATSClient
+import PartitionOwner
 import Synchronization
 
 package final class ClusterNode: OwnerDirectory {
     /// The one partition of the first step: every campus's boards and every account.
-    static let partition = PartitionID(space: .boards, index: 0)
+    package static let partition = PartitionID(space: .boards, index: 0)
     /// The account partition, which has a journal of its own and an inbox in a cluster that
     /// started with them (PartitionedStorage.swift); owned with `partition`, under its lease.
     static let accountsPartition = PartitionID(space: .accounts, index: 0)

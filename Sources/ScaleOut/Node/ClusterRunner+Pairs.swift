@@ -14,6 +14,7 @@ import Cluster
 import Dispatch
 import Foundation
 import Journal
+import PartitionOwner
 
 extension ClusterRunner {
     /// This node took pair `pair`'s lease at `term`: its application is recovered and served.

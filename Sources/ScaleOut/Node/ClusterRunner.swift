@@ -23,6 +23,7 @@ import Foundation
 import Journal
 import NATSClient
 import OrderArchive
+import PartitionOwner
 import Synchronization
 
 public final class ClusterRunner: Sendable {

@@ -1,6 +1,7 @@
 // What the gateway needs to know about ownership: this node's name and who owns the partition
 // now, with a call on every change. ClusterNode implements it from the lease key's watch.
 import BangbangApplication
+import PartitionOwner
 
 /// Who owns the cluster's partition, as this node sees it.
 package protocol OwnerDirectory: AnyObject, Sendable {

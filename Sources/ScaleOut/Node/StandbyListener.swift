@@ -12,6 +12,7 @@ import Cluster
 import Forwarding
 import Foundation
 import NATSClient
+import PartitionOwner
 import SocketServer
 import Synchronization
 import WebSocketProtocol

@@ -11,6 +11,7 @@
 import BangbangApplication
 import BangbangCore
 import InboxProtocol
+import PartitionOwner
 
 package struct BoardListWalk {
     /// A page asked of a part: its orders after `cursor` (nil: from its first), at most `limit`.

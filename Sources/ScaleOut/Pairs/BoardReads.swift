@@ -11,6 +11,7 @@ import BangbangProtocol
 import Cluster
 import InboxProtocol
 import JSON
+import PartitionOwner
 import Synchronization
 
 package struct BoardReads: Sendable {

@@ -11,6 +11,7 @@ import BangbangCore
 import BangbangProtocol
 import Cluster
 import JSON
+import PartitionOwner
 
 package struct PairAdministration: Sendable {
     let router: NodeRouter
@@ -93,7 +94,7 @@ package struct PairAdministration: Sendable {
     }
 
     /// One reply's data from every partition's.
-    static func merge(_ operation: String, _ parts: [[String: JSONValue]]) -> JSONValue {
+    package static func merge(_ operation: String, _ parts: [[String: JSONValue]]) -> JSONValue {
         switch operation {
         case AdminOperations.pendingVerifications.name:
             let users = items("users", of: parts).sorted {

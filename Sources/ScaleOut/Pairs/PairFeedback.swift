@@ -8,6 +8,7 @@ import BangbangApplication
 import BangbangCore
 import BangbangProtocol
 import Cluster
+import PartitionOwner
 
 extension PairAdministration {
     package func listFeedback(_ command: RoutedRequest, completion: @escaping @Sendable (NodeRouter.Outcome) -> Void) {

@@ -15,6 +15,7 @@ import Dispatch
 import Foundation
 import InboxProtocol
 import OrderArchive
+import PartitionOwner
 
 package struct PairHistoryReads: Sendable {
     /// Asks each partition, in the process when this node serves it.

@@ -3,6 +3,7 @@
 // reply arrives on, and the read's end, once. The first refusal or failure ends it, and the parts
 // that come after are dropped; the read is complete when every partition's part is in.
 import BangbangApplication
+import PartitionOwner
 import Synchronization
 
 package final class PartitionGather<Part: Sendable, Refusal: Sendable>: Sendable {
@@ -18,7 +19,7 @@ package final class PartitionGather<Part: Sendable, Refusal: Sendable>: Sendable
 
     init(expected: Int) { self.expected = expected }
 
-    func add(_ part: Part) -> Outcome {
+    package func add(_ part: Part) -> Outcome {
         state.withLock { state in
             guard !state.isOver else { return .waiting }
             state.parts.append(part)

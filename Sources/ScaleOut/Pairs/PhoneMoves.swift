@@ -21,6 +21,7 @@ import BangbangCore
 import BangbangProtocol
 import Cluster
 import JSON
+import PartitionOwner
 
 package struct PhoneMoves: Sendable {
     let router: NodeRouter

@@ -10,6 +10,7 @@
 import BangbangApplication
 import BangbangServer
 import NATSClient
+import PartitionOwner
 import SocketServer
 import WebSocketProtocol
 import WebSocketServer

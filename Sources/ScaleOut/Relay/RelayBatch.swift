@@ -5,6 +5,7 @@
 // nothing queued after that frame, so each connection still receives its messages in the order
 // they were sent; otherwise it starts a new frame at the end.
 import BangbangApplication
+import PartitionOwner
 import RelayProtocol
 import WebSocketProtocol
 import WebSocketServer

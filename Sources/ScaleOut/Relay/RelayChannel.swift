@@ -6,6 +6,7 @@
 // Confinement: created by `RelayHost` and from then on used only on `loop`'s queue.
 import BangbangApplication
 import Forwarding
+import PartitionOwner
 import SocketServer
 import WebSocketProtocol
 import WebSocketServer

@@ -23,6 +23,7 @@
 import BangbangApplication
 import Dispatch
 import NATSClient
+import PartitionOwner
 import RelayProtocol
 import SocketServer
 import Synchronization
@@ -111,7 +112,7 @@ package final class RelayGateway: @unchecked Sendable {
         send([.message(connection: id, text: text)], to: owner)
     }
 
-    func closed(_ id: UInt64) {
+    package func closed(_ id: UInt64) {
         state.withLock { state in
             guard let entry = state.entries.removeValue(forKey: id) else { return }
             metrics.relayedConnections.add(-1)

@@ -31,6 +31,7 @@ import BangbangApplication
 import Dispatch
 import Forwarding
 import NATSClient
+import PartitionOwner
 import RelayProtocol
 import SocketServer
 import WebSocketProtocol

@@ -8,6 +8,7 @@
 // Confinement: every method runs on `loop`'s queue; the publish happens there too.
 import BangbangApplication
 import NATSClient
+import PartitionOwner
 import RelayProtocol
 import SocketServer
 import WebSocketProtocol

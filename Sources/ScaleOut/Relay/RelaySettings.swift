@@ -1,5 +1,6 @@
 // The relay's subjects and timings, in one place (docs/scale-out.md, section 7).
 import BangbangApplication
+import PartitionOwner
 import RelayProtocol
 
 /// How long either side of a relay waits for the other before giving up on it.
@@ -26,7 +27,7 @@ package struct RelayNode: Sendable, Hashable {
     let incarnation: UInt64
 
     /// The owner side listens here for its gateways' frames, while it owns the partition.
-    static func ownerSubject(_ nodeID: String) -> String { "bb.relay.\(nodeID)" }
+    package static func ownerSubject(_ nodeID: String) -> String { "bb.relay.\(nodeID)" }
 
     /// The gateway side listens here for what its owners send back; the incarnation is part
     /// of the subject, so an old incarnation's deliveries reach no connection of a new one.

@@ -9,6 +9,7 @@ import BangbangServer
 import Cluster
 import Dispatch
 import NATSClient
+import PartitionOwner
 import SocketServer
 import WebSocketProtocol
 import WebSocketServer

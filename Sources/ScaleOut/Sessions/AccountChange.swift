@@ -5,6 +5,7 @@
 // every connection using it, and the event does not say which session, so the node asks.
 import BangbangApplication
 import JSON
+import PartitionOwner
 
 package enum AccountChange: Sendable, Equatable {
     /// `runner.verification_decided`: approved or not.

@@ -14,6 +14,7 @@ import Cluster
 import Dispatch
 import InboxProtocol
 import NATSClient
+import PartitionOwner
 
 extension FollowedBoards {
     package struct Subscriber: Sendable {

@@ -12,6 +12,7 @@ import Cluster
 import Dispatch
 import InboxProtocol
 import NATSClient
+import PartitionOwner
 
 package final class FollowedBoards: @unchecked Sendable {
     // Confinement: `boards`, `subscriptions` and `nextSubscription` are touched only on `queue`,

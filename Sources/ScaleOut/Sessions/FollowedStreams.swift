@@ -21,6 +21,7 @@ import Cluster
 import Dispatch
 import InboxProtocol
 import NATSClient
+import PartitionOwner
 import Synchronization
 import WebSocketServer
 

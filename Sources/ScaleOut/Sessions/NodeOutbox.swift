@@ -5,6 +5,7 @@
 // a closure per recipient, and what one queue posted for a connection reaches it in that order.
 import BangbangApplication
 import Dispatch
+import PartitionOwner
 import SocketServer
 import Synchronization
 import WebSocketProtocol

@@ -9,6 +9,7 @@ import BangbangApplication
 import BangbangCore
 import BangbangProtocol
 import Cluster
+import PartitionOwner
 import WebSocketProtocol
 
 package struct NodeRouter: Sendable {

@@ -21,6 +21,7 @@
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol
+import PartitionOwner
 import SocketServer
 import WebSocketProtocol
 import WebSocketServer
@@ -43,7 +44,7 @@ package final class NodeSession: WebSocketEndpoint, @unchecked Sendable {
         }
 
         let purpose: Purpose
-        let operation: String
+        package let operation: String
         let started: ContinuousClock.Instant
     }
 

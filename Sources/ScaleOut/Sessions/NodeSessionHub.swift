@@ -14,6 +14,7 @@ import BangbangProtocol
 import Cluster
 import Dispatch
 import NATSClient
+import PartitionOwner
 import SocketServer
 import Synchronization
 import WebSocketProtocol
@@ -206,7 +207,7 @@ package final class NodeSessionHub: Sendable {
 
         private var bySession: [ObjectIdentifier: Entry] = [:]
 
-        func add(_ session: NodeSession, subscription: UInt64, types: Set<OrderType>, runner: UserID?) {
+        package func add(_ session: NodeSession, subscription: UInt64, types: Set<OrderType>, runner: UserID?) {
             bySession[ObjectIdentifier(session)] = Entry(session: session, subscription: subscription, types: types, runner: runner)
         }
 
@@ -223,7 +224,7 @@ package final class NodeSessionHub: Sendable {
             return watching
         }
 
-        func remove(_ session: NodeSession) {
+        package func remove(_ session: NodeSession) {
             guard let entry = bySession.removeValue(forKey: ObjectIdentifier(session)) else { return }
             boards?.unsubscribe(entry.subscription)
         }

@@ -9,6 +9,7 @@ import BangbangApplication
 import BangbangCore
 import BangbangProtocol
 import JSON
+import PartitionOwner
 import WebSocketServer
 
 package struct RemoteLogin: Sendable, Equatable {

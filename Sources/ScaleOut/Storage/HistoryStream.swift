@@ -13,6 +13,7 @@ import Cluster
 import Dispatch
 import NATSClient
 import OrderArchive
+import PartitionOwner
 import Synchronization
 
 package struct HistoryStream: Sendable {

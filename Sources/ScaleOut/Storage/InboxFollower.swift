@@ -15,6 +15,7 @@ import Cluster
 import Dispatch
 import InboxProtocol
 import NATSClient
+import PartitionOwner
 import Synchronization
 
 package final class InboxFollower: @unchecked Sendable {

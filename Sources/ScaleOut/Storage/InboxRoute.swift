@@ -5,6 +5,7 @@
 import BangbangApplication
 import Cluster
 import InboxProtocol
+import PartitionOwner
 
 package struct InboxRoute: PersonalEventRoute {
     let map: PartitionMap

@@ -19,6 +19,7 @@ import Cluster
 import Dispatch
 import InboxProtocol
 import NATSClient
+import PartitionOwner
 import SocketServer
 import Synchronization
 

@@ -10,6 +10,7 @@ import Dispatch
 import Foundation
 import InboxProtocol
 import NATSClient
+import PartitionOwner
 import Synchronization
 
 /// The inbox between a node's partitions: a sender per source the node commits for, and the

@@ -37,6 +37,7 @@ import Journal
 import JournalProtocol
 import NATSClient
 import NATSProtocol
+import PartitionOwner
 import SocketServer
 import Synchronization
 

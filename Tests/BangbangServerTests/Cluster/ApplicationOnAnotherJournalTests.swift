@@ -11,6 +11,7 @@ import Synchronization
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 /// What a partition's stream would hold, in memory.

@@ -7,6 +7,7 @@ import Testing
 import TestSupport
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct BoardListingTests {

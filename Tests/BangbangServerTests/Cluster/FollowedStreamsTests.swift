@@ -15,6 +15,7 @@ import Testing
 import TestSupport
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(3))) struct FollowedStreamsTests {

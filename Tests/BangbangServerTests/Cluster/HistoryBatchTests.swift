@@ -5,6 +5,7 @@ import TestSupport
 @testable import BangbangApplication
 @testable import Cluster
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct HistoryBatchTests {

@@ -12,6 +12,7 @@ import Testing
 @testable import BangbangApplication
 @testable import Cluster
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct HistoryStreamTests {

@@ -7,6 +7,7 @@ import JSON
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct PairAdministrationTests {

@@ -15,6 +15,7 @@ import NATSTestSupport
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct PhoneMovesTests {

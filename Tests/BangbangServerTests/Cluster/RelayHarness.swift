@@ -13,6 +13,7 @@ import TestSupport
 import WebSocketProtocol
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 /// Who owns the partition, as the test says.

@@ -12,6 +12,7 @@ import TestSupport
 import WebSocketProtocol
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RelayIntegrationTests {

@@ -14,6 +14,7 @@ import TestSupport
 import WebSocketProtocol
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RelayLivenessTests {

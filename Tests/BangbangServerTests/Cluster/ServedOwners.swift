@@ -5,6 +5,7 @@ import NATSClient
 import NATSTestSupport
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 final class ServedOwners: Sendable {

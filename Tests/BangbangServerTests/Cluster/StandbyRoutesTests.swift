@@ -7,6 +7,7 @@ import WebSocketProtocol
 import WebSocketServer
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 final class FixedOwnerDirectory: OwnerDirectory {

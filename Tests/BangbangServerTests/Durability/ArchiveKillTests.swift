@@ -8,6 +8,7 @@ import Glibc
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite(.serialized) struct ArchiveKillTests {

@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 @testable import bangbang
 

@@ -9,6 +9,7 @@ import Journal
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct HistoryGenerator {

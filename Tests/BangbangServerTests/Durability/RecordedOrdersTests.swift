@@ -7,6 +7,7 @@ import Foundation
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 @testable import BangbangStorage
 

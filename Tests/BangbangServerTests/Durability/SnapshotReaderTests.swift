@@ -10,6 +10,7 @@ import Testing
 import TestSupport
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 @testable import BangbangStorage
 

@@ -8,6 +8,7 @@ import Journal
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 import Synchronization
 

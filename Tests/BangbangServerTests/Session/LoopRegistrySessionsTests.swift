@@ -5,6 +5,7 @@ import BangbangCore
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct LoopRegistrySessionsTests {

@@ -3,6 +3,7 @@ import BangbangProtocol
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct ProfileOperationsTests {

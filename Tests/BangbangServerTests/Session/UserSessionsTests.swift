@@ -7,6 +7,7 @@ import TestSupport
 import WebSocketServer
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct UserSessionsTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct StaticSiteLoaderTests {

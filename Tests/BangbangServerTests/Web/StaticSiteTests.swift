@@ -3,6 +3,7 @@ import Testing
 import WebSocketProtocol
 @testable import BangbangApplication
 @testable import BangbangServer
+@testable import PartitionOwner
 @testable import ScaleOut
 
 @Suite struct StaticSiteTests {

@@ -15,13 +15,13 @@ import BangbangProtocol
 
 package enum FeedbackQuery {
     package static let page = "node.feedback_page"
-    static let at = "node.feedback_at"
+    package static let at = "node.feedback_at"
 
     /// The cluster id of the `number`-th entry of partition `partition` of `partitions`.
     static func clusterID(number: UInt64, partition: UInt64, partitions: UInt64) -> UInt64 { number * partitions + partition }
 
     /// The partition and number a cluster id names; nil for one that names no entry (number 0).
-    static func entry(named clusterID: UInt64, partitions: UInt64) -> (partition: UInt64, number: UInt64)? {
+    package static func entry(named clusterID: UInt64, partitions: UInt64) -> (partition: UInt64, number: UInt64)? {
         let number = clusterID / partitions
         return number > 0 ? (clusterID % partitions, number) : nil
     }

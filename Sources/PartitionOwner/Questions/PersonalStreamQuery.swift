@@ -11,7 +11,7 @@ import BangbangProtocol
 import InboxProtocol
 
 package enum PersonalStreamQuery {
-    static let operation = "node.stream_after"
+    package static let operation = "node.stream_after"
 
     /// The answer of the owner of the user's account partition (RoutedOperations checked that it
     /// is this node's): the events, or a `bad_request` reply for a malformed question.

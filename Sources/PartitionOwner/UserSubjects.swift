@@ -21,18 +21,18 @@ package struct UserSubjects: Sendable {
     let prefix: String
     private let subjects: [String]
 
-    init(prefix: String = UserSubjects.standardPrefix) {
+    package init(prefix: String = UserSubjects.standardPrefix) {
         self.prefix = prefix
         subjects = (0..<Self.bucketCount).map { "\(prefix).\($0)" }
     }
 
-    static func bucket(of user: UserID) -> UInt64 { user.rawValue % bucketCount }
+    package static func bucket(of user: UserID) -> UInt64 { user.rawValue % bucketCount }
 
     package func subject(of user: UserID) -> String { subjects[Int(Self.bucket(of: user))] }
 
     /// Where an account partition's owner says it has started publishing (the payload names the
     /// partition, `a0`).
-    var ownerSubject: String { "\(prefix).owner" }
+    package var ownerSubject: String { "\(prefix).owner" }
 }
 
 /// The owner's side: installed on the account publisher while this node owns the partition.
@@ -41,14 +41,14 @@ package final class PersonalEventPublisher: PersonalEventForwarding {
     let subjects: UserSubjects
     package let metrics: RelayMetrics
 
-    init(connection: NATSConnection, subjects: UserSubjects = UserSubjects(), metrics: RelayMetrics) {
+    package init(connection: NATSConnection, subjects: UserSubjects = UserSubjects(), metrics: RelayMetrics) {
         self.connection = connection
         self.subjects = subjects
         self.metrics = metrics
     }
 
     /// Tells the nodes following users of `partition` that this node numbers their events now.
-    func announce(_ partition: PartitionID) {
+    package func announce(_ partition: PartitionID) {
         try? connection.publish(subjects.ownerSubject, payload: Array(partition.description.utf8))
     }
 

@@ -9,7 +9,7 @@ import BangbangProtocol
 /// elsewhere (docs/scale-out.md, 2d): whether the actor, a user of this partition, administers,
 /// now (a grant revoked a moment ago is already in force). `{"administrator": true}`.
 package enum AdministratorQuery {
-    static let operation = "node.is_administrator"
+    package static let operation = "node.is_administrator"
 
     package static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
         guard let actor = RoutedOperations.askingActor(request, app: app, answer: answer) else { return }

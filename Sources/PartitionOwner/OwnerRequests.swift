@@ -16,14 +16,14 @@ package final class OwnerRequests: Sendable {
     private let queue = DispatchQueue(label: "bangbang.routed", qos: .userInitiated)
     private let subscriptions = Mutex<[PartitionID: NATSSubscription]>([:])
 
-    init(requests: PartitionRequests, app: Application, map: PartitionMap) {
+    package init(requests: PartitionRequests, app: Application, map: PartitionMap) {
         self.requests = requests
         self.app = app
         self.map = map
     }
 
     /// Starts answering `partition`'s requests; nothing if already answering them.
-    func serve(_ partition: PartitionID) throws(NATSClientError) {
+    package func serve(_ partition: PartitionID) throws(NATSClientError) {
         let (app, requests, queue, map) = (app, requests, queue, map)
         let (counter, label) = (app.metrics.relay.routedRequests, partition.description)
         try subscriptions.withLock { (table) throws(NATSClientError) in
@@ -56,7 +56,7 @@ package final class OwnerRequests: Sendable {
         subscriptions.withLock { $0.removeValue(forKey: partition) }?.unsubscribe()
     }
 
-    func stopAll() {
+    package func stopAll() {
         for subscription in subscriptions.withLock({ table in defer { table = [:] }; return Array(table.values) }) {
             subscription.unsubscribe()
         }

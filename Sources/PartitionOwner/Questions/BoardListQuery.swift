@@ -14,7 +14,7 @@ import InboxProtocol
 import JSON
 
 package enum BoardListQuery {
-    static let operation = "node.board_list"
+    package static let operation = "node.board_list"
 
     /// The answer of the owner of the partition the request was sent to, or a refusal of a
     /// malformed question as `board.subscribe` refuses it.
@@ -46,9 +46,15 @@ package enum BoardListing {
         var entries: [BoardListAnswer.Entry]
         var total: Int
         var nextCursor: ListCursor?
+
+        package init(entries: [BoardListAnswer.Entry], total: Int, nextCursor: ListCursor?) {
+            self.entries = entries
+            self.total = total
+            self.nextCursor = nextCursor
+        }
     }
 
-    static func merge(_ answers: [BoardListAnswer.Answer], query: OrderListQuery) -> Merged {
+    package static func merge(_ answers: [BoardListAnswer.Answer], query: OrderListQuery) -> Merged {
         let (page, cursor) = OrderListPage.mergeSorted(answers.map(\.entries), query: query,
                                                        anyHasMore: answers.contains(where: \.hasMore)) {
             ($0.key, OrderID(rawValue: $0.id))
@@ -60,7 +66,7 @@ package enum BoardListing {
 extension BoardListing {
     /// The data of a `board.subscribe` reply made of a merged listing, its orders copied in as
     /// their owners encoded them: the bytes an owner's own reply has for the same orders.
-    static func subscriptionData(_ merged: Merged, sequences: [OrderType: UInt64]) -> [UInt8] {
+    package static func subscriptionData(_ merged: Merged, sequences: [OrderType: UInt64]) -> [UInt8] {
         var writer = JSONWriter(capacity: merged.entries.reduce(64) { $0 + $1.order.count + 1 })
         writer.beginObject()
         writeOrders(merged.entries, to: &writer)
@@ -73,7 +79,7 @@ extension BoardListing {
     }
 
     /// `board.list`'s data made of a merged listing (BoardReads.swift), the same way.
-    static func listData(_ merged: Merged) -> [UInt8] {
+    package static func listData(_ merged: Merged) -> [UInt8] {
         var writer = JSONWriter(capacity: merged.entries.reduce(64) { $0 + $1.order.count + 1 })
         writer.beginObject()
         if let cursor = merged.nextCursor {
@@ -106,7 +112,7 @@ extension BoardListing {
 /// takes the highest count of runners (BoardStatsMerge). Not a client operation:
 ///   {"open": {"bounty": 6, "express": 14, …}, "runners_online": {"bounty": 2, …}}, every type.
 package enum BoardCountsQuery {
-    static let operation = "node.board_counts"
+    package static let operation = "node.board_counts"
 
     package static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
         guard request.data == nil || request.data == .object([:]) else {

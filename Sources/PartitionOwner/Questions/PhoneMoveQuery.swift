@@ -16,16 +16,16 @@ import Cluster
 import Crypto
 
 package enum PhoneMoveQuery {
-    static let claim = "node.claim_phone"
-    static let take = "node.take_phone"
-    static let release = "node.release_phone"
-    static let login = "node.login_claimed"
+    package static let claim = "node.claim_phone"
+    package static let take = "node.take_phone"
+    package static let release = "node.release_phone"
+    package static let login = "node.login_claimed"
 
     static let names: Set<String> = [claim, take, release, login]
 
     /// The account partition a question goes to: the phone's for a claim or a release, the user's
     /// (the actor's, or `user`) for a take or a login.
-    static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
+    package static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
         guard case .object(let data)? = request.data else { return nil }
         switch request.operation {
         case claim, release:

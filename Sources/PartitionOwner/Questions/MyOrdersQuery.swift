@@ -14,7 +14,7 @@ import Foundation
 import InboxProtocol
 
 package enum LiveOrdersQuery {
-    static let operation = "node.live_orders"
+    package static let operation = "node.live_orders"
 
     /// The actor's first `limit + 1` orders in the role and scope after the cursor, newest first,
     /// each as the storage encodes it (BoardListAnswer's entries: creation time, id, order).
@@ -44,11 +44,11 @@ package enum LiveOrdersQuery {
 /// they still hold (which the archive may hold too: the node leaves those out of its totals).
 package struct LiveEarnings: Codable, Sendable, Equatable {
     package var earnings: RunnerEarnings
-    var closed: [UInt64]
+    package var closed: [UInt64]
 }
 
 package enum LiveEarningsQuery {
-    static let operation = "node.live_earnings"
+    package static let operation = "node.live_earnings"
 
     package static func answer(_ request: RoutedRequest, app: Application, answer: @escaping @Sendable ([UInt8]) -> Void) {
         guard let runner = RoutedOperations.askingActor(request, app: app, answer: answer) else { return }

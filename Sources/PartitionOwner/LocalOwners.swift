@@ -10,11 +10,11 @@ import Synchronization
 package final class LocalOwners: Sendable {
     private let owners = Mutex<[PartitionID: OwnerRequests]>([:])
 
-    func add(_ owner: OwnerRequests, for partitions: [PartitionID]) {
+    package func add(_ owner: OwnerRequests, for partitions: [PartitionID]) {
         owners.withLock { table in for partition in partitions { table[partition] = owner } }
     }
 
-    func remove(_ partitions: [PartitionID]) {
+    package func remove(_ partitions: [PartitionID]) {
         owners.withLock { table in for partition in partitions { table[partition] = nil } }
     }
 
@@ -23,4 +23,6 @@ package final class LocalOwners: Sendable {
         guard let owner = owners.withLock({ $0[partition] }) else { return false }
         return owner.answerHere(partition, payload: payload, answer: answer)
     }
+
+    package init() {}
 }

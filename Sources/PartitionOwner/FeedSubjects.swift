@@ -18,7 +18,7 @@ package struct FeedSubjects: Sendable {
     /// `bb.feed` in production; a test puts a lossy relay between owner and node under another.
     let prefix: String
 
-    init(prefix: String = FeedSubjects.standardPrefix) {
+    package init(prefix: String = FeedSubjects.standardPrefix) {
         self.prefix = prefix
     }
 
@@ -31,11 +31,11 @@ package struct FeedSubjects: Sendable {
 /// The owner's side: installed on the board publisher while this node owns the partition.
 package final class FeedEventPublisher: BoardChangeForwarding {
     let connection: NATSConnection
-    let partition: PartitionID
+    package let partition: PartitionID
     package let metrics: RelayMetrics
     private let subjects: [OrderType: String]
 
-    init(connection: NATSConnection, partition: PartitionID, subjects: FeedSubjects = FeedSubjects(), metrics: RelayMetrics) {
+    package init(connection: NATSConnection, partition: PartitionID, subjects: FeedSubjects = FeedSubjects(), metrics: RelayMetrics) {
         self.connection = connection
         self.partition = partition
         self.metrics = metrics

@@ -33,7 +33,7 @@ package enum RoutedOperations {
     /// What needs no login and goes to the account partition of a phone (a code, a login by code
     /// or password; docs/scale-out.md 7b item 4) or of the user a token names (a resume): the
     /// reply carries what the node holding the connection needs, the user and the stream's number.
-    static let loginOperations = [AuthOperations.requestCode.name, AuthOperations.loginWithCode.name,
+    package static let loginOperations = [AuthOperations.requestCode.name, AuthOperations.loginWithCode.name,
                                   AuthOperations.loginWithPassword.name, AuthOperations.resume.name]
 
     /// Reads of every board at once that the owner of a deployment's one board partition answers
@@ -86,7 +86,7 @@ package enum RoutedOperations {
 
     /// The space of the partitions that decide `operation`: accounts for an account operation and
     /// a node's question about a user's stream, boards for the rest.
-    static func space(of operation: String) -> PartitionSpace {
+    package static func space(of operation: String) -> PartitionSpace {
         if let question = nodeQuestion(operation) { return question.space }
         return accountOperations.contains(operation) ? .accounts : .boards
     }
@@ -133,7 +133,7 @@ package enum RoutedOperations {
                          operation: operation, successLabel: successLabel ?? "\(operation):ok", started: ContinuousClock.now)
     }
 
-    static let administrationNames = Set(OperationTable.shared.operations.values.filter(\.isAdministration).map(\.name))
+    package static let administrationNames = Set(OperationTable.shared.operations.values.filter(\.isAdministration).map(\.name))
 
     /// What a node asks the account partitions for an administrator (FeedbackQuery.swift), and
     /// may ask for the built-in administrator.
@@ -143,7 +143,7 @@ package enum RoutedOperations {
     /// subject's (`user_id` or `phone`), or the pair of the order it reads (`order_id`: the
     /// pair's application holds the order's board); nil for the lists and counts, which every
     /// partition answers its part of (PairAdministration.swift).
-    static func administeredPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
+    package static func administeredPartition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
         guard case .object(let data)? = request.data else { return nil }
         if case .integer(let user)? = data["user_id"], user > 0 { return map.partition(ofUser: UInt64(user)) }
         if case .string(let text)? = data["phone"], let phone = try? PhoneNumber(parsing: text) { return map.partition(ofPhone: phone.rawValue) }
@@ -161,7 +161,7 @@ package enum RoutedOperations {
     /// a node asks about. Nil for an operation that is not routed, for a listing of every campus,
     /// and for a request without the campus, order id, phone, user or actor to read, which the
     /// operation itself refuses wherever it runs.
-    static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
+    package static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
         if space(of: request.operation) == .accounts { return accountPartition(of: request, in: map) }
         let isCampusListing = request.operation == BoardOperations.list.name
         guard orderOperations.contains(request.operation) || isCampusListing, case .object(let data)? = request.data else { return nil }

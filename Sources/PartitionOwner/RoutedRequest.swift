@@ -14,15 +14,15 @@ import BangbangProtocol
 
 package struct RoutedRequest: Sendable {
     /// The longest client address carried (an IPv6 address with a zone is well under it).
-    static let maximumAddressLength = 64
+    package static let maximumAddressLength = 64
 
-    var id: JSONValue
-    var operation: String
+    package var id: JSONValue
+    package var operation: String
     package var data: JSONValue?
-    var actor: RoutedActor?
-    var clientAddress: String?
+    package var actor: RoutedActor?
+    package var clientAddress: String?
 
-    init(id: JSONValue, operation: String, data: JSONValue?, actor: RoutedActor?, clientAddress: String? = nil) {
+    package init(id: JSONValue, operation: String, data: JSONValue?, actor: RoutedActor?, clientAddress: String? = nil) {
         self.id = id
         self.operation = operation
         self.data = data
