@@ -17,7 +17,7 @@ import {loginView} from './views/login.js';
 import {mePageView, meView} from './views/me.js';
 import {orderView} from './views/order.js';
 import {ordersView} from './views/orders.js';
-import {connectionBadge, languageButton, tabBar, toasts, topBar} from './views/shell.js';
+import {plainTopBar, tabBar, topBar} from './views/shell.js';
 
 const store = createStore(initialState());
 const session = createSession(store);
@@ -54,8 +54,7 @@ function render(s) {
     const loggedIn = s.auth.status === 'in';
     document.body.classList.toggle('with-tabbar', loggedIn);
     patch(document.getElementById('app'), [
-        loggedIn ? topBar(s, ctx) : h('header', {class: 'topbar plain'}, h('span'), h('div', {class: 'topbar-right'}, connectionBadge(s, ctx), languageButton(ctx))),
-        toasts(s),
+        loggedIn ? topBar(s, ctx) : plainTopBar(s, ctx),
         screen(s),
         loggedIn && tabBar(s),
     ]);

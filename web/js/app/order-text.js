@@ -51,7 +51,7 @@ export function detailRows(order) {
         add('field.parcel_size', d.parcel_size && t(`size.${d.parcel_size}`));
         add('field.drop_off_place', d.drop_off_place);
         add('field.drop_off_room', d.drop_off_room, true);
-        add('field.contact_phone', d.contact_phone && h('a', {href: `tel:${d.contact_phone}`}, phone(d.contact_phone)), true);
+        add('field.contact_phone', d.contact_phone && h('a', {href: `tel:${d.contact_phone}`, class: 'tap'}, phone(d.contact_phone)), true);
         break;
     case 'purchase':
         add('field.items', h('ul', {class: 'items'}, (d.items || []).map((item) =>

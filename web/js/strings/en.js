@@ -208,6 +208,7 @@ export default {
     'order.actions': 'Actions',
     'order.details': 'Details',
     'order.people': 'People',
+    'people.loading': 'Loading…',
     'order.timeline': 'Timeline',
     'order.private': 'parties only',
     'order.privateHint': 'Only the publisher and the runner see this',

@@ -208,6 +208,7 @@ export default {
     'order.actions': '操作',
     'order.details': '详情',
     'order.people': '相关的人',
+    'people.loading': '加载中…',
     'order.timeline': '时间线',
     'order.private': '仅双方可见',
     'order.privateHint': '只有发布者和接单的跑腿能看到',
