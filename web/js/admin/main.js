@@ -163,7 +163,7 @@ function render(s) {
     if (s.auth.status === 'unknown') body = h('p', {class: 'empty'}, t('common.loading'));
     else if (s.auth.status === 'out') body = loginView(s, ctx);
     else {
-        body = h('div', {class: 'console-main'},
+        body = h('main', {class: 'console-main'},
             h('nav', {class: 'tabs console-tabs', role: 'tablist'}, Object.keys(SCREENS).map((key) =>
                 h('a', {href: `#/${key}`, id: `console-tab-${key}`, role: 'tab', class: s.route === key ? 'active' : null,
                     'aria-selected': String(s.route === key)}, t(`admin.tab.${key}`)))),

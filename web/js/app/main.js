@@ -7,7 +7,7 @@ import {setLanguage, t} from '../core/i18n.js';
 import {createStore} from '../core/store.js';
 import {createActions} from './actions.js';
 import {createBoard} from './board.js';
-import {formState} from '../ui/forms.js';
+import {errorText, formState} from '../ui/forms.js';
 import {parseRoute} from './router.js';
 import {createSession} from './session.js';
 import {initialState, ORDER_TYPES} from './state.js';
@@ -73,7 +73,7 @@ function enter(route) {
     board.watchStats(loggedIn && (route.name === 'discover' || route.name === 'find'));
     if (route.name === 'order' && loggedIn) {
         session.fetchOrder(route.params.id).catch((error) => {
-            store.update((st) => { formState(st, `load-${route.params.id}`).error = error.message; });
+            store.update((st) => { formState(st, `load-${route.params.id}`).error = errorText(error); });
         });
     }
     if (route.name === 'me' && loggedIn && s.auth.user?.is_verified_runner) actions.loadEarnings();

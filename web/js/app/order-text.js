@@ -6,6 +6,21 @@ import {h} from '../core/dom.js';
 import {t} from '../core/i18n.js';
 import {dateTime, phone, relative, yuan} from '../core/format.js';
 
+// The server's notes on timeline entries that are its own words (a cancel reason is the
+// publisher's, shown as written).
+const KNOWN_NOTES = {
+    'runner gave it back': 'note.abandoned',
+    'auto-confirmed': 'note.autoConfirmed',
+    'delivery code confirmed': 'note.codeConfirmed',
+    'quorum not reached': 'note.quorum',
+    'closing time reached': 'note.closing',
+    'closed at the deadline': 'note.deadline',
+};
+
+export function noteText(note) { return KNOWN_NOTES[note] ? t(KNOWN_NOTES[note]) : note; }
+
+export function cancellationCause(cause) { return t(cause === 'quorum_not_reached' ? 'note.quorum' : 'role.publisher'); }
+
 export function typeLabel(type) { return t(`type.${type}`); }
 
 export function statusLabel(order) {

@@ -79,7 +79,7 @@ export function phone(e164) {
     m = /^\+86([48]00)(\d{3})(\d{4})$/.exec(text);
     if (m) return `${m[1]}-${m[2]}-${m[3]}`;
     // Area codes: 10 and 2x are two digits, the rest three; the local number is 7 or 8 digits.
-    m = /^\+86(10|2\d|[3-9]\d{2})(\d{3,4})(\d{4})$/.exec(text);
+    m = /^\+86(?![48]00)(10|2\d|[3-9]\d{2})(\d{3,4})(\d{4})$/.exec(text);
     if (m) return `0${m[1]}-${m[2]} ${m[3]}`;
     return text;
 }

@@ -8,18 +8,9 @@ import {t} from '../../core/i18n.js';
 import {clock, dateTime, fullTime, yuan} from '../../core/format.js';
 import {backLink, fieldId, formError} from '../../ui/components.js';
 import {draft, formState} from '../../ui/forms.js';
-import {detailRows, isFinal, progress, statusLabel, typeLabel, orderTitle} from '../order-text.js';
+import {detailRows, isFinal, noteText, progress, statusLabel, typeLabel, orderTitle} from '../order-text.js';
 
 const DEFAULT_RULES = {cancel_grace_ms: 120000, cancel_fee: 200, auto_confirm_ms: 24 * 3600 * 1000};
-const KNOWN_NOTES = {
-    'runner gave it back': 'note.abandoned',
-    'auto-confirmed': 'note.autoConfirmed',
-    'delivery code confirmed': 'note.codeConfirmed',
-    'quorum not reached': 'note.quorum',
-    'closing time reached': 'note.closing',
-    'closed at the deadline': 'note.deadline',
-};
-
 export function orderView(s, ctx) {
     const id = s.route.params.id;
     const order = s.orders[id] || s.board.items.get(id);
@@ -68,7 +59,7 @@ export function orderView(s, ctx) {
                     h('span', {class: 'when'}, fullTime(entry.at).slice(5)),
                     h('span', {class: 'what'}, timelineStatus(order, entry)),
                     h('span', {class: 'who'}, actorName(entry.actor, order, me, s)),
-                    entry.note && h('span', {class: 'note'}, KNOWN_NOTES[entry.note] ? t(KNOWN_NOTES[entry.note]) : entry.note))))));
+                    entry.note && h('span', {class: 'note'}, noteText(entry.note)))))));
 }
 
 function timelineStatus(order, entry) {
