@@ -13,6 +13,7 @@
 #include <openssl/x509v3.h>
 #include <string.h>
 #include <stdio.h>
+#include <time.h>
 
 /* OpenSSL exposes these as macros, which Swift cannot call. */
 static inline long bangbang_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
@@ -105,5 +106,20 @@ static inline int bangbang_certificate_file_peer_name(const char *path, char *bu
     GENERAL_NAMES_free(names);
     X509_free(certificate);
     return found;
+}
+/* The notAfter of the first certificate of a PEM file, in seconds since the epoch, into
+   `seconds`; 1 when read, -1 when the file holds no certificate. */
+static inline int bangbang_certificate_file_not_after(const char *path, long long *seconds) {
+    BIO *file = BIO_new_file(path, "r");
+    if (file == NULL) return -1;
+    X509 *certificate = PEM_read_bio_X509(file, NULL, NULL, NULL);
+    BIO_free(file);
+    if (certificate == NULL) return -1;
+    struct tm moment;
+    int read = ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &moment);
+    X509_free(certificate);
+    if (read != 1) return -1;
+    *seconds = (long long)timegm(&moment);
+    return 1;
 }
 #endif

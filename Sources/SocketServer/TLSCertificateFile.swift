@@ -27,4 +27,14 @@ public enum TLSCertificateFile {
         guard found == 1 else { return nil }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+
+    /// When the first certificate in the PEM file at `path` expires (its notAfter), in seconds
+    /// since the epoch.
+    public static func expiry(ofCertificateAt path: String) throws(SocketError) -> Int64 {
+        var seconds: Int64 = 0
+        guard bangbang_certificate_file_not_after(path, &seconds) == 1 else {
+            throw .tls("cannot read a certificate from \(path): \(TLSContext.drainErrors())")
+        }
+        return seconds
+    }
 }
