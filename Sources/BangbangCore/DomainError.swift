@@ -16,11 +16,20 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     /// For `rate_limited`: milliseconds until the limit that refused would admit the request
     /// again (0: as soon as something else changes, e.g. a reply to a request in flight).
     public var retryAfterMilliseconds: Int64?
+    /// For `invalid_field`: the bounds of the rule the value broke, in the field's own unit
+    /// (characters of text, fen of money, milliseconds since the epoch for times, a count), so
+    /// an app can say the limit in its own words ("at most ¥500"). `minimum` alone: the value was
+    /// below it; `maximum` alone: above it; both: the range it must be in. Nil where no number
+    /// applies (a malformed phone number).
+    public var minimum: Int64?
+    public var maximum: Int64?
 
-    public init(_ code: ErrorCode, _ message: String, field: String? = nil) {
+    public init(_ code: ErrorCode, _ message: String, field: String? = nil, minimum: Int64? = nil, maximum: Int64? = nil) {
         self.code = code
         self.message = message
         self.field = field
+        self.minimum = minimum
+        self.maximum = maximum
     }
 
     /// A `rate_limited` error; every one says when to retry (protocol/README.md, "Errors").

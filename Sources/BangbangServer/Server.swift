@@ -202,9 +202,12 @@ public final class Server: @unchecked Sendable {
                 },
                 "/metrics": {
                     .plain(contentType: "text/plain; version=0.0.4; charset=utf-8",
-                           body: Array(MetricsRenderer.render(metrics, openConnections: server.socketServer?.connectionCount ?? 0,
-                                                              rejectedConnections: server.socketServer?.rejectedConnectionCount ?? 0,
-                                                              residentBytes: MetricsRenderer.residentBytes()).utf8))
+                           body: Array((MetricsRenderer.render(metrics, openConnections: server.socketServer?.connectionCount ?? 0,
+                                                               rejectedConnections: server.socketServer?.rejectedConnectionCount ?? 0,
+                                                               residentBytes: MetricsRenderer.residentBytes())
+                                        + HostMetrics.render(isReady: server.isReady.withLock { $0 },
+                                                             loggedInUsers: server.application.publisher.accounts.presence.userCount,
+                                                             configuration: server.configuration)).utf8))
                 },
             ],
             staticSite: { server.staticSite.withLock { $0 } })

@@ -78,8 +78,11 @@ do {
         exit(request.status)
     }
 } catch {
-    logger.error("startup_failed", ["error": "\(error)"])
-    FileHandle.standardError.write(Data("bangbang: cannot start: \(error)\n".utf8))
+    let words = StartupFailure.describe(error, host: configuration.host, port: configuration.port,
+                                        dataDirectory: configuration.dataDirectory,
+                                        certificatePath: configuration.tlsCertificatePath, keyPath: configuration.tlsKeyPath)
+    logger.error("startup_failed", ["error": words])
+    FileHandle.standardError.write(Data("bangbang: cannot start: \(words)\n".utf8))
     exit(70)
 }
 

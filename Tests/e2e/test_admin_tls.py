@@ -117,3 +117,41 @@ def test_the_certificate_is_checked_against_its_name_and_a_private_ca(public_sty
     assert status == 69 and "mismatch" in error, error
     status, _, error = admin(server, tls, "pending", "--ca-file", ca, "--url", f"ws://127.0.0.1:{server.port}/ws")
     assert status == 64 and "--ca-file" in error, error
+
+
+def make_bare_self_signed(directory, name):
+    """The most common self-signed certificate: a CN and no subjectAltName, made exactly so."""
+    cert, key = os.path.join(directory, f"{name}.pem"), os.path.join(directory, f"{name}.key")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+            "-keyout", key, "-out", cert, cwd=directory)
+    return cert, key
+
+
+@pytest.fixture(scope="module")
+def bare_self_signed_server():
+    with tempfile.TemporaryDirectory(prefix="bangbang-admin-bare-") as data:
+        tls = make_bare_self_signed(data, "bare")
+        other = make_bare_self_signed(data, "other")
+        server = ServerProcess.start(server_binary(), data, ARGUMENTS + ["--tls-cert", tls[0], "--tls-key", tls[1]])
+        try:
+            yield server, tls, other
+        finally:
+            server.stop()
+
+
+def test_a_certificate_with_a_cn_and_no_subject_alt_name_just_works(bare_self_signed_server):
+    server, tls, _ = bare_self_signed_server
+    text = subprocess.run(["openssl", "x509", "-in", tls[0], "-noout", "-text"], capture_output=True, text=True).stdout
+    assert "Subject Alternative Name" not in text and "CN = localhost" in text
+    status, pending, error = admin(server, tls, "pending", "--json")
+    assert status == 0, error
+    assert pending["users"] == []
+
+
+def test_that_certificate_is_still_verified_and_its_name_checked(bare_self_signed_server):
+    server, tls, other = bare_self_signed_server
+    # Another certificate with the same CN is not the server's: its chain does not verify.
+    status, _, error = admin(server, other, "pending")
+    assert status == 69 and "certificate verify failed" in error, error
+    status, _, error = admin(server, tls, "pending", "--server-name", "bangbang.example.edu")
+    assert status == 69 and "mismatch" in error, error

@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOTS = pathlib.Path(os.environ.get("BANGBANG_SCREENSHOTS", ROOT / ".build" / "screenshots"))
 ADMIN_PHONE = "+8613000000000"
 CAMPUSES = ["东校区", "西校区"]
-SERVER_FLAGS = ["--dev", "--fsync", "never", "--admin-phone", ADMIN_PHONE, "--support-phone", "+8640012345678",
+SERVER_FLAGS = ["--dev", "--fsync", "never", "--admin-phone", ADMIN_PHONE, "--support-phone", "+864001234567",
                 "--sms-per-ip-hourly", "0", "--web-dir", str(ROOT / "web"),
                 *[flag for campus in CAMPUSES for flag in ("--campus", campus)]]
 

@@ -55,6 +55,16 @@ package final class Presence: Sendable {
         }
     }
 
+    /// Users with at least one logged-in connection now (`bangbang_logged_in_users`).
+    package var userCount: Int {
+        table.withLock { table in
+            switch table {
+            case .narrow(let loops): loops.count
+            case .wide(let loops): loops.count
+            }
+        }
+    }
+
     func loops(of user: UserID) -> UInt64 {
         table.withLock { table in
             switch table {

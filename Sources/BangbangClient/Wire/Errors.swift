@@ -60,12 +60,19 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible, W
     public var field: FieldPath?
     /// For `rate_limited`: how long to wait. nil from a server that does not say.
     public var retryAfter: Duration?
+    /// For `invalid_field`: the bounds of the rule the value broke, in the field's unit
+    /// (characters, fen, milliseconds since the epoch, a count); nil where none applies.
+    public var minimum: Int64?
+    public var maximum: Int64?
 
-    public init(code: ErrorCode, message: String, field: FieldPath? = nil, retryAfter: Duration? = nil) {
+    public init(code: ErrorCode, message: String, field: FieldPath? = nil, retryAfter: Duration? = nil,
+                minimum: Int64? = nil, maximum: Int64? = nil) {
         self.code = code
         self.message = message
         self.field = field
         self.retryAfter = retryAfter
+        self.minimum = minimum
+        self.maximum = maximum
     }
 
     init(wire value: JSONValue, at path: FieldPath) throws(DecodingFailure) {
@@ -74,6 +81,8 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible, W
         message = try object.required("message")
         field = (try object.optional("field", as: String.self)).map(FieldPath.init(parsing:))
         retryAfter = (try object.optional("retry_after_ms", as: Int64.self)).map(Duration.protocolMilliseconds)
+        minimum = try object.optional("min", as: Int64.self)
+        maximum = try object.optional("max", as: Int64.self)
         object.finish()
     }
 

@@ -93,7 +93,8 @@ extension AccountStore {
         guard password.utf8.count <= PasswordRules.length.upperBound * 16,
               PasswordRules.length.contains(password.count) else {
             throw DomainError(.invalidField, "A password has \(PasswordRules.length.lowerBound) to "
-                              + "\(PasswordRules.length.upperBound) characters.", field: field)
+                              + "\(PasswordRules.length.upperBound) characters.", field: field,
+                              minimum: Int64(PasswordRules.length.lowerBound), maximum: Int64(PasswordRules.length.upperBound))
         }
     }
 

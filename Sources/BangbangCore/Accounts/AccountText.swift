@@ -10,17 +10,18 @@ enum AccountText {
         // but may have many, so only a very generous byte cap is safe here.
         guard value.utf8.count <= length.upperBound * 64 + 64 else {
             throw DomainError(.invalidField, "\(label) is too long (at most \(length.upperBound) characters).",
-                              field: field)
+                              field: field, maximum: Int64(length.upperBound))
         }
         let trimmed = trim(value)
         let count = trimmed.count
         if count < length.lowerBound {
             throw DomainError(.invalidField, length.lowerBound == 1 ? "\(label) must not be empty."
-                              : "\(label) is too short (at least \(length.lowerBound) characters).", field: field)
+                              : "\(label) is too short (at least \(length.lowerBound) characters).", field: field,
+                              minimum: Int64(length.lowerBound))
         }
         if count > length.upperBound {
             throw DomainError(.invalidField, "\(label) is too long (at most \(length.upperBound) characters).",
-                              field: field)
+                              field: field, maximum: Int64(length.upperBound))
         }
         if containsControlCharacters(trimmed, allowingNewlines: allowsNewlines) {
             throw DomainError(.invalidField, "\(label) contains characters that cannot be shown.", field: field)

@@ -74,7 +74,7 @@ extension BoardShard {
                 return .delivered(autoConfirmAt: now.adding(milliseconds: rules.autoConfirmAfter))
             }
             guard let code, !code.isEmpty else {
-                throw .invalid("code", "enter the delivery code the publisher gives you")
+                throw .invalid("code", "enter the delivery code the publisher gives you", minimum: 1)
             }
             guard code == expected else {
                 throw DomainError(.wrongDeliveryCode, "the delivery code does not match")
@@ -99,7 +99,7 @@ extension BoardShard {
                 return .cancelled(Cancellation(cause: .publisher, reason: reason, fee: 0, runner: nil))
             case .accepted, .pickedUp, .inProgress:
                 guard let reason, reason.contains(where: { !$0.isWhitespace }) else {
-                    throw .invalid("reason", "say why you cancel: a runner already took this order")
+                    throw .invalid("reason", "say why you cancel: a runner already took this order", minimum: 1)
                 }
                 let acceptedAt = order.acceptedAt ?? order.createdAt
                 let withinGrace = now.milliseconds - acceptedAt.milliseconds < rules.cancellationGrace
@@ -119,7 +119,8 @@ extension BoardShard {
                                   "the tip can only be raised while the order is open, not \(order.status.rawValue)")
             }
             guard newTip > order.tip else {
-                throw .invalid("tip", "the new tip must be more than the current \(OrderDraft.yuan(order.tip))")
+                throw .invalid("tip", "the new tip must be more than the current \(OrderDraft.yuan(order.tip))",
+                               minimum: order.tip + 1)
             }
             try OrderDraft.requireMoney(newTip, "tip", max: rules.maximumTip)
             return .tipRaised(to: newTip)
@@ -181,7 +182,7 @@ extension BoardShard {
             guard let closedAt = order.closedAt, now < closedAt.adding(milliseconds: rules.ratingWindow) else {
                 throw DomainError(.invalidTransition, "the rating window has closed")
             }
-            guard (1...5).contains(stars) else { throw .invalid("stars", "give 1 to 5 stars") }
+            guard (1...5).contains(stars) else { throw .invalid("stars", "give 1 to 5 stars", minimum: 1, maximum: 5) }
             try OrderDraft.optionalText(comment, "comment", max: rules.maximumCommentLength)
             return .rated(byPublisher: byPublisher, Rating(stars: stars, comment: comment, at: now))
         }

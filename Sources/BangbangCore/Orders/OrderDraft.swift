@@ -59,11 +59,12 @@ public struct OrderDraft: Codable, Hashable, Sendable {
 
     public static func checkDeadline(_ deadline: Timestamp, now: Timestamp, rules: OrderRules) throws(DomainError) {
         guard deadline > now else {
-            throw .invalid("deadline", "the deadline must be in the future")
+            throw .invalid("deadline", "the deadline must be in the future", minimum: now.milliseconds + 1)
         }
         guard deadline.milliseconds - now.milliseconds <= rules.maximumDeadlineAhead else {
             let days = rules.maximumDeadlineAhead / 86_400_000
-            throw .invalid("deadline", "the deadline may be at most \(days) days ahead")
+            throw .invalid("deadline", "the deadline may be at most \(days) days ahead",
+                           maximum: now.milliseconds + rules.maximumDeadlineAhead)
         }
     }
 
@@ -86,23 +87,23 @@ public struct OrderDraft: Codable, Hashable, Sendable {
 
     static func requireText(_ text: String, _ field: String, max: Int) throws(DomainError) {
         guard text.hasNonWhitespace else {
-            throw .invalid(field, "\(field) is required")
+            throw .invalid(field, "\(field) is required", minimum: 1)
         }
         guard text.hasAtMost(characters: max) else {
-            throw .invalid(field, "\(field) may be at most \(max) characters")
+            throw .invalid(field, "\(field) may be at most \(max) characters", maximum: Int64(max))
         }
     }
 
     static func optionalText(_ text: String?, _ field: String, max: Int) throws(DomainError) {
         guard let text else { return }
         guard text.hasAtMost(characters: max) else {
-            throw .invalid(field, "\(field) may be at most \(max) characters")
+            throw .invalid(field, "\(field) may be at most \(max) characters", maximum: Int64(max))
         }
     }
 
     static func requireMoney(_ amount: Cents, _ field: String, max: Cents) throws(DomainError) {
-        guard amount >= 0 else { throw .invalid(field, "\(field) must not be negative") }
-        guard amount <= max else { throw .invalid(field, "\(field) may be at most \(yuan(max))") }
+        guard amount >= 0 else { throw .invalid(field, "\(field) must not be negative", minimum: 0) }
+        guard amount <= max else { throw .invalid(field, "\(field) may be at most \(yuan(max))", maximum: max) }
     }
 
     /// "¥12.05": how a user reads an amount.
@@ -156,14 +157,14 @@ extension ExpressDetails {
 
 extension PurchaseDetails {
     func validate(rules: OrderRules) throws(DomainError) {
-        guard !items.isEmpty else { throw .invalid("items", "add at least one item") }
+        guard !items.isEmpty else { throw .invalid("items", "add at least one item", minimum: 1) }
         guard items.count <= rules.maximumItems else {
-            throw .invalid("items", "at most \(rules.maximumItems) items per order")
+            throw .invalid("items", "at most \(rules.maximumItems) items per order", maximum: Int64(rules.maximumItems))
         }
         for (index, item) in items.enumerated() {
             try OrderDraft.requireText(item.name, "items[\(index)].name", max: rules.maximumShortText)
             guard (1...99).contains(item.quantity) else {
-                throw .invalid("items[\(index)].qty", "the quantity must be between 1 and 99")
+                throw .invalid("items[\(index)].qty", "the quantity must be between 1 and 99", minimum: 1, maximum: 99)
             }
             try OrderDraft.optionalText(item.note, "items[\(index)].note", max: rules.maximumShortText)
         }
@@ -178,17 +179,18 @@ extension GroupDetails {
     func validate(deadline: Timestamp, now: Timestamp, rules: OrderRules) throws(DomainError) {
         try OrderDraft.requireText(subject, "subject", max: rules.maximumShortText)
         guard closesAt > now else {
-            throw .invalid("closes_at", "the closing time must be in the future")
+            throw .invalid("closes_at", "the closing time must be in the future", minimum: now.milliseconds + 1)
         }
         guard closesAt <= deadline else {
-            throw .invalid("closes_at", "the closing time must not be after the deadline")
+            throw .invalid("closes_at", "the closing time must not be after the deadline", maximum: deadline.milliseconds)
         }
         guard (2...50).contains(capacity) else {
-            throw .invalid("capacity", "the capacity must be between 2 and 50")
+            throw .invalid("capacity", "the capacity must be between 2 and 50", minimum: 2, maximum: 50)
         }
         if let minimumFill {
             guard (1...capacity).contains(minimumFill) else {
-                throw .invalid("minimum_fill", "the minimum fill must be between 1 and the capacity")
+                throw .invalid("minimum_fill", "the minimum fill must be between 1 and the capacity",
+                               minimum: 1, maximum: Int64(capacity))
             }
         }
         try OrderDraft.requireMoney(pricePerShare, "price_per_share", max: rules.maximumTip)

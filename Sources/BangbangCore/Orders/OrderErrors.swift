@@ -24,8 +24,8 @@ extension ErrorCode {
 }
 
 extension DomainError {
-    static func invalid(_ field: String, _ message: String) -> DomainError {
-        DomainError(.invalidField, message, field: field)
+    static func invalid(_ field: String, _ message: String, minimum: Int64? = nil, maximum: Int64? = nil) -> DomainError {
+        DomainError(.invalidField, message, field: field, minimum: minimum, maximum: maximum)
     }
 
     static func transition(_ from: OrderStatus, _ to: OrderStatus) -> DomainError {

@@ -21,8 +21,8 @@ public struct Arguments: Sendable {
 
     private func path(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
 
-    private func invalid(_ key: String, _ message: String) -> DomainError {
-        DomainError(.invalidField, "\(path(key)) \(message)", field: path(key))
+    private func invalid(_ key: String, _ message: String, minimum: Int64? = nil, maximum: Int64? = nil) -> DomainError {
+        DomainError(.invalidField, "\(path(key)) \(message)", field: path(key), minimum: minimum, maximum: maximum)
     }
 
     /// Refuses any member not in `allowed`: a handful of names, compared one by one (an array
@@ -68,7 +68,9 @@ public struct Arguments: Sendable {
 
     private func string(_ key: String, _ value: JSONValue, maxLength: Int) throws(DomainError) -> String {
         guard case .string(let text) = value else { throw invalid(key, "must be a string, got \(value.typeName)") }
-        guard text.hasAtMost(characters: maxLength) else { throw invalid(key, "is longer than \(maxLength) characters") }
+        guard text.hasAtMost(characters: maxLength) else {
+            throw invalid(key, "is longer than \(maxLength) characters", maximum: Int64(maxLength))
+        }
         return text
     }
 
@@ -87,7 +89,8 @@ public struct Arguments: Sendable {
             throw invalid(key, "must be an integer, got \(value.typeName)")
         }
         guard range.contains(number) else {
-            throw invalid(key, "must be between \(range.lowerBound) and \(range.upperBound)")
+            throw invalid(key, "must be between \(range.lowerBound) and \(range.upperBound)",
+                          minimum: range.lowerBound, maximum: range.upperBound)
         }
         return number
     }
@@ -135,7 +138,7 @@ public struct Arguments: Sendable {
     public func array(_ key: String, maxCount: Int) throws(DomainError) -> [JSONValue] {
         guard let value = members[key], value != .null else { throw invalid(key, "is required") }
         guard case .array(let elements) = value else { throw invalid(key, "must be an array, got \(value.typeName)") }
-        guard elements.count <= maxCount else { throw invalid(key, "has more than \(maxCount) elements") }
+        guard elements.count <= maxCount else { throw invalid(key, "has more than \(maxCount) elements", maximum: Int64(maxCount)) }
         return elements
     }
 
@@ -156,7 +159,8 @@ public struct Arguments: Sendable {
                 throw DomainError(.invalidField, "\(field) must be a string, got \(element.typeName)", field: field)
             }
             guard text.hasAtMost(characters: maxLength) else {
-                throw DomainError(.invalidField, "\(field) is longer than \(maxLength) characters", field: field)
+                throw DomainError(.invalidField, "\(field) is longer than \(maxLength) characters", field: field,
+                                  maximum: Int64(maxLength))
             }
             result.append(text)
         }

@@ -3,7 +3,7 @@
 //   request  {"id": 7, "op": "order.accept", "data": {…}}
 //   reply    {"id": 7, "ok": true, "data": {…}}
 //            {"id": 7, "ok": false, "error": {"code": "order_taken", "message": "…", "field": …}}
-//            (`rate_limited` errors also carry "retry_after_ms")
+//            (`rate_limited` errors also carry "retry_after_ms"; `invalid_field` ones may carry "min", "max")
 //   event    {"event": "order.changed", "seq": 42, "data": {…}}          personal stream
 //            {"event": "feed.enter", "type": "express", "seq": 9, "data": {…}}   board feed
 //
@@ -160,8 +160,16 @@ public enum Reply {
             writer.key("field")
             writer.write(string: field)
         }
+        if let maximum = error.maximum {
+            writer.key("max")
+            writer.write(integer: maximum)
+        }
         writer.key("message")
         writer.write(string: error.message)
+        if let minimum = error.minimum {
+            writer.key("min")
+            writer.write(integer: minimum)
+        }
         if let wait = error.retryAfterMilliseconds {
             writer.key("retry_after_ms")
             writer.write(integer: wait)

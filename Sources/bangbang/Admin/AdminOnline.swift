@@ -8,7 +8,9 @@
 // certificate file from the configuration, so a self-signed server works with no flag. The
 // certificate is checked against `--server-name`, or, when the CLI reaches the server by a
 // loopback address with the server's certificate at hand, against the name that certificate
-// is issued for; never with verification turned off.
+// is issued for (its DNS name; for a certificate with no DNS subjectAltName, its CN, as a bare
+// `openssl req -x509 -subj /CN=localhost` makes; else its IP address); never with verification
+// turned off.
 //
 // A command line runs one request, so the connection is made once, without retrying: the first
 // failure is the answer (exit status 69).
@@ -58,7 +60,7 @@ enum AdminOnline {
             endpoint.serverName = serverName
         } else if url.isLoopback, let ownCertificate = configuration.tlsCertificatePath {
             do {
-                endpoint.serverName = try TLSCertificateFile.hostName(ofCertificateAt: ownCertificate)
+                endpoint.serverName = try TLSCertificateFile.peerName(ofCertificateAt: ownCertificate)
             } catch {
                 throw ConfigurationError("\(error); give --server-name NAME")
             }

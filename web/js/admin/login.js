@@ -43,5 +43,5 @@ export function loginView(s, ctx) {
                 h('pre', {class: 'command'}, 'cat ./data/admin-secret'),
                 formError(store, secretForm),
                 submitButton(store, secretForm, t('login.submit'), t('login.submitting'), {id: 'admin-secret-submit'}))),
-        h('p', {class: 'footnote'}, h('a', {href: '/'}, t('admin.toApp'))));
+        h('p', {class: 'footnote'}, h('a', {href: '/', class: 'tap'}, t('admin.toApp'))));
 }

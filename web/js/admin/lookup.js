@@ -6,7 +6,7 @@ import {t} from '../core/i18n.js';
 import {dateTime, phone, yuan} from '../core/format.js';
 import {field, formError, submitButton} from '../ui/components.js';
 import {draft} from '../ui/forms.js';
-import {detailRows, orderTitle, statusLabel, typeLabel} from '../app/order-text.js';
+import {cancellationCause, detailRows, noteText, orderTitle, statusLabel, typeLabel} from '../app/order-text.js';
 
 export function lookupView(s, ctx) {
     const {store, actions} = ctx;
@@ -65,6 +65,6 @@ function orderCard(order) {
             order.delivery_code && [h('dt', t('order.deliveryCodeLabel')), h('dd', order.delivery_code)],
             detailRows(order).map(([label, value]) => [h('dt', label), h('dd', value)]),
             h('dt', t('order.timeline')), h('dd', order.timeline.map((entry) =>
-                `${dateTime(entry.at)} ${statusLabel({type: order.type, status: entry.status})}${entry.note ? ` (${entry.note})` : ''}`).join('; ')),
-            order.cancellation && [h('dt', t('status.cancelled')), h('dd', `${order.cancellation.cause}${order.cancellation.reason ? `: ${order.cancellation.reason}` : ''} · ${yuan(order.cancellation.fee)}`)]));
+                `${dateTime(entry.at)} ${statusLabel({type: order.type, status: entry.status})}${entry.note ? `（${noteText(entry.note)}）` : ''}`).join('；')),
+            order.cancellation && [h('dt', t('status.cancelled')), h('dd', `${cancellationCause(order.cancellation.cause)}${order.cancellation.reason ? `：${order.cancellation.reason}` : ''} · ${yuan(order.cancellation.fee)}`)]));
 }

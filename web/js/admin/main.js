@@ -151,23 +151,25 @@ const ctx = {
 
 function render(s) {
     const header = h('header', {class: 'console-bar'},
-        h('a', {class: 'brand', href: '#/overview'}, h('span', {class: 'logo', 'aria-hidden': 'true'}, '帮'), h('span', t('admin.title'))),
-        h('div', {class: 'topbar-right'},
-            connectionBadge(s, ctx), languageButton(ctx),
-            s.auth.status === 'in' && h('span', {class: 'muted who', id: 'admin-who'},
-                s.auth.method === 'secret' ? t('admin.operator') : s.auth.user?.nickname),
-            s.auth.status === 'in' && h('button', {type: 'button', class: 'button small secondary', id: 'admin-logout', onClick: actions.logout}, t('me.logout'))));
+        h('div', {class: 'topbar-row'},
+            h('a', {class: 'brand', href: '#/overview'}, h('span', {class: 'logo', 'aria-hidden': 'true'}, '帮'), h('span', {class: 'brand-name'}, t('admin.title'))),
+            h('div', {class: 'topbar-right'},
+                connectionBadge(s, ctx), languageButton(ctx),
+                s.auth.status === 'in' && h('span', {class: 'muted who', id: 'admin-who'},
+                    s.auth.method === 'secret' ? t('admin.operator') : s.auth.user?.nickname),
+                s.auth.status === 'in' && h('button', {type: 'button', class: 'button small secondary', id: 'admin-logout', onClick: actions.logout}, t('me.logout')))),
+        toasts(s));
     let body;
     if (s.auth.status === 'unknown') body = h('p', {class: 'empty'}, t('common.loading'));
     else if (s.auth.status === 'out') body = loginView(s, ctx);
     else {
-        body = h('div', {class: 'console-main'},
+        body = h('main', {class: 'console-main'},
             h('nav', {class: 'tabs console-tabs', role: 'tablist'}, Object.keys(SCREENS).map((key) =>
                 h('a', {href: `#/${key}`, id: `console-tab-${key}`, role: 'tab', class: s.route === key ? 'active' : null,
                     'aria-selected': String(s.route === key)}, t(`admin.tab.${key}`)))),
             SCREENS[s.route](s, ctx));
     }
-    patch(document.getElementById('console'), [header, toasts(s), body]);
+    patch(document.getElementById('console'), [header, body]);
 }
 
 function onRoute() {

@@ -3,7 +3,7 @@
 // nothing), and its errors shown where the action was started.
 
 import {message, t} from '../core/i18n.js';
-import {parseYuan} from '../core/format.js';
+import {parseYuan, phone as formatPhone} from '../core/format.js';
 import {navigate} from './router.js';
 import {clearForm, fieldError, setNotice, submit} from '../ui/forms.js';
 import {buildPublish} from './publish.js';
@@ -36,7 +36,7 @@ export function createActions(session, board) {
                 s.codeWait[purpose] = Date.now() + (reply.retry_after || 60) * 1000;
                 s.devCode = reply.dev_code ? {phone: reply.phone, code: reply.dev_code, purpose} : null;
             });
-            setNotice(store, formName, message('login.codeSent', {phone: reply.phone}));
+            setNotice(store, formName, message('login.codeSent', {phone: formatPhone(reply.phone)}));
         }, (field) => field === 'phone');
     }
 

@@ -7,7 +7,7 @@ import {setLanguage, t} from '../core/i18n.js';
 import {createStore} from '../core/store.js';
 import {createActions} from './actions.js';
 import {createBoard} from './board.js';
-import {formState} from '../ui/forms.js';
+import {errorText, formState} from '../ui/forms.js';
 import {parseRoute} from './router.js';
 import {createSession} from './session.js';
 import {initialState, ORDER_TYPES} from './state.js';
@@ -17,7 +17,7 @@ import {loginView} from './views/login.js';
 import {mePageView, meView} from './views/me.js';
 import {orderView} from './views/order.js';
 import {ordersView} from './views/orders.js';
-import {connectionBadge, languageButton, tabBar, toasts, topBar} from './views/shell.js';
+import {plainTopBar, tabBar, topBar} from './views/shell.js';
 
 const store = createStore(initialState());
 const session = createSession(store);
@@ -54,8 +54,7 @@ function render(s) {
     const loggedIn = s.auth.status === 'in';
     document.body.classList.toggle('with-tabbar', loggedIn);
     patch(document.getElementById('app'), [
-        loggedIn ? topBar(s, ctx) : h('header', {class: 'topbar plain'}, h('span'), h('div', {class: 'topbar-right'}, connectionBadge(s, ctx), languageButton(ctx))),
-        toasts(s),
+        loggedIn ? topBar(s, ctx) : plainTopBar(s, ctx),
         screen(s),
         loggedIn && tabBar(s),
     ]);
@@ -74,7 +73,7 @@ function enter(route) {
     board.watchStats(loggedIn && (route.name === 'discover' || route.name === 'find'));
     if (route.name === 'order' && loggedIn) {
         session.fetchOrder(route.params.id).catch((error) => {
-            store.update((st) => { formState(st, `load-${route.params.id}`).error = error.message; });
+            store.update((st) => { formState(st, `load-${route.params.id}`).error = errorText(error); });
         });
     }
     if (route.name === 'me' && loggedIn && s.auth.user?.is_verified_runner) actions.loadEarnings();

@@ -6,6 +6,21 @@ import {h} from '../core/dom.js';
 import {t} from '../core/i18n.js';
 import {dateTime, phone, relative, yuan} from '../core/format.js';
 
+// The server's notes on timeline entries that are its own words (a cancel reason is the
+// publisher's, shown as written).
+const KNOWN_NOTES = {
+    'runner gave it back': 'note.abandoned',
+    'auto-confirmed': 'note.autoConfirmed',
+    'delivery code confirmed': 'note.codeConfirmed',
+    'quorum not reached': 'note.quorum',
+    'closing time reached': 'note.closing',
+    'closed at the deadline': 'note.deadline',
+};
+
+export function noteText(note) { return KNOWN_NOTES[note] ? t(KNOWN_NOTES[note]) : note; }
+
+export function cancellationCause(cause) { return t(cause === 'quorum_not_reached' ? 'note.quorum' : 'role.publisher'); }
+
 export function typeLabel(type) { return t(`type.${type}`); }
 
 export function statusLabel(order) {
@@ -51,7 +66,7 @@ export function detailRows(order) {
         add('field.parcel_size', d.parcel_size && t(`size.${d.parcel_size}`));
         add('field.drop_off_place', d.drop_off_place);
         add('field.drop_off_room', d.drop_off_room, true);
-        add('field.contact_phone', d.contact_phone && h('a', {href: `tel:${d.contact_phone}`}, phone(d.contact_phone)), true);
+        add('field.contact_phone', d.contact_phone && h('a', {href: `tel:${d.contact_phone}`, class: 'tap'}, phone(d.contact_phone)), true);
         break;
     case 'purchase':
         add('field.items', h('ul', {class: 'items'}, (d.items || []).map((item) =>

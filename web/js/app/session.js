@@ -25,6 +25,29 @@ function clearAuth() { localStorage.removeItem(AUTH_KEY); }
 function lastSeq(userId) { return Number(localStorage.getItem(seqKey(userId))) || 0; }
 function saveSeq(userId, seq) { localStorage.setItem(seqKey(userId), String(seq)); }
 
+/**
+ * Who made a change, read from the order after it (and the copy before it, when the page had
+ * one); null for the clock. Most changes add a timeline entry naming their actor. A rating adds
+ * none: the newer of the two ratings is the one just given. A raised tip is the publisher's; a
+ * join or a leave that did not change the status is the one participant who came or went.
+ */
+export function changeActor(before, order, change) {
+    if (change === 'rated') {
+        const byPublisher = order.rating_by_publisher?.at ?? -1;
+        const byRunner = order.rating_by_runner?.at ?? -1;
+        return byPublisher >= byRunner ? order.publisher : order.runner;
+    }
+    if (change === 'tip_raised') return order.publisher;
+    if ((change === 'joined' || change === 'left') && before) {
+        const was = new Set(before.participants || []);
+        const now = new Set(order.participants || []);
+        const moved = change === 'joined' ? [...now].find((id) => !was.has(id)) : [...was].find((id) => !now.has(id));
+        if (moved !== undefined) return moved;
+    }
+    const last = order.timeline[order.timeline.length - 1];
+    return last ? last.actor ?? null : null;
+}
+
 export function createSession(store) {
     const readyHooks = [];
     const eventHandlers = [];
@@ -157,9 +180,9 @@ export function createSession(store) {
         const data = message.data || {};
         switch (message.event) {
         case 'order.changed': {
+            const before = store.state.orders[data.order.id];
             store.update((s) => { upsert(s, data.order); });
-            const last = data.order.timeline[data.order.timeline.length - 1];
-            if (last && last.actor !== userId) {
+            if (tellsMe(before, data.order, data.change)) {
                 toast(store, t(`change.${data.change}`, {id: data.order.id}), 'info', `#/order/${data.order.id}`);
             }
             break;
@@ -185,6 +208,17 @@ export function createSession(store) {
         default:
             break;
         }
+    }
+
+    /**
+     * Whether a change is news to this user: nobody is told of what they did themselves, on
+     * this device or another. This device's own requests put the order in the store at the
+     * event's revision before the event arrives (a reply precedes the pushes of its change).
+     */
+    function tellsMe(before, order, change) {
+        if (before && before.revision >= order.revision) return false;
+        const actor = changeActor(before, order, change);
+        return actor !== userId;
     }
 
     async function refreshProfile() {

@@ -13,6 +13,8 @@ export class ProtocolError extends Error {
         this.code = error.code;
         this.field = error.field;
         this.retryAfterMs = typeof error.retry_after_ms === 'number' ? error.retry_after_ms : null;
+        this.min = typeof error.min === 'number' ? error.min : null;
+        this.max = typeof error.max === 'number' ? error.max : null;
     }
 }
 

@@ -66,11 +66,22 @@ export function parseLocalInput(text) {
     return Number.isFinite(ms) ? ms : null;
 }
 
-/** +8613800138000 → 138 0013 8000 (a mainland number as people write it). */
+/**
+ * A number as people in China write it: a mobile in groups of 3-4-4 (+8613912340001 →
+ * 139 1234 0001), a 400/800 service line as 400-123-4567, a landline with its area code
+ * (+861012345678 → 010-1234 5678); any other number stays in its E.164 form.
+ */
 export function phone(e164) {
     if (!e164) return '';
-    const m = /^\+86(1\d{2})(\d{4})(\d{4})$/.exec(e164);
-    return m ? `${m[1]} ${m[2]} ${m[3]}` : e164;
+    const text = String(e164);
+    let m = /^\+86(1\d{2})(\d{4})(\d{4})$/.exec(text);
+    if (m) return `${m[1]} ${m[2]} ${m[3]}`;
+    m = /^\+86([48]00)(\d{3})(\d{4})$/.exec(text);
+    if (m) return `${m[1]}-${m[2]}-${m[3]}`;
+    // Area codes: 10 and 2x are two digits, the rest three; the local number is 7 or 8 digits.
+    m = /^\+86(?![48]00)(10|2\d|[3-9]\d{2})(\d{3,4})(\d{4})$/.exec(text);
+    if (m) return `0${m[1]}-${m[2]} ${m[3]}`;
+    return text;
 }
 
 /** What this browser calls itself in "logged-in devices". */

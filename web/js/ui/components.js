@@ -3,6 +3,7 @@
 
 import {h, icon} from '../core/dom.js';
 import {say, t} from '../core/i18n.js';
+import {phone as formatPhone} from '../core/format.js';
 import {draft, formState} from './forms.js';
 
 export const ICONS = {
@@ -106,7 +107,7 @@ export function devCodeNotice(store, purpose, onFill) {
     const dev = store.state.devCode;
     if (!dev || dev.purpose !== purpose) return null;
     return h('div', {class: 'dev-code', id: 'dev-code-notice', role: 'status'},
-        h('p', h('strong', t('dev.title')), ' ', t('dev.explain', {phone: dev.phone})),
+        h('p', h('strong', t('dev.title')), ' ', t('dev.explain', {phone: formatPhone(dev.phone)})),
         h('p', {class: 'dev-code-row'},
             h('span', {class: 'dev-code-value', id: 'dev-code'}, dev.code),
             h('button', {type: 'button', class: 'button small', id: 'dev-code-fill', onClick: () => onFill(dev.code)}, t('dev.fill'))));

@@ -3,6 +3,7 @@
 
 import {ProtocolError} from '../core/client.js';
 import {has, t} from '../core/i18n.js';
+import {invalidFieldText} from './error-words.js';
 
 export function formState(s, name) {
     return s.forms[name] || (s.forms[name] = {errors: {}, error: null, notice: null, busy: false});
@@ -34,9 +35,10 @@ export function errorText(error) {
     if (error.code === 'rate_limited' && error.retryAfterMs !== null) {
         return t('err.rate_limited_for', {s: Math.max(1, Math.ceil(error.retryAfterMs / 1000))});
     }
-    if (error.code === 'invalid_field') return t('err.invalid_field', {detail: error.message});
+    if (error.code === 'invalid_field') return invalidFieldText(error);
     if (has(`err.${error.code}`)) return t(`err.${error.code}`);
-    return error.message || error.code;
+    // A code newer than this page: its own words, never the server's English message.
+    return t('err.other');
 }
 
 /**

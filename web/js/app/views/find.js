@@ -139,7 +139,8 @@ function items(s, ctx, form) {
         h('legend', t('field.items'), h('span', {class: 'required', 'aria-hidden': 'true'}, ' *')),
         values.items.map((item, index) => {
             const base = `details.items[${index}]`;
-            const rowErrors = ['name', 'qty', 'note'].map((key) => errors[`${base}.${key}`]).filter(Boolean);
+            const rowErrors = ['name', 'qty', 'note'].filter((key) => errors[`${base}.${key}`])
+                .map((key) => h('p', {class: 'field-error', role: 'alert', id: `${fieldId(form, `${base}.${key}`)}-error`}, errors[`${base}.${key}`]));
             return h('div', {class: 'item-row'},
                 h('input', {id: fieldId(form, `${base}.name`), name: `${base}.name`, class: 'item-name', value: item.name,
                     placeholder: t('placeholder.itemName'), 'aria-label': t('field.itemName'), maxlength: 60, onInput: setItem(index, 'name'), onChange: setItem(index, 'name'),
@@ -150,7 +151,7 @@ function items(s, ctx, form) {
                 h('input', {id: fieldId(form, `${base}.note`), name: `${base}.note`, class: 'item-note', value: item.note,
                     placeholder: t('placeholder.itemNote'), 'aria-label': t('field.note'), maxlength: 60, onInput: setItem(index, 'note'), onChange: setItem(index, 'note')}),
                 h('button', {type: 'button', class: 'button icon-only', 'aria-label': t('purchase.removeItem'), onClick: remove(index)}, '×'),
-                rowErrors.map((error) => h('p', {class: 'field-error', role: 'alert'}, error)));
+                rowErrors);
         }),
         values.items.length < 20 && h('button', {type: 'button', class: 'button small secondary', id: 'add-item', onClick: add}, t('purchase.addItem')),
         h('p', {class: 'hint'}, t('hint.items')));

@@ -24,7 +24,7 @@ export function loginView(s, ctx) {
                     'aria-selected': String(mode === 'password'), onClick: setMode('password')}, t('login.byPassword'))),
             mode === 'code' ? codeForm(s, ctx) : passwordForm(s, ctx)),
         h('p', {class: 'footnote'},
-            s.info?.support_phone && [t('me.support'), ': ', h('a', {href: `tel:${s.info.support_phone}`, id: 'login-support'}, formatPhone(s.info.support_phone)), ' · '],
+            s.info?.support_phone && [t('me.support'), ': ', h('a', {href: `tel:${s.info.support_phone}`, id: 'login-support', class: 'tap'}, formatPhone(s.info.support_phone)), ' · '],
             s.info && t('app.version', {version: s.info.version})));
 }
 

@@ -28,7 +28,7 @@ export function meView(s, ctx) {
                 h('p', {class: 'muted', id: 'me-phone'}, formatPhone(user.phone)),
                 h('p', {class: 'badges'},
                     user.is_verified_runner && h('span', {class: 'badge ok', id: 'me-runner-badge'}, t('me.verified')),
-                    user.is_administrator && h('a', {class: 'badge', href: '/admin/'}, t('me.administrator')),
+                    user.is_administrator && h('a', {class: 'tap', href: '/admin/', id: 'me-admin-link'}, h('span', {class: 'badge'}, t('me.administrator'))),
                     user.campus && h('span', {class: 'badge'}, user.campus)))),
         user.is_verified_runner && earnings(s, ctx),
         h('ul', {class: 'menu card'},
@@ -194,7 +194,7 @@ function feedbackPage(s, ctx) {
             formError(store, form),
             submitButton(store, form, t('feedback.submit'), t('common.sending'), {id: 'feedback-submit'})),
         s.info?.support_phone && h('p', {class: 'footnote'}, t('feedback.orCall'), ' ',
-            h('a', {href: `tel:${s.info.support_phone}`}, formatPhone(s.info.support_phone))),
+            h('a', {href: `tel:${s.info.support_phone}`, class: 'tap', id: 'feedback-support'}, formatPhone(s.info.support_phone))),
     ];
 }
 

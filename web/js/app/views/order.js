@@ -8,18 +8,9 @@ import {t} from '../../core/i18n.js';
 import {clock, dateTime, fullTime, yuan} from '../../core/format.js';
 import {backLink, fieldId, formError} from '../../ui/components.js';
 import {draft, formState} from '../../ui/forms.js';
-import {detailRows, isFinal, progress, statusLabel, typeLabel, orderTitle} from '../order-text.js';
+import {detailRows, isFinal, noteText, progress, statusLabel, typeLabel, orderTitle} from '../order-text.js';
 
 const DEFAULT_RULES = {cancel_grace_ms: 120000, cancel_fee: 200, auto_confirm_ms: 24 * 3600 * 1000};
-const KNOWN_NOTES = {
-    'runner gave it back': 'note.abandoned',
-    'auto-confirmed': 'note.autoConfirmed',
-    'delivery code confirmed': 'note.codeConfirmed',
-    'quorum not reached': 'note.quorum',
-    'closing time reached': 'note.closing',
-    'closed at the deadline': 'note.deadline',
-};
-
 export function orderView(s, ctx) {
     const id = s.route.params.id;
     const order = s.orders[id] || s.board.items.get(id);
@@ -68,7 +59,7 @@ export function orderView(s, ctx) {
                     h('span', {class: 'when'}, fullTime(entry.at).slice(5)),
                     h('span', {class: 'what'}, timelineStatus(order, entry)),
                     h('span', {class: 'who'}, actorName(entry.actor, order, me, s)),
-                    entry.note && h('span', {class: 'note'}, KNOWN_NOTES[entry.note] ? t(KNOWN_NOTES[entry.note]) : entry.note))))));
+                    entry.note && h('span', {class: 'note'}, noteText(entry.note)))))));
 }
 
 function timelineStatus(order, entry) {
@@ -78,9 +69,20 @@ function timelineStatus(order, entry) {
 function actorName(actor, order, me, s) {
     if (actor === undefined || actor === null) return t('timeline.system');
     if (actor === me) return t('timeline.you');
-    const name = s.users[actor]?.nickname || `#${actor}`;
-    if (actor === order.publisher) return t('timeline.publisherNamed', {name});
-    return name;
+    const name = s.users[actor]?.nickname;
+    if (actor === order.publisher) return name ? t('timeline.publisherNamed', {name}) : t('role.publisher');
+    if (actor === order.runner) return name || t('role.runner');
+    return name || t('role.participant');
+}
+
+/**
+ * Someone else's name once their profile has arrived; until then a grey placeholder, never a
+ * bare user id (which reads like a fault after a reload).
+ */
+function personName(userId, me, s) {
+    if (userId === me) return t('timeline.you');
+    const name = s.users[userId]?.nickname;
+    return name || h('span', {class: 'name-pending', 'aria-busy': 'true'}, t('people.loading'));
 }
 
 function progressBar(order) {
@@ -109,7 +111,7 @@ function statusNote(order, role, s) {
 }
 
 function people(order, me, s) {
-    const name = (userId) => (userId === me ? t('timeline.you') : s.users[userId]?.nickname || `#${userId}`);
+    const name = (userId) => personName(userId, me, s);
     const verifiedMark = (userId) => (s.users[userId]?.is_verified_runner ? h('span', {class: 'badge ok'}, t('me.verified')) : null);
     return h('section', {class: 'card'},
         h('h2', {class: 'section-title'}, t('order.people')),
@@ -118,7 +120,7 @@ function people(order, me, s) {
             order.type !== 'group' && [h('dt', t('role.runner')),
                 h('dd', {id: 'order-runner'}, order.runner ? [name(order.runner), ' ', verifiedMark(order.runner)] : t('order.noRunner'))],
             order.type === 'group' && order.participants && [h('dt', t('field.participants')),
-                h('dd', {id: 'order-participants'}, order.participants.map(name).join('、'))]));
+                h('dd', {id: 'order-participants'}, order.participants.flatMap((userId, index) => [index > 0 ? '、' : null, name(userId)]))]));
 }
 
 function ratings(order) {
@@ -157,7 +159,7 @@ function actions(order, role, s, ctx, form) {
     if (role === 'viewer') {
         if (single && status === 'open') {
             if (s.auth.user?.is_verified_runner) list.push(button('action-accept', t('action.accept'), () => a.accept(order.id), {disabled: busy}));
-            else list.push(h('p', {class: 'hint'}, t('discover.verifyFirst'), ' ', h('a', {href: '#/me/verify', id: 'order-verify-link'}, t('discover.verifyNow'))));
+            else list.push(h('p', {class: 'hint'}, t('discover.verifyFirst'), ' ', h('a', {href: '#/me/verify', id: 'order-verify-link', class: 'tap'}, t('discover.verifyNow'))));
         }
         if (!single && status === 'open' && now < order.details.closes_at) {
             list.push(button('action-join', t('action.join'), () => a.join(order.id), {disabled: busy}));
@@ -261,7 +263,11 @@ function ratePanel(order, s, ctx, form, busy, whom) {
     const uiForm = `${form}-ui`;
     const ui = draft(s, uiForm);
     const errors = formState(s, form).errors;
-    const setStars = (n) => () => ctx.store.update((st) => { draft(st, uiForm).stars = n; });
+    // Picking stars answers "请选择星级": the error goes with the choice.
+    const setStars = (n) => () => ctx.store.update((st) => {
+        draft(st, uiForm).stars = n;
+        delete formState(st, form).errors.stars;
+    });
     const onSubmit = (event) => { event.preventDefault(); ctx.actions.rate(order.id, ui.stars || 0, draft(ctx.store.state, uiForm).comment || ''); };
     const commentId = fieldId(uiForm, 'comment');
     return h('form', {class: 'panel', id: 'rate-panel', onSubmit, novalidate: true},
@@ -270,7 +276,7 @@ function ratePanel(order, s, ctx, form, busy, whom) {
             [1, 2, 3, 4, 5].map((n) => h('button', {type: 'button', id: `rate-star-${n}`, role: 'radio',
                 'aria-checked': String(ui.stars === n), 'aria-label': t('rate.starsLabel', {n}),
                 class: ['star', (ui.stars || 0) >= n && 'on'], onClick: setStars(n)}, '★'))),
-        errors.stars && h('p', {class: 'field-error', role: 'alert'}, errors.stars),
+        errors.stars && h('p', {class: 'field-error', role: 'alert', id: 'rate-stars-error'}, errors.stars),
         h('div', {class: ['field', errors.comment && 'has-error']},
             h('label', {for: commentId}, t('rate.comment')),
             h('input', {id: commentId, name: 'comment', maxlength: 200, value: ui.comment || '', 'aria-invalid': errors.comment ? 'true' : null,

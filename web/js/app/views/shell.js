@@ -24,8 +24,17 @@ export function languageButton(ctx) {
 
 export function topBar(s, ctx) {
     return h('header', {class: 'topbar'},
-        h('a', {class: 'brand', href: '#/discover'}, h('span', {class: 'logo', 'aria-hidden': 'true'}, '帮'), h('span', t('app.name'))),
-        h('div', {class: 'topbar-right'}, connectionBadge(s, ctx), languageButton(ctx)));
+        h('div', {class: 'topbar-row'},
+            h('a', {class: 'brand', href: '#/discover'}, h('span', {class: 'logo', 'aria-hidden': 'true'}, '帮'), h('span', t('app.name'))),
+            h('div', {class: 'topbar-right'}, connectionBadge(s, ctx), languageButton(ctx))),
+        toasts(s));
+}
+
+/** The top bar before login: no brand link, the same connection state and language. */
+export function plainTopBar(s, ctx) {
+    return h('header', {class: 'topbar plain'},
+        h('div', {class: 'topbar-row'}, h('span'), h('div', {class: 'topbar-right'}, connectionBadge(s, ctx), languageButton(ctx))),
+        toasts(s));
 }
 
 const TABS = [
@@ -43,10 +52,11 @@ export function tabBar(s) {
             'aria-current': key === current ? 'page' : null}, icon(ICONS[key]), h('span', t(`nav.${key}`)))));
 }
 
+/** The one passing notice (ui/toasts.js), in a live region that is always there to be heard. */
 export function toasts(s) {
-    if (s.toasts.length === 0) return null;
-    return h('div', {class: 'toasts', role: 'status', 'aria-live': 'polite'},
-        s.toasts.map((item) => item.link
-            ? h('a', {class: ['toast', `toast-${item.kind}`], href: item.link}, item.text)
-            : h('div', {class: ['toast', `toast-${item.kind}`]}, item.text)));
+    const item = s.toasts[s.toasts.length - 1];
+    return h('div', {class: 'toasts', id: 'notice-area', role: 'status', 'aria-live': 'polite'},
+        item && (item.link
+            ? h('a', {class: ['toast', `toast-${item.kind}`], href: item.link, 'data-notice-id': item.id}, item.text)
+            : h('div', {class: ['toast', `toast-${item.kind}`], 'data-notice-id': item.id}, item.text)));
 }
