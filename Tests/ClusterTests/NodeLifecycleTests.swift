@@ -34,6 +34,7 @@ import Testing
             var lifecycle = serving([0], partitioned: false)
             let actions = lifecycle.handle(.lost(pair: 0, reason: reason, handedBack: false))
             #expect(exitStatus(actions) == 75, "\(reason)")
+            #expect(actions.first?.isFailure == true)
             #expect(lifecycle.phase == .exited(status: 75))
             #expect(lifecycle.handle(.acquired(pair: 0, term: 99)).isEmpty, "an exiting node takes nothing more")
         }
@@ -59,10 +60,11 @@ import Testing
         #expect(lifecycle.handle(.handBackDue(pair: 0)).isEmpty, "one stop per hand-back")
         #expect(lifecycle.handle(.stoppedForHandBack(pair: 0)).isEmpty)
         let actions = lifecycle.handle(.lost(pair: 0, reason: "handedBack", handedBack: true))
-        guard case .exit(75, "partition_handed_back", _)? = actions.first else {
+        guard let exit = actions.first, case .exit(75, "partition_handed_back", _) = exit else {
             Issue.record("one pair handed back: \(actions)")
             return
         }
+        #expect(!exit.isFailure, "a hand-back is a planned exit")
     }
 
     @Test func withSeveralPairsAHandBackLeavesTheNodeServingTheOthers() {

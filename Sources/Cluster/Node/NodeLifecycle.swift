@@ -21,6 +21,8 @@
 public struct NodeLifecycle: Sendable, Equatable {
     /// EX_TEMPFAIL: start me again (as a standby).
     public static let restartStatus: Int32 = 75
+    /// The log event of a node that ends after handing its one pair back.
+    public static let handedBackEvent = "partition_handed_back"
 
     public enum Phase: Sendable, Equatable {
         case joining
@@ -68,6 +70,13 @@ public struct NodeLifecycle: Sendable, Equatable {
         case stopEverything
         /// End the process with `status`; `event` and `detail` say why, for the log.
         case exit(status: Int32, event: String, detail: String)
+
+        /// Whether the exit is a failure (logged as an error) rather than a planned step (a
+        /// hand-back to the preferred node).
+        public var isFailure: Bool {
+            guard case .exit(_, let event, _) = self else { return false }
+            return event != NodeLifecycle.handedBackEvent
+        }
     }
 
     public private(set) var phase = Phase.joining
@@ -119,7 +128,7 @@ public struct NodeLifecycle: Sendable, Equatable {
             let state = pairs.removeValue(forKey: pair)
             if handedBack, case .handingBack? = state {
                 guard isPartitioned else {
-                    return exit(Self.restartStatus, "partition_handed_back",
+                    return exit(Self.restartStatus, Self.handedBackEvent,
                                 "pair \(pair) moved back to its preferred owner; exiting to come back as a standby")
                 }
                 return []

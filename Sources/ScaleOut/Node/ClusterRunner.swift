@@ -142,7 +142,9 @@ public final class ClusterRunner: Sendable {
                 logger.info("partition_acquired", ["partition": "\(partition)", "term": term])
                 await handle(.acquired(pair: partition.index, term: term))
             case .lost(let partition, let reason):
-                if reason == .handedBack { logger.info("partition_handed_back", ["partition": "\(partition)"]) }
+                if reason == .handedBack && node.isPartitioned {
+                    logger.info("partition_handed_back", ["partition": "\(partition)", "detail": "moved to its preferred owner; this node serves on"])
+                }
                 await handle(.lost(pair: partition.index, reason: "\(reason)", handedBack: reason == .handedBack))
             }
             if case .exited = lifecycle.withLock({ $0.phase }) { return }
@@ -167,7 +169,11 @@ public final class ClusterRunner: Sendable {
             case .stopEverything:
                 stopEverything()
             case .exit(let status, let event, let detail):
-                logger.error(event, ["detail": detail, "status": status])
+                if action.isFailure {
+                    logger.error(event, ["detail": detail, "status": status])
+                } else {
+                    logger.info(event, ["detail": detail, "status": status])
+                }
                 exitRequests.request(ExitRequest(status: status, reason: detail))
             }
         }
