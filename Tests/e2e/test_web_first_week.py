@@ -464,6 +464,36 @@ def test_the_remaining_pages_are_thumb_sized_and_pass_axe(people, site, checked)
         look(admin, f"console {tab}", checked)
 
 
+def test_the_keyboard_sees_where_it_is_on_every_control(people):
+    """Tab through the Discover page and the console: each control the focus lands on shows a
+    ring of at least 2 px, from the first control to the last."""
+    from selenium.webdriver.common.keys import Keys
+    for browser, fragment in ((people["runner"], "#/discover/express"), (people["admin"], "#/lookup")):
+        browser.go(fragment)
+        browser.element("main")
+        # From the first control of the page (the brand link in the header) the keyboard moves on;
+        # a focus a script gives shows no ring by design, so the check starts at the next one.
+        browser.driver.execute_script("document.querySelector('header a[href]').focus()")
+        browser.driver.switch_to.active_element.send_keys(Keys.TAB)
+        seen_controls = []
+        for _ in range(30):
+            ring = browser.driver.execute_script("""
+                const e = document.activeElement;
+                if (!e || e === document.body) return null;
+                const style = getComputedStyle(e);
+                return [e.id || e.tagName + ':' + e.textContent.trim().slice(0, 20), style.outlineStyle, parseFloat(style.outlineWidth)];
+            """)
+            if ring is None:                               # past the last control, to the browser's own
+                break
+            name, style, width = ring
+            assert style != "none" and width >= 2, f"{browser.name}: {name} shows no focus ring ({style} {width}px)"
+            if name in seen_controls:
+                break
+            seen_controls.append(name)
+            browser.driver.switch_to.active_element.send_keys(Keys.TAB)
+        assert len(seen_controls) >= 8, seen_controls
+
+
 def test_offline_pages_and_the_console_header_keep_one_line(people, site, checked):
     runner, admin = people["runner"], people["admin"]
     row_height = "return document.querySelector('.console-bar .topbar-row').getBoundingClientRect().height"
