@@ -88,7 +88,7 @@ public final class Connection: @unchecked Sendable {
     private let peer: PeerAddress
     /// Whether the connection is TLS (its handshake may still be under way).
     public let usesTLS: Bool
-    private(set) var state: State
+    var state: State
     private var flags: Flags = []
     let descriptor: Int32
     /// The connection's slot in its loop's table while registered, or -1 (Readiness.swift).
@@ -99,9 +99,9 @@ public final class Connection: @unchecked Sendable {
 
     /// Shared with every connection of the same listener (or client setup).
     let context: ConnectionContext
-    private var output = WriteQueue()
+    var output = WriteQueue()
     /// Only on TLS connections and PROXY protocol listeners.
-    private var layers: Layers?
+    var layers: Layers?
     /// The upper layer's `deadline` until a close is under way, then the linger deadline; or
     /// `noDeadline` (an optional would take twice the space).
     private var deadlineMilliseconds = Connection.noDeadline
@@ -121,16 +121,16 @@ public final class Connection: @unchecked Sendable {
         if let tls { layers = Layers(tls: tls) }
     }
 
-    private var options: ConnectionOptions { context.options }
+    var options: ConnectionOptions { context.options }
 
-    private enum ProxyHeaderState {
+    enum ProxyHeaderState {
         case reading(ProxyHeaderParser)
         case read(ProxyHeader)
     }
 
     /// What only some connections need: the TLS session, the PROXY header being read or read,
     /// and the deadline of either. Boxed, so a plain connection pays one word for them.
-    private final class Layers {
+    final class Layers {
         var tls: TLSSession?
         var proxyHeaderState: ProxyHeaderState?
         /// When the PROXY header or the TLS handshake must be complete, or `noDeadline`.
@@ -139,12 +139,12 @@ public final class Connection: @unchecked Sendable {
         init(tls: TLSSession?) { self.tls = tls }
     }
 
-    private var tls: TLSSession? {
+    var tls: TLSSession? {
         get { layers?.tls }
         set { layers?.tls = newValue }
     }
 
-    private var proxyHeaderState: ProxyHeaderState? {
+    var proxyHeaderState: ProxyHeaderState? {
         get { layers?.proxyHeaderState }
         set {
             if layers == nil { layers = Layers(tls: nil) }
@@ -173,35 +173,35 @@ public final class Connection: @unchecked Sendable {
         set { flags.set(.isPolled, to: newValue) }
     }
 
-    private var isReading: Bool {
+    var isReading: Bool {
         get { flags.contains(.isReading) }
         set { flags.set(.isReading, to: newValue) }
     }
 
     /// Output is blocked: the loop also watches for writability.
-    private var isWaitingForWritable: Bool {
+    var isWaitingForWritable: Bool {
         get { flags.contains(.isWaitingForWritable) }
         set { flags.set(.isWaitingForWritable, to: newValue) }
     }
 
     /// Set by `cork()`: sends queue without writing until `uncork()`.
-    private var isCorked: Bool {
+    var isCorked: Bool {
         get { flags.contains(.isCorked) }
         set { flags.set(.isCorked, to: newValue) }
     }
 
     /// Output waits for the end of the current block (`EventLoop.deferFlush`).
-    private var isFlushDeferred: Bool {
+    var isFlushDeferred: Bool {
         get { flags.contains(.isFlushDeferred) }
         set { flags.set(.isFlushDeferred, to: newValue) }
     }
 
-    private var isAboveHighWater: Bool {
+    var isAboveHighWater: Bool {
         get { flags.contains(.isAboveHighWater) }
         set { flags.set(.isAboveHighWater, to: newValue) }
     }
 
-    private var isCloseRequested: Bool {
+    var isCloseRequested: Bool {
         get { flags.contains(.isCloseRequested) }
         set { flags.set(.isCloseRequested, to: newValue) }
     }
@@ -367,75 +367,6 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    // MARK: Start-up
-
-    /// Registers the connection and starts reading; with `proxyProtocol`, a PROXY header from one
-    /// of those peers comes first. Runs on the loop.
-    func start(proxyProtocol: TrustedProxies? = nil) {
-        loop.register(self)
-        if let proxyProtocol {
-            guard proxyProtocol.contains(remoteAddress.ipAddress) else {
-                tearDown(.proxyHeaderRefused(.untrustedPeer))
-                return
-            }
-            state = .awaitingProxyHeader
-            proxyHeaderState = .reading(ProxyHeaderParser())
-            layers?.openingDeadline = loop.now + options.proxyHeaderTimeoutMilliseconds
-            startReading()
-            return
-        }
-        startReading()
-        startProtocol()
-    }
-
-    /// TLS handshake or, for plain TCP, open at once.
-    private func startProtocol() {
-        if tls != nil {
-            state = .handshaking
-            layers?.openingDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
-        } else {
-            state = .open
-            handler?.connectionDidOpen(self)
-        }
-    }
-
-    /// Starts a non-blocking connect (client side). Runs on the loop.
-    func startConnecting(to address: SocketAddress) {
-        loop.register(self)
-        do {
-            if try loop.syscalls.connect(descriptor, to: address) {
-                connectionEstablished()
-            } else {
-                waitForWritable()
-            }
-        } catch {
-            tearDown(.connectFailed(error))
-        }
-    }
-
-    private func connectionEstablished() {
-        if let error = loop.syscalls.pendingSocketError(descriptor) {
-            tearDown(.connectFailed(error))
-            return
-        }
-        stopWaitingForWritable()
-        startReading()
-        guard state != .closed else { return }
-        guard let tls else {
-            state = .open
-            handler?.connectionDidOpen(self)
-            return
-        }
-        state = .handshaking
-        layers?.openingDeadline = loop.now + options.tlsHandshakeTimeoutMilliseconds
-        advanceHandshake(tls)
-    }
-
-    private func startReading() {
-        isReading = true
-        updateReadiness()
-    }
-
     // MARK: Readiness
 
     /// Called by the loop with the epoll events reported for this connection. Runs on the loop.
@@ -446,7 +377,7 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Tells the loop's epoll instance what this connection waits for now.
-    private func updateReadiness() {
+    func updateReadiness() {
         guard state != .closed else { return }
         let events = (isReading ? EPOLLIN.rawValue : 0) | (isWaitingForWritable ? EPOLLOUT.rawValue : 0)
         do throws(Errno) {
@@ -459,241 +390,6 @@ public final class Connection: @unchecked Sendable {
         } catch {
             tearDown(state == .connecting ? .connectFailed(error) : .ioError(error))
         }
-    }
-
-    // MARK: Reading
-
-    private func readable() {
-        let buffer = loop.readBuffer
-        var total = 0
-        while total < options.maxBytesReadPerEvent, state != .closed {
-            let count: Int
-            do {
-                guard let read = try loop.syscalls.read(descriptor, into: buffer) else { return }
-                count = read
-            } catch {
-                tearDown(isCloseRequested ? .localClose : .ioError(error))
-                return
-            }
-            if count == 0 {
-                endOfStream()
-                return
-            }
-            total += count
-            deliver(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            // A short read almost always means the socket is empty; skip the EAGAIN round trip.
-            if count < buffer.count { return }
-        }
-    }
-
-    private func endOfStream() {
-        if case .reading(var parser)? = proxyHeaderState {
-            do throws(ProxyHeaderError) {
-                try parser.finish()
-            } catch {
-                tearDown(.proxyHeaderRefused(.invalid(error)))
-                return
-            }
-        }
-        tearDown(isCloseRequested ? .localClose : .peerClosed)
-    }
-
-    private func deliver(_ bytes: UnsafeRawBufferPointer) {
-        // After a close request input is discarded: we only wait for the peer's end of stream.
-        guard !isCloseRequested else { return }
-        var bytes = bytes
-        if state == .awaitingProxyHeader {
-            guard let rest = consumeProxyHeader(bytes), !rest.isEmpty else { return }
-            bytes = rest
-        }
-        guard let tls else {
-            handler?.connection(self, didReceive: bytes)
-            return
-        }
-        tls.receive(ciphertext: bytes)
-        if state == .handshaking {
-            advanceHandshake(tls)
-            guard state == .open else { return }
-        }
-        // The ciphertext now lives inside OpenSSL, so the loop buffer can take the plaintext.
-        let buffer = loop.readBuffer
-        while state == .open {
-            switch tls.readPlaintext(into: buffer) {
-            case .plaintext(let count):
-                handler?.connection(self, didReceive: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            case .needsMoreInput:
-                flushTLSOutput()
-                return
-            case .closedByPeer:
-                tearDown(.peerClosed)
-                return
-            case .failed(let message):
-                tearDown(.tlsFailure(TLSFailure(kind: .record, message: message)))
-                return
-            }
-        }
-    }
-
-    /// Feeds the PROXY header parser; once the header is complete, starts TLS or opens, and
-    /// returns the bytes after the header if the connection still wants them.
-    private func consumeProxyHeader(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard case .reading(var parser)? = proxyHeaderState else {
-            fatalError("internal inconsistency in Connection: awaiting a PROXY header without a parser")
-        }
-        let progress: ProxyHeaderParser.Progress
-        do throws(ProxyHeaderError) {
-            progress = try parser.parse(bytes)
-        } catch {
-            tearDown(.proxyHeaderRefused(.invalid(error)))
-            return nil
-        }
-        switch progress {
-        case .needsMoreData:
-            proxyHeaderState = .reading(parser)
-            return nil
-        case .complete(let header, let consumed):
-            proxyHeaderState = .read(header)
-            layers?.openingDeadline = Self.noDeadline
-            startProtocol()
-            guard !isCloseRequested, state == .open || state == .handshaking else { return nil }
-            return UnsafeRawBufferPointer(rebasing: bytes[consumed...])
-        }
-    }
-
-    private func advanceHandshake(_ tls: TLSSession) {
-        switch tls.advanceHandshake() {
-        case .complete:
-            flushTLSOutput()
-            guard state == .handshaking else { return }
-            state = .open
-            layers?.openingDeadline = Self.noDeadline
-            handler?.connectionDidOpen(self)
-        case .needsMoreInput:
-            flushTLSOutput()
-        case .failed(let failure):
-            // OpenSSL has queued an alert saying why (protocol_version, handshake_failure, …):
-            // write it before closing, so the peer is told rather than just cut off.
-            flushTLSOutput()
-            writeQueuedOutput(isWritableEvent: false)
-            tearDown(.tlsFailure(failure))
-        }
-    }
-
-    /// Queues whatever OpenSSL produced on its own (handshake records, tickets, alerts).
-    private func flushTLSOutput() {
-        guard let tls, state != .closed, let ciphertext = tls.takeCiphertext() else { return }
-        _ = enqueue(ciphertext)
-    }
-
-    // MARK: Writing
-
-    private func enqueue(_ chunk: [UInt8]) -> SendResult {
-        // The limit is on the backlog already waiting, not on this chunk: one message larger
-        // than the limit (a 16 MiB echo) still goes out to a peer that reads, while a peer that
-        // stops reading is cut off once its backlog passes the limit. Memory per connection is
-        // bounded by the limit plus the largest single send.
-        if output.byteCount > options.outputLimit {
-            tearDown(.outputLimitExceeded)
-            return .dropped
-        }
-        appendOutput(chunk)
-        if !isWaitingForWritable, !isCorked {
-            if output.byteCount > options.highWaterMark {
-                // Too much to hold for the end of the block: write now, so backpressure still
-                // means the kernel refused more, not that we had not tried yet.
-                flush(isWritableEvent: false)
-            } else if !isFlushDeferred {
-                isFlushDeferred = true
-                loop.deferFlush(self)
-            }
-        }
-        if state == .closed { return .dropped }
-        if output.byteCount > options.highWaterMark {
-            isAboveHighWater = true
-            return .backpressure
-        }
-        return isAboveHighWater ? .backpressure : .enqueued
-    }
-
-    /// The loop's end-of-block write for a `deferFlush`. Runs on the loop.
-    func flushDeferred() {
-        isFlushDeferred = false
-        // Not inside a `send`, so a drain may be reported from here.
-        writeQueuedOutput(isWritableEvent: true)
-    }
-
-    /// Writes queued output unless nothing is queued, the socket is known to be full (writability
-    /// will call back) or the connection is corked or gone.
-    private func writeQueuedOutput(isWritableEvent: Bool) {
-        if state != .closed, !output.isEmpty, !isWaitingForWritable, !isCorked { flush(isWritableEvent: isWritableEvent) }
-    }
-
-    private func appendOutput(_ chunk: [UInt8]) {
-        output.append(chunk)
-    }
-
-    /// Writes as much as the kernel takes, up to the per-event cap.
-    private func flush(isWritableEvent: Bool) {
-        var written = 0
-        while !output.isEmpty {
-            if written >= options.maxBytesWrittenPerEvent {
-                waitForWritable()  // the socket is still writable, so this fires on the next round
-                return
-            }
-            let vectorCount = output.fillVectors(loop.vectors, capacity: EventLoop.maxVectors,
-                                                 byteLimit: options.maxBytesWrittenPerEvent - written)
-            do {
-                guard let count = try loop.syscalls.sendVectors(descriptor, loop.vectors, count: vectorCount) else {
-                    waitForWritable()
-                    return
-                }
-                output.consume(count)
-                written += count
-            } catch {
-                tearDown(isCloseRequested ? .localClose : .ioError(error))
-                return
-            }
-        }
-        stopWaitingForWritable()
-        if state == .flushing {
-            shutDownOutput()
-            return
-        }
-        // Drain is reported only from a writability event, never from inside `send`.
-        if isWritableEvent { reportDrainIfNeeded() }
-    }
-
-    private func reportDrainIfNeeded() {
-        if isAboveHighWater, state == .open, output.byteCount <= options.lowWaterMark {
-            isAboveHighWater = false
-            handler?.connectionDidDrain(self)
-        }
-    }
-
-    private func writable() {
-        if state == .connecting {
-            connectionEstablished()
-            return
-        }
-        flush(isWritableEvent: true)
-        if state == .open, isWaitingForWritable { reportDrainIfNeeded() }
-    }
-
-    private func waitForWritable() {
-        guard !isWaitingForWritable, state != .closed else { return }
-        isWaitingForWritable = true
-        updateReadiness()
-    }
-
-    private func stopWaitingForWritable() {
-        guard isWaitingForWritable else { return }
-        isWaitingForWritable = false
-        updateReadiness()
-    }
-
-    private func shutDownOutput() {
-        loop.syscalls.shutdownOutput(descriptor)
-        state = .halfClosed
     }
 
     // MARK: Deadlines
@@ -726,7 +422,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Stops every event for the connection now; the descriptor is closed and the handler told
     /// on a later turn.
-    private func tearDown(_ reason: ConnectionCloseReason) {
+    func tearDown(_ reason: ConnectionCloseReason) {
         guard state != .closed else { return }
         state = .closed
         output.removeAll()

@@ -129,7 +129,7 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
     private var pendingParserLimits: ParserLimits?
     private var isParserPoisoned = false
     /// Subscriptions with messages gathered during the current read, in first-seen order.
-    private var batchedSubscriptions: [Subscription] = []
+    var batchedSubscriptions: [Subscription] = []
 
     private static let pongBytes = Array("PONG\r\n".utf8)
     private static let pingBytes = Array("PING\r\n".utf8)
@@ -466,41 +466,5 @@ final class ConnectionCore: ConnectionHandler, @unchecked Sendable {
         drainOutput()
         socket.send(Self.pingBytes)
         pongExpectations.append(.flush(waiter))
-    }
-
-    // MARK: Routing (loop)
-
-    private func route(_ view: MessageView) {
-        if view.subscriptionID == inboxSubscriptionID {
-            routeReply(view)
-            return
-        }
-        guard let subscription = shared.withLock({ $0.subscriptions[view.subscriptionID] }) else { return }
-        let message = NATSMessage(view)
-        guard subscription.queue != nil else {
-            subscription.deliver(message)
-            return
-        }
-        if subscription.batch.isEmpty { batchedSubscriptions.append(subscription) }
-        subscription.batch.append(message)
-    }
-
-    private func deliverBatches() {
-        guard !batchedSubscriptions.isEmpty else { return }
-        for subscription in batchedSubscriptions {
-            let messages = subscription.batch
-            subscription.batch = []
-            subscription.queue!.async {
-                for message in messages { subscription.deliver(message) }
-            }
-        }
-        batchedSubscriptions.removeAll(keepingCapacity: true)
-    }
-
-    private func routeReply(_ view: MessageView) {
-        guard let token = InboxName.token(of: view.subject, prefixLength: inboxPrefix.utf8.count) else { return }
-        guard let entry = shared.withLock({ $0.inboxEntries.removeValue(forKey: token) }) else { return }
-        let message = NATSMessage(view)
-        entry.resolve(message.status == 503 ? .failure(.noResponders(subject: "")) : .success(message))
     }
 }

@@ -99,7 +99,7 @@ final class WebSocketScratch {
 }
 
 package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unchecked Sendable {
-    private enum Phase {
+    enum Phase {
         case handshake(HandshakeState)
         /// The state machine is `socket`.
         case webSocket(WebSocketEndpoint)
@@ -110,7 +110,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     /// What a connection needs until it upgrades (or closes): boxed, so an upgraded connection
     /// pays one word for it while it lasts and nothing after.
-    private final class HandshakeState {
+    final class HandshakeState {
         var parser = HTTPRequestParser()
         var plainRequestsServed = 0
         /// Admission waits for the request head, whose headers may name the client.
@@ -128,14 +128,14 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     // Declared so that they pack: the small fields sit before the state machine's alignment.
     package let connection: Connection
-    private let context: ClientConnectionContext
+    let context: ClientConnectionContext
     private var forwardedOrigin: ForwardedOrigin?
-    private var phase: Phase
+    var phase: Phase
     /// Pings, timeouts and the slow-consumer rule; sets `connection.deadline`.
-    private var timing = ConnectionStateMachine()
+    var timing = ConnectionStateMachine()
     private var holdsAddressSlot = false
     /// The WebSocket's state machine, from the upgrade to the close.
-    private var socket: WebSocketStateMachine?
+    var socket: WebSocketStateMachine?
 
     /// Requests one persistent connection may make before it is closed: far more than a page
     /// load needs, and a bound on what one connection can ask for.
@@ -147,9 +147,9 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         self.phase = .handshake(HandshakeState())
     }
 
-    private var limits: ConnectionLimits { context.limits }
-    private var metrics: ConnectionMetrics { context.metrics }
-    private var router: HTTPRouter { context.router }
+    var limits: ConnectionLimits { context.limits }
+    var metrics: ConnectionMetrics { context.metrics }
+    var router: HTTPRouter { context.router }
 
     /// Whom the connection is for: the TCP peer or whom its PROXY header names, unless a trusted
     /// proxy's forwarding headers named the client. Settled before admission; admission counts
@@ -162,7 +162,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
 
     /// The loop's output value; see `WebSocketScratch`. Fetched once per call into this
     /// connection and handed down.
-    private var scratch: WebSocketScratch { connection.loop.local(WebSocketScratch.key) }
+    var scratch: WebSocketScratch { connection.loop.local(WebSocketScratch.key) }
 
     // MARK: ConnectionHandler
 
@@ -204,7 +204,7 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
     /// Takes the client from the request's forwarding headers when they come from a trusted
     /// proxy, then admits it; notes them when they come from anyone else. False when the
     /// request was refused.
-    private func resolveClient(from head: HTTPRequestHead, _ handshake: HandshakeState) -> Bool {
+    func resolveClient(from head: HTTPRequestHead, _ handshake: HandshakeState) -> Bool {
         let headers = ForwardingPolicy.headers(of: head)
         guard handshake.awaitsForwardingHeaders else {
             if !headers.isEmpty { noteIgnoredForwardingHeaders() }
@@ -300,238 +300,6 @@ package final class ClientConnection: ConnectionHandler, WebSocketChannel, @unch
         }
         phase = .closed
         socket = nil
-    }
-
-    // MARK: Handshake
-
-    /// Parses request heads until one upgrades, the connection closes, or the bytes run out.
-    /// Plain requests on a persistent connection may be pipelined: each is answered in turn.
-    private func receiveRequests(_ bytes: UnsafeRawBufferPointer) {
-        var rest = bytes
-        while case .handshake(let handshake) = phase {
-            do {
-                switch try handshake.parser.parse(rest) {
-                case .needsMoreData:
-                    return
-                case .complete(let head, let consumed):
-                    phase = .closed
-                    rest = UnsafeRawBufferPointer(rebasing: rest[consumed...])
-                    route(head, handshake, leftover: rest)
-                    guard case .handshake = phase, !rest.isEmpty else { return }
-                }
-            } catch {
-                phase = .closed
-                noteHandshakeFailure("status_\(error.status)")
-                respondAndClose(error.response, isHead: false)
-                return
-            }
-        }
-    }
-
-    private func route(_ head: HTTPRequestHead, _ handshake: HandshakeState, leftover: UnsafeRawBufferPointer) {
-        guard resolveClient(from: head, handshake) else { return }
-        guard let route = router.webSocketRoutes[String(head.path)] else {
-            if case .reject(let response) = ServerHandshake.evaluate(head, configuration: router.handshake),
-               head.headers.containsToken("websocket", named: "Upgrade") {
-                noteHandshakeFailure("status_\(response.status)")
-            }
-            respondPlain(router.plainResponse(for: head), to: head, handshake)
-            return
-        }
-        switch ServerHandshake.evaluate(head, configuration: router.handshake) {
-        case .upgrade(let upgrade):
-            if let refusal = route.refusal() {
-                noteHandshakeFailure("status_\(refusal.status)")
-                respondAndClose(refusal, isHead: false)
-                return
-            }
-            connection.send(upgrade.responseBytes)
-            socket = WebSocketStateMachine(role: .server, sharing: route.configuration, deflate: upgrade.deflate)
-            metrics.webSocketsOpened.increment()
-            timing.upgraded(now: connection.loop.now, limits: context.timing)
-            connection.deadline = timing.deadline
-            if route.opensEndpointAtFirstMessage {
-                phase = .awaitingFirstMessage(route)
-            } else {
-                openEndpoint(of: route)
-            }
-            if !leftover.isEmpty { feed(leftover) }
-        case .reject(let response):
-            noteHandshakeFailure("status_\(response.status)")
-            respondAndClose(response, isHead: false)
-        case .notWebSocket:
-            respondPlain(router.plainResponse(for: head), to: head, handshake)
-        }
-    }
-
-    /// Answers a plain request, keeping the connection for the next request when both sides
-    /// allow it (HTTP/1.1, no `Connection: close` on either, fewer than the cap served, not a
-    /// proxy's), so a browser loading the web app's modules does not pay a TCP handshake per file.
-    private func respondPlain(_ response: HTTPResponse, to head: HTTPRequestHead, _ handshake: HandshakeState) {
-        handshake.plainRequestsServed += 1
-        let keepsAlive = head.version == .http1_1
-            && !head.headers.containsToken("close", named: "Connection")
-            && !response.headers.containsToken("close", named: "Connection")
-            && handshake.plainRequestsServed < Self.maximumPlainRequestsPerConnection
-            && !handshake.isFromTrustedProxy
-        guard keepsAlive else {
-            var closing = response
-            closing.headers.replaceOrAppend(name: "Connection", value: "close")
-            respondAndClose(closing, isHead: head.method == "HEAD")
-            return
-        }
-        connection.send(response.serialized(includingBody: head.method != "HEAD"))
-        handshake.parser = HTTPRequestParser()
-        phase = .handshake(handshake)
-        timing.awaitRequest(now: connection.loop.now, afterAnswer: true, limits: context.timing)
-        connection.deadline = timing.deadline
-    }
-
-    private func respondAndClose(_ response: HTTPResponse, isHead: Bool) {
-        connection.send(response.serialized(includingBody: !isHead))
-        connection.close(flushFirst: true)
-    }
-
-    // MARK: WebSocket
-
-    private func feed(_ bytes: UnsafeRawBufferPointer) {
-        guard socket != nil else { fatalError("internal inconsistency in ClientConnection: WebSocket input without a state machine") }
-        timing.bytesArrived(now: connection.loop.now, isOpen: socket!.isOpen, limits: context.timing)
-        connection.deadline = timing.deadline
-        let scratch = self.scratch
-        // One message at a time, so the endpoint's answer to a message is written before any
-        // later frame in the same read can fail the connection (strict in-order processing).
-        var offset = 0
-        repeat {
-            offset += socket!.receiveUntilMessage(UnsafeRawBufferPointer(rebasing: bytes[offset...]), into: &scratch.output)
-            deliver(scratch)
-        } while offset < bytes.count && socket?.isClosed == false
-    }
-
-    /// Writes what the state machine produced, then hands its events to the endpoint in order.
-    private func deliver(_ scratch: WebSocketScratch) {
-        // Taken out (not copied), so the endpoint's own sends, on this connection or another of
-        // the loop, find the loop's output empty; handed back afterwards with its capacity.
-        var events: [WebSocketEvent] = []
-        swap(&events, &scratch.output.events)
-        defer {
-            events.removeAll(keepingCapacity: true)
-            if scratch.output.events.isEmpty { swap(&events, &scratch.output.events) }
-        }
-        flush(scratch)
-        for event in events {
-            switch event {
-            case .text(let bytes):
-                metrics.messagesIn.increment()
-                endpointForMessage()?.webSocket(self, didReceiveText: bytes)
-            case .binary(let bytes):
-                metrics.messagesIn.increment()
-                endpointForMessage()?.webSocket(self, didReceiveBinary: bytes)
-            case .ping, .pong:
-                break
-            case .closed(let code, _, let initiatedByPeer):
-                metrics.closes.increment(label: initiatedByPeer ? "peer_\(code.rawValue)" : "server_\(code.rawValue)")
-            }
-        }
-    }
-
-    /// Makes the route's endpoint and tells it the connection is open.
-    private func openEndpoint(of route: WebSocketRoute) {
-        let endpoint = route.makeEndpoint(connection.loop)
-        phase = .webSocket(endpoint)
-        endpoint.webSocketDidOpen(self)
-    }
-
-    /// The endpoint a message goes to, made now on a route that waits for the first message;
-    /// nil once the connection is closed.
-    private func endpointForMessage() -> WebSocketEndpoint? {
-        switch phase {
-        case .webSocket(let endpoint):
-            return endpoint
-        case .awaitingFirstMessage(let route):
-            openEndpoint(of: route)
-            return webSocketEndpoint
-        case .handshake, .closed:
-            return nil
-        }
-    }
-
-    /// Hands pending output to the transport, leaving the loop's output empty; closes the
-    /// transport when the state machine says so.
-    private func flush(_ scratch: WebSocketScratch) {
-        let backlog = connection.queuedByteCount
-        if !scratch.output.outbound.isEmpty {
-            let bytes = scratch.output.takeOutbound()
-            metrics.bytesOut.add(bytes.count)
-            connection.send(bytes)
-        }
-        let shouldClose = scratch.output.shouldCloseTransport
-        Self.clearOutput(scratch)
-        if shouldClose {
-            connection.close(flushFirst: true)
-        } else if socket?.isOpen == false, socket?.isClosed == false {
-            timing.closingStarted(now: connection.loop.now, limits: context.timing)
-            connection.deadline = timing.deadline
-        }
-        checkSlowConsumer(backlog: backlog, scratch)
-    }
-
-    /// Empties the loop's output for the next call, whichever connection makes it: its arrays
-    /// keep their capacity, and the close request, sticky for one connection, is not carried
-    /// over to another.
-    private static func clearOutput(_ scratch: WebSocketScratch) {
-        scratch.output.removeAll()
-        scratch.output.shouldCloseTransport = false
-    }
-
-    /// `backlog` is what was queued before the latest send: a peer is slow when earlier output
-    /// is still waiting past the limit, not because one message (a 16 MiB echo) is larger than it.
-    private func checkSlowConsumer(backlog: Int, _ scratch: WebSocketScratch? = nil) {
-        guard timing.outputQueued(backlog: backlog, limits: context.timing) == .dropSlowConsumer else { return }
-        metrics.slowConsumerDisconnects.increment()
-        limits.logger?.warning("slow_consumer_closed", ["connection.id": connection.id,
-                                                        "remote": clientOrigin.description,
-                                                        "queued_bytes": connection.queuedByteCount])
-        let scratch = scratch ?? self.scratch
-        socket?.close(code: .policyViolation, reason: "too slow: output buffer full", into: &scratch.output)
-        let bytes = scratch.output.takeOutbound()
-        Self.clearOutput(scratch)
-        connection.send(bytes)
-        connection.close(flushFirst: true)
-    }
-
-    private func noteHandshakeFailure(_ reason: String, detail: String? = nil) {
-        metrics.handshakeFailures.increment(label: reason)
-        let peer = connection.remoteAddress.description
-        if let detail {
-            limits.logger?.info("handshake_refused", ["connection.id": connection.id, "remote": clientOrigin.description,
-                                                      "peer": peer, "reason": reason, "detail": detail])
-        } else {
-            limits.logger?.info("handshake_refused", ["connection.id": connection.id, "remote": clientOrigin.description,
-                                                      "peer": peer, "reason": reason])
-        }
-    }
-
-    private func noteProxyHeaderRefusal(_ refusal: ProxyHeaderRefusal) {
-        let reason = switch refusal {
-        case .untrustedPeer: "proxy_untrusted_peer"
-        case .invalid: "proxy_header_invalid"
-        case .timedOut: "proxy_header_timeout"
-        }
-        metrics.handshakeFailures.increment(label: reason)
-        limits.logger?.info("handshake_refused", ["connection.id": connection.id, "peer": connection.remoteAddress.description,
-                                                  "reason": reason, "detail": refusal.description])
-    }
-
-    /// The `reason` label of a TLS failure that ended the connection before it opened; nil for
-    /// a record failure on an open connection, which is no handshake failure.
-    package static func handshakeFailureLabel(_ failure: TLSFailure) -> String? {
-        switch failure.kind {
-        case .unsupportedVersion: "tls_protocol_version"
-        case .handshake: "tls_handshake"
-        case .timeout: "tls_timeout"
-        case .record: nil
-        }
     }
 
     // MARK: WebSocketChannel
