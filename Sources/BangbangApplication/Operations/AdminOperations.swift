@@ -215,7 +215,8 @@ package enum AdminOperations {
     // MARK: Helpers
 
     /// The store as this request's administrator uses it: a routed actor whose own account
-    /// partition vouched for them is taken at its word (docs/scale-out.md, 2d).
+    /// partition vouched for them is taken at its word, since who administers is recorded there
+    /// and this partition cannot read it.
     private static func vouched(_ store: AccountStore, for context: OperationContext) -> AccountStore {
         guard case .routed(let call) = context.caller, let actor = call.actor, actor.isVouchedAdministrator,
               !actor.isBuiltInAdministrator else { return store }

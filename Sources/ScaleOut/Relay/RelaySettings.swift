@@ -1,4 +1,4 @@
-// The relay's subjects and timings, in one place (docs/scale-out.md, section 7).
+// The relay's subjects and timings, in one place.
 import BangbangApplication
 import RelayProtocol
 
