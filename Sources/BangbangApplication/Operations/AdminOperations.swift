@@ -87,25 +87,23 @@ package enum AdminOperations {
         }
     }
 
-    static let grantAdmin = Operation("admin.grant_admin") { context, arguments throws(DomainError) in
-        try arguments.allowOnly(["user_id"])
-        let subject = try userID(arguments)
-        administer(context, subject: subject) { store, administrator, now throws(DomainError) in
-            guard let administrator else {
-                return try BuiltInAdministrator.decideAdministrator(store, user: subject, isGranted: true, now: now)
-            }
-            return try store.decideAdministratorGrant(by: administrator, to: subject, now: now)
-        }
-    }
+    static let grantAdmin = administratorChange("admin.grant_admin", isGranted: true)
+    static let revokeAdmin = administratorChange("admin.revoke_admin", isGranted: false)
 
-    static let revokeAdmin = Operation("admin.revoke_admin") { context, arguments throws(DomainError) in
-        try arguments.allowOnly(["user_id"])
-        let subject = try userID(arguments)
-        administer(context, subject: subject) { store, administrator, now throws(DomainError) in
-            guard let administrator else {
-                return try BuiltInAdministrator.decideAdministrator(store, user: subject, isGranted: false, now: now)
+    /// Granting and revoking administration: one request (`user_id`), decided by the built-in
+    /// administrator's rules or the domain's, as `isGranted` says.
+    private static func administratorChange(_ name: String, isGranted: Bool) -> Operation {
+        Operation(name) { context, arguments throws(DomainError) in
+            try arguments.allowOnly(["user_id"])
+            let subject = try userID(arguments)
+            administer(context, subject: subject) { store, administrator, now throws(DomainError) in
+                guard let administrator else {
+                    return try BuiltInAdministrator.decideAdministrator(store, user: subject, isGranted: isGranted, now: now)
+                }
+                return isGranted
+                    ? try store.decideAdministratorGrant(by: administrator, to: subject, now: now)
+                    : try store.decideAdministratorRevocation(by: administrator, from: subject, now: now)
             }
-            return try store.decideAdministratorRevocation(by: administrator, from: subject, now: now)
         }
     }
 
