@@ -155,13 +155,8 @@ package enum AdminOperations {
     static let order = Operation("admin.order") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
         let id = try OrderOperations.orderID(arguments)
-        let viewer = actor(context)
         let app = context.app
-        app.accounts.perform { accounts in
-            guard viewer.map(vouched(accounts.store, for: context).isAdministrator) ?? true else {
-                context.fail(DomainError(.forbidden, "Only administrators may do this."))
-                return
-            }
+        asAdministrator(context) { _ in
             // `forbidden` before `not_found`: a user who is not an administrator learns nothing
             // about which orders exist.
             guard let owner = OrderOperations.owner(of: id, in: app) else {
@@ -178,13 +173,8 @@ package enum AdminOperations {
     /// minute, verifications waiting. Numbers of a moment, gathered from every owner and loop.
     package static let stats = Operation("admin.stats") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
-        let viewer = actor(context)
         let app = context.app
-        app.accounts.perform { accounts in
-            guard viewer.map(vouched(accounts.store, for: context).isAdministrator) ?? true else {
-                context.fail(DomainError(.forbidden, "Only administrators may do this."))
-                return
-            }
+        asAdministrator(context) { accounts in
             let pending = BuiltInAdministrator.pendingVerifications(accounts.store).count
             BoardOperations.gatherStats(app) { stats in
                 let now = app.clock()
@@ -238,6 +228,19 @@ package enum AdminOperations {
             return ["user": UserWire.encode(try store.user(user, viewer: viewer ?? user))]
         } catch {
             fatalError("internal inconsistency in admin operations: user \(user) vanished after a change")
+        }
+    }
+
+    /// Runs `body` on the accounts queue once the request's administrator is one there (the
+    /// built-in one always is); anyone else is answered `forbidden`, before anything is read.
+    private static func asAdministrator(_ context: OperationContext, _ body: @escaping @Sendable (AccountsOwner) -> Void) {
+        let viewer = actor(context)
+        context.app.accounts.perform { accounts in
+            guard viewer.map(vouched(accounts.store, for: context).isAdministrator) ?? true else {
+                context.fail(DomainError(.forbidden, "Only administrators may do this."))
+                return
+            }
+            body(accounts)
         }
     }
 
