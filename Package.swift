@@ -168,7 +168,7 @@ let package = Package(
                     swiftSettings: strict),
         // `bangbang admin`'s own code, in the executable: parsing, output, the online endpoint,
         // the backup manifest.
-        .testTarget(name: "AdminCLITests", dependencies: ["bangbang", "BangbangServer", "BangbangApplication", "BangbangProtocol"],
+        .testTarget(name: "AdminCLITests", dependencies: ["TestSupport", "bangbang", "BangbangServer", "BangbangApplication", "BangbangProtocol"],
                     swiftSettings: strict),
         // Also the executable, for the backup and restore of a live application (its harness
         // is here).

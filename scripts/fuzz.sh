@@ -9,7 +9,9 @@
 # WebSocketProtocol, BangbangCore, JSON, BangbangProtocol, Forwarding, NATSProtocol, RelayProtocol,
 # InboxProtocol, JournalProtocol) are compiled once, instrumented with
 # `-sanitize=fuzzer,address`, into `.build/fuzz/modules/`; each target in `fuzz/<name>/main.swift`
-# is then compiled and linked against them with libFuzzer's own `main`. Builds are cached under
+# is then compiled and linked against them with libFuzzer's own `main`, together with any test
+# support file it shares with the tests (`target_sources`: one implementation, not a copy of it
+# in the target). Builds are cached under
 # `.build/fuzz/` keyed on a hash of every source file and of the compiler flags, so a second run
 # with unchanged sources starts fuzzing at once.
 #
@@ -47,6 +49,9 @@ link=(-use-ld=lld -lz -lssl -lcrypto)
 declare -A module_deps=([Crypto]="" [WebSocketProtocol]="Crypto" [BangbangCore]="Crypto"
                         [JSON]="" [BangbangProtocol]="BangbangCore JSON" [Forwarding]="" [NATSProtocol]="" [RelayProtocol]="" [InboxProtocol]="" [JournalProtocol]="")
 
+# Files of Tests/TestSupport a target compiles in beside its main.swift.
+declare -A target_sources=([websocket-frames]="Tests/TestSupport/SeededGenerator.swift")
+
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 flags_hash=$( { "$swiftc" --version 2>&1; echo "${flags[*]} ${link[*]}"; } | sha256sum | cut -c1-16)
 sources_of() { find "Sources/$1" -name '*.swift' | LC_ALL=C sort; }
@@ -80,14 +85,15 @@ build_target() {
         record-batch) used+=(JournalProtocol) ;;
         *) used+=(WebSocketProtocol) ;;
     esac
-    local key
-    key=$( { hash_of "fuzz/$name/main.swift"; for m in "${used[@]}"; do echo "${module_hash[$m]}"; done;
+    local key sources=("fuzz/$name/main.swift")
+    for file in ${target_sources[$name]:-}; do sources+=("$file"); done
+    key=$( { hash_of "${sources[@]}"; for m in "${used[@]}"; do echo "${module_hash[$m]}"; done;
              echo "$flags_hash"; } | sha256sum | cut -c1-16)
     if [ -x "$bin/$name" ] && [ -f "$bin/$name.stamp" ] && [ "$(cat "$bin/$name.stamp")" = "$key" ]; then return; fi
     echo "fuzz: building target $name" >&2
     rm -f "$bin/$name.stamp"
     for m in "${used[@]:1}"; do objects+=("$modules/$m.o"); done
-    "$swiftc" "${flags[@]}" -warnings-as-errors -module-name "Fuzz_${name//-/_}" "fuzz/$name/main.swift" \
+    "$swiftc" "${flags[@]}" -warnings-as-errors -module-name "Fuzz_${name//-/_}" "${sources[@]}" \
         "${objects[@]}" "${link[@]}" -o "$bin/$name"
     echo "$key" > "$bin/$name.stamp"
 }

@@ -52,7 +52,7 @@ package final class Application: @unchecked Sendable {
     /// on a single node; `p<k>` and `a<k>` for a cluster node's pair `k`.
     let sources: PartitionPairSources
     /// The serials the board partition's shards hand out: every one on a single node, those of
-    /// the partition's residue with several (docs/scale-out.md, section 2).
+    /// the partition's residue with several, so an order's id names its partition.
     package let orderSerials: IDSpace
     package let publisher: Publisher
     /// Runners other cluster nodes report watching (RunnersOnline.swift), for `board.stats`.

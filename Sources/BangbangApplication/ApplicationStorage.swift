@@ -94,7 +94,7 @@ package struct ApplicationStorage: Sendable {
 }
 
 /// The account partition on a journal of its own, as a cluster node that owns it hands it over
-/// beside the board partition's (docs/scale-out.md, section 7b).
+/// beside the board partition's.
 package struct AccountsPartitionStorage: Sendable {
     /// The account partition's snapshot (its half, with its inbox states) and the records after it.
     package var recovered: RecoveredLog

@@ -1,11 +1,10 @@
-// The ids one partition hands out (docs/scale-out.md, section 2 and 7b item 4): those congruent
-// to the partition's index modulo the number of partitions in its space. An account partition
-// gives users such ids and a board partition's shards give their orders such serials, so a
-// user's id names their account partition and an order's id its board partition: any node
-// routes a request to the owner with no lookup, and partitions hand out ids side by side with no
-// coordination. One partition (a single node) hands out every id, 1, 2, 3 … as always. The
-// tables indexed by id (the accounts, a shard's bitsets of orders) place a space's ids by their
-// ordinal, so a partition's tables are as dense as a single node's.
+// The ids one partition hands out: those congruent to the partition's index modulo the number of
+// partitions in its space. An account partition gives users such ids and a board partition's shards
+// give their orders such serials, so a user's id names their account partition and an order's id
+// its board partition: any node routes a request to the owner with no lookup, and partitions hand
+// out ids side by side with no coordination. One partition (a single node) hands out every id, 1,
+// 2, 3 … as always. The tables indexed by id (the accounts, a shard's bitsets of orders) place a
+// space's ids by their ordinal, so a partition's tables are as dense as a single node's.
 
 public struct IDSpace: Sendable, Hashable, CustomStringConvertible {
     public let partitions: UInt64

@@ -1,8 +1,9 @@
 // Decodes the keyed binary form (see KeyedBinaryFormat.swift). Recovery's journal records and the
 // admin inspector are its callers, so it parses into a tree first and then answers Codable from
-// the tree; malformed input is a `DecodingError`, never a trap. Orders inside a record are read
-// from their bytes by the direct reader (StoredOrderReader.swift), and snapshots, where a restart
-// spends its time, by SnapshotReader.swift, which leaves to this decoder what it refuses.
+// the tree; malformed input is a `DecodingError`, never a trap. Values inside a record whose type
+// is `KeyedBinaryReadable` (orders, StoredOrderReader.swift) are read from their bytes by their own
+// reader, and snapshots, where a restart spends its time, by SnapshotReader.swift, which leaves to
+// this decoder what it refuses.
 import BangbangCore
 
 enum KeyedBinaryDecoder {
@@ -24,7 +25,7 @@ indirect enum KeyedBinaryNode {
     case unsigned(UInt64)
     case double(Double)
     case string(String)
-    /// The members, and the container's bytes (type byte to end marker) for the direct order reader.
+    /// The members, and the container's bytes (type byte to end marker) for a `KeyedBinaryReadable`.
     case keyed([String: KeyedBinaryNode], ArraySlice<UInt8>)
     case unkeyed([KeyedBinaryNode])
 }
@@ -242,12 +243,14 @@ struct KeyedBinarySingleValueDecoder: SingleValueDecodingContainer {
     func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        // Orders (every live one is in a snapshot) are read from their bytes by the direct
-        // reader, which reads what their Codable conformance would, several times faster.
-        if T.self == Order.self, case .keyed(_, let bytes) = node {
+        // A type that reads itself (orders: every live one is in a snapshot) is read from its
+        // container's bytes, to what its Codable conformance would read, several times faster.
+        if let readable = type as? any KeyedBinaryReadable.Type, case .keyed(_, let bytes) = node {
             var reader = KeyedBinaryReader(bytes: bytes)
-            guard let order = try reader.readOrder(depth: 0) as? T else { fatalError("internal inconsistency in decoding an Order") }
-            return order
+            guard let value = try readable.read(from: &reader) as? T else {
+                fatalError("internal inconsistency in decoding \(T.self): its reader made another type")
+            }
+            return value
         }
         return try T(from: KeyedBinaryValueDecoder(node: node, codingPath: codingPath))
     }

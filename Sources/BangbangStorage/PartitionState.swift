@@ -1,9 +1,9 @@
-// A partition's state on its own (docs/scale-out.md, sections 4 and 7b): what a board
-// partition's owner holds (its shards and its feed numbering) and what an account partition's
+// A partition's state on its own, so that each partition snapshots and fails over apart: what a
+// board partition's owner holds (its shards and its feed numbering) and what an account partition's
 // owner holds (the accounts and the personal streams it numbers). One node's snapshot file holds
-// both at one cut (`SnapshotContents`, whose format does not change); in a cluster each
-// partition's snapshot object holds its own half, covering its own journal, beside what carries
-// its personal events over the inbox (kept by the cluster's snapshot object, not here).
+// both at one cut (`SnapshotContents`, whose format does not change); in a cluster each partition's
+// snapshot object holds its own half, covering its own journal, beside what carries its personal
+// events over the inbox (kept by the cluster's snapshot object, not here).
 //
 // Each half is written in the keyed binary form with the keys `SnapshotContents` uses for the
 // same fields, and a `half` naming which it is, so one reader serves all three

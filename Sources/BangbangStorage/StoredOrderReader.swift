@@ -11,6 +11,20 @@
 // schema of `Order`, kept in step with Codable by `StoredOrderReaderTests`.
 import BangbangCore
 
+/// A type that reads its keyed binary form directly, to the value its `init(from:)` reads
+/// through `KeyedBinaryDecoder`; the decoder hands it every such value nested in what it decodes.
+/// The reading half of `KeyedBinaryWritable`, and like it a second schema of the type, kept in
+/// step with Codable by `StoredOrderReaderTests` (orders).
+protocol KeyedBinaryReadable: Decodable {
+    /// The value whose keyed container starts at the reader's position. The reader holds that
+    /// container alone, so its depth counts from 0: the decoder has bounded the whole record's.
+    static func read(from reader: inout KeyedBinaryReader) throws -> Self
+}
+
+extension Order: KeyedBinaryReadable {
+    static func read(from reader: inout KeyedBinaryReader) throws -> Order { try reader.readOrder(depth: 0) }
+}
+
 extension KeyedBinaryReader {
     /// The order at the reader's position.
     mutating func readOrder(depth: Int) throws -> Order {

@@ -1,5 +1,6 @@
-// Where a campus's boards and a user's account live when several nodes share the work
-// (docs/scale-out.md, sections 2 and 8).
+// Where a campus's boards and a user's account live when several nodes share the work. Boards
+// go by campus because nearly every interaction (the feed, accepts, progress) stays within one
+// campus, and so with one owner; accounts go by user, so one owner numbers each personal stream.
 //
 // Pure arithmetic with no I/O and no shared state: every node computes the same partition and the
 // same preferred owner from the same inputs, so a request is routed without a lookup and nodes
@@ -8,11 +9,11 @@
 // layout: a journal stream is named after its partition.
 //
 // Owners are placed by rendezvous (highest-random-weight) hashing of (partition, node), spread
-// evenly: every live node is given ⌊P/N⌋ or ⌈P/N⌉ of the P partitions, each going to the node
-// that weighs it highest among those with room. The placement is a function of the set of live
-// nodes alone, so when a node comes back every partition returns to where it was before it left.
-// When a node leaves, its own partitions move and, for the shares to stay even, a few others
-// (docs/scale-out.md, section 8, has the counts); plain rendezvous moves none of those but leaves
+// evenly: every live node is given ⌊P/N⌋ or ⌈P/N⌉ of the P partitions, each going to the node that
+// weighs it highest among those with room. The placement is a function of the set of live nodes
+// alone, so when a node comes back every partition returns to where it was before it left. When a
+// node leaves, its own partitions move and, for the shares to stay even, a few others (with 64
+// partitions, at most six for up to eight nodes); plain rendezvous moves none of those but leaves
 // one node owning twice another's share as often as not, with the few pairs a deployment has.
 
 /// The two spaces of partitions: boards by campus, and accounts (with personal streams) by user.
@@ -71,8 +72,9 @@ public struct PartitionMap: Sendable, Equatable {
     }
 
     /// The account partition that keeps what is keyed by a phone (its codes, their throttles, the
-    /// user it belongs to; docs/scale-out.md 7b item 4): FNV-1a (32 bits) of the phone in E.164,
-    /// modulo the count.
+    /// user it belongs to): a login names a phone, not a user, and a phone belongs to one account
+    /// at most across every partition, so the phone needs one home of its own. FNV-1a (32 bits)
+    /// of the phone in E.164, modulo the count.
     public func partition(ofPhone phone: String) -> PartitionID {
         PartitionID(space: .accounts, index: Int(Self.fnv1a32(phone.utf8) % UInt32(partitionCount)))
     }

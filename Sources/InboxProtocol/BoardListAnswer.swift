@@ -1,5 +1,6 @@
 // A board partition's owner's answer to a node's question "your part of this board listing"
-// (`node.board_list`, docs/scale-out.md section 7b, point 3): for each board asked about, the
+// (`node.board_list`, asked by a node subscribing a watcher to a board that several partitions
+// hold, so the node can merge the parts into one listing): for each board asked about, the
 // partition's sequence when the listing began (every change at or below it is reflected); how many
 // of its open orders match; and its first matches in the listing's order, each with its sort key
 // and id (what the node merges the partitions' parts by, without reading the order) and the order

@@ -1,9 +1,9 @@
 // One board change as a board partition's owner publishes it on the feed subjects
-// (`bb.feed.p<n>.<type>`, docs/scale-out.md section 7b, point 3): the partition, its own number
-// for the change of that board (the partition sequence, a function of its journal), and the
-// order before and after the change, each in the storage's encoding (opaque here). A node needs
-// both states to tell each watcher filter whether the order enters, changes in or leaves its view;
-// it numbers what it forwards itself (FeedSequencer) and frames it once for all its watchers.
+// (`bb.feed.p<n>.<type>`, published once so every node watching the board gets it): the partition,
+// its own number for the change of that board (the partition sequence, a function of its journal),
+// and the order before and after the change, each in the storage's encoding (opaque here). A node
+// needs both states to tell each watcher filter whether the order enters, changes in or leaves its
+// view; it numbers what it forwards itself (FeedSequencer) and frames it once for all its watchers.
 // Sans-I/O, no imports, fuzzed with the inbox's decoders (`fuzz/inbox-protocol`).
 //
 // Binary and big-endian:  partition:u16 | sequence:u64 | beforeLength:u32 | before | after

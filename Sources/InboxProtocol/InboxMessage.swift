@@ -1,9 +1,10 @@
-// The inbox of an account partition (docs/scale-out.md, section 7b): how personal events cross
-// from the partition whose owner committed a change to the partition that numbers its users'
-// personal streams. This module is the part without I/O: the message a source publishes, its
-// wire form, the source's outbox (what to publish, what to publish again after a failure) and
-// the reader's rule (which message to apply, which to drop). The NATS stream that carries the
-// messages is `Cluster`'s `PartitionInbox`.
+// The inbox of an account partition: how personal events cross from the partition whose owner
+// committed a change to the partition that numbers its users' personal streams, so that each stream
+// is numbered once, gap-free and the same after any failover, by one owner. The inbox's order is
+// the numbering. The design is in docs/scale-out.md. This module is the part without I/O: the
+// message a source publishes, its wire form, the source's outbox (what to publish, what to publish
+// again after a failure) and the reader's rule (which message to apply, which to drop). The NATS
+// stream that carries the messages is `Cluster`'s `PartitionInbox`.
 //
 // A message is every personal event one journal record of one source tells the users of one
 // account partition. Each source numbers its messages to each account partition 1, 2, 3 … (the

@@ -1,9 +1,8 @@
-// One event of a user's personal stream as its account partition's owner publishes it on the
-// user subjects (`bb.user.<bucket>`, docs/scale-out.md section 7, "Events"): the user, the
-// event's number in their stream, and its push message exactly as the user's devices are sent
-// it. A node holding a device of the user reads it (the server's FollowedStreams) and passes the
-// message on unchanged. Sans-I/O, no imports, fuzzed with the inbox's decoders
-// (`fuzz/inbox-protocol`).
+// One event of a user's personal stream as its account partition's owner publishes it on the user
+// subjects (`bb.user.<bucket>`): the user, the event's number in their stream, and its push message
+// exactly as the user's devices are sent it. A node holding a device of the user reads it (the
+// server's FollowedStreams) and passes the message on unchanged. Sans-I/O, no imports, fuzzed with
+// the inbox's decoders (`fuzz/inbox-protocol`).
 //
 // Binary and big-endian:  user:u64 | number:u64 | message
 // User and number are at least 1 and the message is not empty; anything else is refused whole.

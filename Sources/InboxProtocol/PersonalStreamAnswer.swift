@@ -1,8 +1,8 @@
-// The account owner's answer to a node's question "the events of this user after N"
-// (Cluster's PersonalStreamFollower asks it; docs/scale-out.md section 7, "Resume on any node"):
-// the stream's last number and the events the owner still keeps after N, each with its number and
-// its push message exactly as the user's devices were sent it. Sans-I/O, no imports, fuzzed with
-// the inbox's decoders (`fuzz/inbox-protocol`).
+// The account owner's answer to a node's question "the events of this user after N" (Cluster's
+// PersonalStreamFollower asks it, when a device resumes on a node that does not own the user's
+// account, or when the node saw a number skip): the stream's last number and the events the owner
+// still keeps after N, each with its number and its push message exactly as the user's devices were
+// sent it. Sans-I/O, no imports, fuzzed with the inbox's decoders (`fuzz/inbox-protocol`).
 //
 // Binary and big-endian, every length checked against what remains before anything is copied:
 //   0x00 | last:u64 | count:u32 | (number:u64 | length:u32 | message)*

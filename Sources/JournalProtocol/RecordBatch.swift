@@ -1,7 +1,7 @@
-// Several journal records in one stream message (docs/scale-out.md, section 3). Every stream
-// message costs the NATS servers the same (a quorum of three stores and acknowledges it), whatever
-// it holds, so an owner publishes what its committers handed over during one turn of its loop as
-// one message: a burst of commits is one replication, not one each.
+// Several journal records in one stream message. Every stream message costs the NATS servers the
+// same (a quorum of three stores and acknowledges it), whatever it holds, so an owner publishes
+// what its committers handed over during one turn of its loop as one message: a burst of commits is
+// one replication, not one each.
 //
 // The records keep numbers of their own, one per record, the same after any replay (the inbox and
 // the snapshots count in them): the message's header `Bb-Records` holds the number of its first

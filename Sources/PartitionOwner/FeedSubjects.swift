@@ -1,10 +1,10 @@
-// The feed subjects (docs/scale-out.md, section 7b, point 3): every change a board partition's
-// owner numbers on a board is published once, live, on `bb.feed.p<n>.<type>`, with the partition,
-// its number for the change and the order before and after it (FeedEventFrame, the orders in the
-// storage's encoding). A node whose runners watch that board subscribes to `bb.feed.*.<type>`
-// (FollowedBoards.swift), numbers what it forwards itself and frames it once for all of them. Core
-// NATS: at most once; a node that sees a partition's number skip closes that board's watchers so
-// they subscribe again, so nothing here waits for or retries a publish.
+// The feed subjects: every change a board partition's owner numbers on a board is published once,
+// live, on `bb.feed.p<n>.<type>`, with the partition, its number for the change and the order
+// before and after it (FeedEventFrame, the orders in the storage's encoding). A node whose runners
+// watch that board subscribes to `bb.feed.*.<type>` (FollowedBoards.swift), numbers what it
+// forwards itself and frames it once for all of them. Core NATS: at most once; a node that sees a
+// partition's number skip closes that board's watchers so they subscribe again, so nothing here
+// waits for or retries a publish.
 import BangbangApplication
 import BangbangCore
 import BangbangStorage

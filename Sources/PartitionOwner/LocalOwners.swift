@@ -1,8 +1,8 @@
-// The partitions a node owns, for the sessions on that node (docs/scale-out.md, 2d): a request
-// whose partition is served in this process is run here, on the owner's queue for routed requests,
-// rather than sent over NATS to come back to the same process. Only while the owner serves the
-// partition: a pair being handed back or stopped is taken out first, and a request its owner no
-// longer takes goes over NATS to whoever owns it now.
+// The partitions a node owns, for the sessions on that node: a request whose partition is served in
+// this process is run here, on the owner's queue for routed requests, rather than sent over NATS to
+// come back to the same process. Only while the owner serves the partition: a pair being handed
+// back or stopped is taken out first, and a request its owner no longer takes goes over NATS to
+// whoever owns it now.
 import BangbangApplication
 import Cluster
 import Synchronization

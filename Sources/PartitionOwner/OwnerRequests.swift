@@ -1,8 +1,8 @@
-// The owner's side of routing (docs/scale-out.md, section 7): for each partition this node owns,
-// the requests other nodes route to it on `bb.req.<partition>` (PartitionRequests, queue group
-// `owners`), each run here as the operation it names (RoutedOperations.swift) and answered with
-// its reply message. Requests are read on one serial queue, in the order they arrive, and hop
-// from there to the owners' queues as a connection's requests do.
+// The owner's side of routing: for each partition this node owns, the requests other nodes route to
+// it on `bb.req.<partition>` (PartitionRequests, queue group `owners`), each run here as the
+// operation it names (RoutedOperations.swift) and answered with its reply message. Requests are
+// read on one serial queue, in the order they arrive, and hop from there to the owners' queues as a
+// connection's requests do.
 import BangbangApplication
 import Cluster
 import Dispatch

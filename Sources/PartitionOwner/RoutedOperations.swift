@@ -1,20 +1,19 @@
-// Operations routed to a partition's owner (docs/scale-out.md, sections 7 and 7b). A node that
-// holds a client's connection sends a request about an order to the owner of the order's board
-// partition, with the facts about the actor that the owner decides on; the owner runs the same
-// operation it runs for a connection of its own and answers with the reply message itself, made
-// for the client's request id, so the node passes it on byte for byte. Two kinds are routed, each
-// to the partition that decides it: an order's operations to its board partition's owner, and the
-// account operations that need nothing of the connection but its user (the profile, the runner's
-// verification, feedback, passwords) to the owner of that user's account partition, and a code,
-// a login and a resume to the owner of the phone's or the token's user's partition, which answers
-// what the node holding the connection needs to follow the user's stream from there (the reply's
-// `seq`); the list of sessions and logging out, with the connection's session sent with the actor.
-// Administration runs on the account owner with the connection's user as the administrator. The
-// reads of every board at once (a listing, the counts, a user's orders and takings) are answered
-// whole by the owner of a deployment's one board partition. Watching the boards needs the
-// connection, and runs where it is. With several pairs, a phone changed to, or logged in by, a
-// number of another pair takes questions of its own (PhoneMoveQuery.swift).
-// What a routed request carries is RoutedRequest.swift.
+// Operations routed to a partition's owner. A node that holds a client's connection sends a request
+// about an order to the owner of the order's board partition, with the facts about the actor that
+// the owner decides on; the owner runs the same operation it runs for a connection of its own and
+// answers with the reply message itself, made for the client's request id, so the node passes it on
+// byte for byte. Two kinds are routed, each to the partition that decides it: an order's operations
+// to its board partition's owner, and the account operations that need nothing of the connection
+// but its user (the profile, the runner's verification, feedback, passwords) to the owner of that
+// user's account partition, and a code, a login and a resume to the owner of the phone's or the
+// token's user's partition, which answers what the node holding the connection needs to follow the
+// user's stream from there (the reply's `seq`); the list of sessions and logging out, with the
+// connection's session sent with the actor. Administration runs on the account owner with the
+// connection's user as the administrator. The reads of every board at once (a listing, the counts,
+// a user's orders and takings) are answered whole by the owner of a deployment's one board
+// partition. Watching the boards needs the connection, and runs where it is. With several pairs, a
+// phone changed to, or logged in by, a number of another pair takes questions of its own
+// (PhoneMoveQuery.swift). What a routed request carries is RoutedRequest.swift.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol
@@ -30,16 +29,18 @@ package enum RoutedOperations {
                                              AuthOperations.sessions.name, AuthOperations.logout.name,
                                              AuthOperations.revokeSession.name] + loginOperations
             + AdminOperations.all.map(\.name))
-    /// What needs no login and goes to the account partition of a phone (a code, a login by code
-    /// or password; docs/scale-out.md 7b item 4) or of the user a token names (a resume): the
-    /// reply carries what the node holding the connection needs, the user and the stream's number.
+    /// What needs no login and goes to the account partition of a phone (a code, a login by code or
+    /// password: the phone's partition keeps its codes, throttles and claim) or of the user a token
+    /// names (a resume): the reply carries what the node holding the connection needs, the user and
+    /// the stream's number.
     package static let loginOperations = [AuthOperations.requestCode.name, AuthOperations.loginWithCode.name,
                                   AuthOperations.loginWithPassword.name, AuthOperations.resume.name]
 
     /// Reads of every board at once that the owner of a deployment's one board partition answers
     /// whole for another node's connection. With several board partitions each holds a part, which
-    /// the node holding the connection merges (docs/scale-out.md, 2c); the owner then refuses them,
-    /// except a `board.list` of one campus, which its campus's partition holds whole.
+    /// the node holding the connection merges; the owner then refuses them, rather than answer a
+    /// part as the whole, except a `board.list` of one campus, which its campus's partition holds
+    /// whole.
     static let wholeBoardReads: Set<String> = [BoardOperations.list.name, BoardOperations.stats.name,
                                                MyOrdersOperations.mine.name, MyOrdersOperations.earnings.name]
 
@@ -154,13 +155,13 @@ package enum RoutedOperations {
         return nil
     }
 
-    /// The partition that decides `request`, read from it with no lookup (docs/scale-out.md,
-    /// section 2): a publish's campus's board partition, which also holds the whole of a
-    /// `board.list` of that campus, the board partition any other order operation's `order_id`
-    /// names, the account partition of the account an account operation concerns, or whose stream
-    /// a node asks about. Nil for an operation that is not routed, for a listing of every campus,
-    /// and for a request without the campus, order id, phone, user or actor to read, which the
-    /// operation itself refuses wherever it runs.
+    /// The partition that decides `request`, read from it with no lookup (an order's id and a
+    /// user's id name their partitions): a publish's campus's board partition, which also holds the
+    /// whole of a `board.list` of that campus, the board partition any other order operation's
+    /// `order_id` names, the account partition of the account an account operation concerns, or
+    /// whose stream a node asks about. Nil for an operation that is not routed, for a listing of
+    /// every campus, and for a request without the campus, order id, phone, user or actor to read,
+    /// which the operation itself refuses wherever it runs.
     package static func partition(of request: RoutedRequest, in map: PartitionMap) -> PartitionID? {
         if space(of: request.operation) == .accounts { return accountPartition(of: request, in: map) }
         let isCampusListing = request.operation == BoardOperations.list.name

@@ -1,12 +1,12 @@
-// The user subjects (docs/scale-out.md, section 7, "Events"): every event the owner of an account
-// partition numbers in a user's personal stream is published once on `bb.user.<user id mod 4096>`,
-// with the user and its number, its message as the user's devices are sent it
-// (PersonalEventFrame). A node holding a device of the user subscribes to the user's bucket
-// (FollowedStreams.swift). Core NATS: at most once, in order from one owner; a node that misses an
-// event asks the owner for it, so nothing here waits for or retries a publish. An event lost with
-// nothing after it to show it is asked for too: a node asks for all its devices when its NATS
-// connection comes back, and when an account partition's new owner announces itself on
-// `bb.user.owner` (the events it numbered while recovering were published by nobody).
+// The user subjects: every event the owner of an account partition numbers in a user's personal
+// stream is published once on `bb.user.<user id mod 4096>`, with the user and its number, its
+// message as the user's devices are sent it (PersonalEventFrame). A node holding a device of the
+// user subscribes to the user's bucket (FollowedStreams.swift). Core NATS: at most once, in order
+// from one owner; a node that misses an event asks the owner for it, so nothing here waits for or
+// retries a publish. An event lost with nothing after it to show it is asked for too: a node asks
+// for all its devices when its NATS connection comes back, and when an account partition's new
+// owner announces itself on `bb.user.owner` (the events it numbered while recovering were published
+// by nobody).
 import BangbangApplication
 import BangbangCore
 import Cluster

@@ -4,6 +4,7 @@ import PartitionOwner
 import BangbangProtocol
 import Foundation
 import Testing
+import TestSupport
 @testable import bangbang
 import BangbangApplication
 import BangbangServer
@@ -134,15 +135,10 @@ private struct SelfSignedCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bangbang-admin-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("cert.pem").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                             "-keyout", directory.appendingPathComponent("key.pem").path, "-out", path, "-days", "1",
-                             "-subj", "/CN=bangbang", "-addext", "subjectAltName=\(names)"]
-        process.standardError = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ConfigurationError("openssl req failed") }
+        let openssl = try ChildProcess.run("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", directory.appendingPathComponent("key.pem").path, "-out", path, "-days", "1",
+            "-subj", "/CN=bangbang", "-addext", "subjectAltName=\(names)"])
+        guard openssl.status == 0 else { throw ConfigurationError("openssl req failed") }
     }
 }

@@ -70,13 +70,11 @@ import WebSocketProtocol
 
 /// The reference echo server as a child process; stopped by closing its standard input.
 private final class PythonEchoServer {
-    let process: Process
-    let input: Pipe
+    let process: ChildProcess
     let port: Int
 
-    private init(process: Process, input: Pipe, port: Int) {
+    private init(process: ChildProcess, port: Int) {
         self.process = process
-        self.input = input
         self.port = port
     }
 
@@ -98,44 +96,33 @@ private final class PythonEchoServer {
     static func start() throws -> PythonEchoServer {
         let command = interpreter()
         let script = packageRoot.appendingPathComponent("Tests/e2e/echo_server.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst()) + [script]
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let name = NSTemporaryDirectory() + "bangbang-echo-server-\(UUID().uuidString)"
+        let (output, errors) = (name + ".out", name + ".err")
+        defer { unlink(output); unlink(errors) }
+        let process = try ChildProcess(executable: command[0], arguments: Array(command.dropFirst()) + [script],
+                                       logPath: output, errorLogPath: errors, standardInput: .pipe)
 
         // The first line is "port=N"; anything else (an ImportError, say) ends the process.
-        var line: [UInt8] = []
-        let handle = output.fileHandleForReading
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            let byte = handle.readData(ofLength: 1)
-            if byte.isEmpty || byte.first == UInt8(ascii: "\n") { break }
-            line.append(contentsOf: byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("port="), let port = Int(text.dropFirst(5)) else {
-            process.terminate()
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let line = process.waitForOutput(within: 15) { text in text.firstIndex(of: "\n").map { text[..<$0] } }
+        guard let line, line.hasPrefix("port="), let port = Int(line.dropFirst(5)) else {
+            process.signal(SIGTERM)
+            process.waitUntilExit()
+            let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
             throw InteropSetupError(message: """
                 the reference server did not start with \(command.joined(separator: " ")): \(stderr)
                 The Python `websockets` package is needed: run scripts/bootstrap.sh, or point \
                 BANGBANG_PYTHON at an interpreter that has it.
                 """)
         }
-        return PythonEchoServer(process: process, input: input, port: port)
+        return PythonEchoServer(process: process, port: port)
     }
 
     func stop() {
-        try? input.fileHandleForWriting.close()
+        process.closeStandardInput()
         let deadline = Date().addingTimeInterval(5)
         while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate() }
+        if process.isRunning { process.signal(SIGTERM) }
+        process.waitUntilExit()
     }
 }
 

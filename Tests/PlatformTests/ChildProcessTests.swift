@@ -52,6 +52,51 @@ import TestSupport
         #expect(try String(contentsOfFile: log, encoding: .utf8) == "SigBlk:\t0000000000000000\n")
     }
 
+    @Test func standardErrorGoesToAFileOfItsOwnWhenGivenOne() throws {
+        let log = NSTemporaryDirectory() + "child-\(UUID().uuidString).log"
+        let errors = log + ".err"
+        defer { unlink(log); unlink(errors) }
+        let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "echo out; echo err >&2"], logPath: log,
+                                     errorLogPath: errors)
+        child.waitUntilExit()
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "out\n")
+        #expect(try String(contentsOfFile: errors, encoding: .utf8) == "err\n")
+    }
+
+    /// A child that reads its input to the end runs until the test closes it, and then stops.
+    @Test func aChildReadingAPipedInputStopsWhenTheInputIsClosed() throws {
+        let log = NSTemporaryDirectory() + "child-\(UUID().uuidString).log"
+        defer { unlink(log) }
+        let reader = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "echo started; cat; echo ended"], logPath: log,
+                                      standardInput: .pipe)
+        #expect(reader.waitForOutput(within: 10) { $0.contains("started") ? true : nil } == true)
+        usleep(100_000)
+        #expect(reader.isRunning, "the input is still open")
+        reader.closeStandardInput()
+        let status = reader.waitUntilExit()
+        #expect(status == 0)
+        #expect(reader.output() == "started\nended\n")
+        reader.closeStandardInput()   // a second time: nothing
+    }
+
+    @Test func waitingForOutputEndsWithTheChild() throws {
+        let log = NSTemporaryDirectory() + "child-\(UUID().uuidString).log"
+        defer { unlink(log) }
+        let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "echo port=41; exit 0"], logPath: log)
+        #expect(child.waitForOutput(within: 10) { $0.range(of: "port=").map { _ in 41 } } == 41)
+        let silent = try ChildProcess(executable: "/bin/true", arguments: [], logPath: "/dev/null")
+        let started = Date()
+        #expect(silent.waitForOutput(within: 30) { $0.isEmpty ? nil : 1 } == nil)
+        #expect(Date().timeIntervalSince(started) < 10, "given up when the child exited, not at the deadline")
+    }
+
+    @Test func aToolRunToItsEndGivesItsStatusAndOutput() throws {
+        let done = try ChildProcess.run("/bin/sh", ["-c", "echo out; echo err >&2; exit 4"])
+        #expect(done.status >> 8 == 4)
+        #expect(done.output == "out\nerr\n")
+        #expect(try ChildProcess.run("/bin/true", []).status == 0)
+    }
+
     @Test func aMissingExecutableIsRefused() {
         #expect(throws: ChildProcessError.self) {
             _ = try ChildProcess(executable: "/nonexistent/binary", arguments: [], logPath: "/dev/null")

@@ -43,34 +43,26 @@ extension SocketServerTests {
             let (server, port) = try startServer(collector: collector) { $0.maxConnections = 20_000 }
             defer { server.stop() }
             // Warm the loops and allocator with a first batch so one-time costs are excluded.
-            let warmUp = Process()
-            warmUp.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            warmUp.arguments = ["python3", "-c", peerScript, String(port), "200"]
-            let warmInput = Pipe()
-            warmUp.standardInput = warmInput
-            warmUp.standardOutput = FileHandle.nullDevice
-            try warmUp.run()
-            #expect(await eventually(timeout: .seconds(30)) { server.connectionCount == 200 })
-            try warmInput.fileHandleForWriting.close()
+            let log = NSTemporaryDirectory() + "bangbang-idle-peers-\(UUID().uuidString).log"
+            defer { unlink(log) }
+            let warmUp = try ChildProcess(executable: "/usr/bin/env", arguments: ["python3", "-c", peerScript, String(port), "200"],
+                                          logPath: log, standardInput: .pipe)
+            #expect(await eventually(timeout: .seconds(30)) { server.connectionCount == 200 }, "\(warmUp.output())")
+            warmUp.closeStandardInput()
             warmUp.waitUntilExit()
             #expect(await eventually(timeout: .seconds(30)) { server.connectionCount == 0 })
             try await Task.sleep(nanoseconds: 300_000_000)
 
             let before = residentSetBytes()
-            let peers = Process()
-            peers.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            peers.arguments = ["python3", "-c", peerScript, String(port), String(count)]
-            let input = Pipe()
-            peers.standardInput = input
-            peers.standardOutput = FileHandle.nullDevice
-            try peers.run()
-            #expect(await eventually(timeout: .seconds(90)) { server.connectionCount == count })
+            let peers = try ChildProcess(executable: "/usr/bin/env", arguments: ["python3", "-c", peerScript, String(port), String(count)],
+                                         logPath: log, standardInput: .pipe)
+            #expect(await eventually(timeout: .seconds(90)) { server.connectionCount == count }, "\(peers.output())")
             try await Task.sleep(nanoseconds: 1_000_000_000)
             let after = residentSetBytes()
             let perConnection = (after - before) / count
             print("idle connections: \(count), VmRSS before \(before / 1024) KiB, after \(after / 1024) KiB, "
                 + "per connection \(perConnection) bytes")
-            try input.fileHandleForWriting.close()
+            peers.closeStandardInput()
             peers.waitUntilExit()
             #expect(perConnection <= 2048)
         }

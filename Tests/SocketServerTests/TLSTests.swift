@@ -14,16 +14,11 @@ struct TestCertificate {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         certificatePath = directory.appendingPathComponent("cert.pem").path
         keyPath = directory.appendingPathComponent("key.pem").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                             "-nodes", "-keyout", keyPath, "-out", certificatePath, "-days", "1",
-                             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"]
-        process.standardError = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw SocketError.tls("openssl req failed") }
+        let openssl = try ChildProcess.run("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-keyout", keyPath, "-out", certificatePath, "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"])
+        guard openssl.status == 0 else { throw SocketError.tls("openssl req failed") }
     }
 }
 

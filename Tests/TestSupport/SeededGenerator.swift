@@ -1,6 +1,8 @@
 // The one seeded random source for tests: the same codes, keys and jitter on every run, so a
 // failure can be replayed. SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom
 // number generators", 2014): tiny, fast, and good enough for test data; not for secrets.
+// The websocket-frames fuzz target draws its masking keys from it too: scripts/fuzz.sh compiles
+// this one file into the target, so it imports nothing.
 
 /// A deterministic `RandomNumberGenerator`: the same seed gives the same sequence.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {

@@ -16,23 +16,14 @@
 //   - no message exceeds `maxMessageSize`, no ping/pong payload exceeds 125 bytes;
 //   - everything we wrote, fed to a fresh connection of the other role with the same deflate
 //     parameters, decodes without a protocol violation and yields exactly the messages we echoed.
+//
+// Masking keys come from a fixed seed, so a crash reproduces from its input alone; the generator
+// is the tests' one (Tests/TestSupport/SeededGenerator.swift), which scripts/fuzz.sh compiles in.
 import WebSocketProtocol
 
 /// `precondition` drops its message in optimized builds, and a fuzz failure needs it.
 private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError(message()) }
-}
-
-/// Deterministic masking keys, so a crash reproduces from its input alone.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 private let tightLimits = WebSocketConfiguration(maxFrameSize: 256, maxMessageSize: 1024, maxFragmentsPerMessage: 4)
@@ -62,7 +53,7 @@ public func fuzzWebSocketFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
     let input = UnsafeRawBufferPointer(start: data + 1, count: size - 1)
 
     let connection = WebSocketConnection(role: role, configuration: configuration, deflate: deflate,
-                                         maskingKeyGenerator: SplitMix64(state: 1))
+                                         maskingKeyGenerator: SeededGenerator(seed: 1))
     var output = WebSocketOutput()
     var written: [UInt8] = []
     var echoed: [Sent] = []
@@ -130,7 +121,7 @@ public func fuzzWebSocketFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
 private func replayToPeer(_ bytes: [UInt8], role: Role, deflate: DeflateParameters?, expecting sent: [Sent]) {
     let peer = WebSocketConnection(role: role == .server ? .client : .server,
                                    configuration: WebSocketConfiguration(maxFrameSize: 1 << 22, maxMessageSize: 1 << 22),
-                                   deflate: deflate, maskingKeyGenerator: SplitMix64(state: 2))
+                                   deflate: deflate, maskingKeyGenerator: SeededGenerator(seed: 2))
     var output = WebSocketOutput()
     peer.receive(bytes, into: &output)
     require(peer.violation == nil, "our own output is a protocol violation for the peer: \(peer.violation!)")

@@ -36,9 +36,9 @@ extension CommitJournal {
 }
 
 /// What carries a partition's personal events over the inbox, as a snapshot keeps it beside the
-/// partition's state (docs/scale-out.md, section 7b), each in InboxStateCodec's form: the
-/// partition's outbox, and an account partition's inbox reader. Both absent on one node, whose
-/// events are handed over in process.
+/// partition's state, so that the next owner sends again what was not delivered and numbers
+/// nothing twice; each in InboxStateCodec's form: the partition's outbox, and an account
+/// partition's inbox reader. Both absent on one node, whose events are handed over in process.
 package struct InboxStates: Sendable, Equatable {
     package var outbox: [UInt8]?
     package var reader: [UInt8]?

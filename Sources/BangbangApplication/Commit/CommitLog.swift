@@ -4,12 +4,12 @@
 // the announcement. Nobody hears of a change before its record is durable. Every durable record
 // is noted to the archiver, with the order it closed if any (Archiver.swift), in the same order.
 //
-// There is a log per partition (docs/scale-out.md, section 7b): the board partition's owners
-// commit through one, the accounts owner through another, and each announces its records as
-// that partition's, so a record's personal events leave marked with their source. On one node
-// both logs write to the one local journal (a record's entry says which partition it belongs
-// to, and a replay routes it back) and share one `CommitTracking`, since a failed append holds
-// the whole journal; in a cluster each partition will have its own stream.
+// There is a log per partition: the board partition's owners commit through one, the accounts owner
+// through another, and each announces its records as that partition's, so a record's personal
+// events leave marked with their source. On one node both logs write to the one local journal (a
+// record's entry says which partition it belongs to, and a replay routes it back) and share one
+// `CommitTracking`, since a failed append holds the whole journal; in a cluster each partition will
+// have its own stream.
 import BangbangCore
 import BangbangStorage
 import InboxProtocol

@@ -1,9 +1,9 @@
-// Snapshots of a pair whose account partition has a journal of its own (docs/scale-out.md,
-// section 7b): each partition has its own snapshot covering its own journal, `p<k>` the boards'
-// half and its outbox, `a<k>` the accounts' half (the personal streams with it), its outbox and
-// the inbox reader's state, cut together with the streams. Once `a<k>`'s is stored, the inbox is
-// purged through that reader's position: nothing reads it again. The inbox's follower applies on
-// the publishing queue, so a cut reads the streams and the reader's state in one block there.
+// Snapshots of a pair whose account partition has a journal of its own: each partition has its own
+// snapshot covering its own journal, `p<k>` the boards' half and its outbox, `a<k>` the accounts'
+// half (the personal streams with it), its outbox and the inbox reader's state, cut together with
+// the streams. Once `a<k>`'s is stored, the inbox is purged through that reader's position: nothing
+// reads it again. The inbox's follower applies on the publishing queue, so a cut reads the streams
+// and the reader's state in one block there.
 import BangbangCore
 import BangbangStorage
 import Foundation

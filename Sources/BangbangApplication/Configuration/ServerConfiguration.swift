@@ -131,13 +131,13 @@ public struct ServerConfiguration: Sendable {
     public var moveBackMilliseconds = 0
     /// Where a node that owns no partition runs its clients' sessions (`--cluster-sessions`):
     /// relayed whole to the owner (the default), or here, each request routed to the partition
-    /// that decides it and the events followed over NATS (docs/scale-out.md, 2c).
+    /// that decides it and the events followed over NATS, so the clients outlive an owner's death.
     public var clusterSessions = ClusterSessions.relay
     /// How many pairs of partitions the cluster has (`--partitions`, the same on every node): the
-    /// boards of the campuses that hash to `k` and the accounts of the users whose id is `k`
-    /// modulo it are pair `k`, owned by one node at a time (docs/scale-out.md, 2d). 1, the
-    /// default: one node owns everything and the others stand by. Above 1, each node owns some
-    /// pairs and runs the sessions of the clients it holds, as with `--cluster-sessions node`.
+    /// boards of the campuses that hash to `k` and the accounts of the users whose id is `k` modulo
+    /// it are pair `k`, owned by one node at a time. 1, the default: one node owns everything and
+    /// the others stand by. Above 1, each node owns some pairs and runs the sessions of the clients
+    /// it holds, as with `--cluster-sessions node`.
     public var partitions = 1
 
     /// Whether this node is one of several sharing partitions over NATS.

@@ -87,25 +87,23 @@ package enum AdminOperations {
         }
     }
 
-    static let grantAdmin = Operation("admin.grant_admin") { context, arguments throws(DomainError) in
-        try arguments.allowOnly(["user_id"])
-        let subject = try userID(arguments)
-        administer(context, subject: subject) { store, administrator, now throws(DomainError) in
-            guard let administrator else {
-                return try BuiltInAdministrator.decideAdministrator(store, user: subject, isGranted: true, now: now)
-            }
-            return try store.decideAdministratorGrant(by: administrator, to: subject, now: now)
-        }
-    }
+    static let grantAdmin = administratorChange("admin.grant_admin", isGranted: true)
+    static let revokeAdmin = administratorChange("admin.revoke_admin", isGranted: false)
 
-    static let revokeAdmin = Operation("admin.revoke_admin") { context, arguments throws(DomainError) in
-        try arguments.allowOnly(["user_id"])
-        let subject = try userID(arguments)
-        administer(context, subject: subject) { store, administrator, now throws(DomainError) in
-            guard let administrator else {
-                return try BuiltInAdministrator.decideAdministrator(store, user: subject, isGranted: false, now: now)
+    /// Granting and revoking administration: one request (`user_id`), decided by the built-in
+    /// administrator's rules or the domain's, as `isGranted` says.
+    private static func administratorChange(_ name: String, isGranted: Bool) -> Operation {
+        Operation(name) { context, arguments throws(DomainError) in
+            try arguments.allowOnly(["user_id"])
+            let subject = try userID(arguments)
+            administer(context, subject: subject) { store, administrator, now throws(DomainError) in
+                guard let administrator else {
+                    return try BuiltInAdministrator.decideAdministrator(store, user: subject, isGranted: isGranted, now: now)
+                }
+                return isGranted
+                    ? try store.decideAdministratorGrant(by: administrator, to: subject, now: now)
+                    : try store.decideAdministratorRevocation(by: administrator, from: subject, now: now)
             }
-            return try store.decideAdministratorRevocation(by: administrator, from: subject, now: now)
         }
     }
 
@@ -157,13 +155,8 @@ package enum AdminOperations {
     static let order = Operation("admin.order") { context, arguments throws(DomainError) in
         try arguments.allowOnly(["order_id"])
         let id = try OrderOperations.orderID(arguments)
-        let viewer = actor(context)
         let app = context.app
-        app.accounts.perform { accounts in
-            guard viewer.map(vouched(accounts.store, for: context).isAdministrator) ?? true else {
-                context.fail(DomainError(.forbidden, "Only administrators may do this."))
-                return
-            }
+        asAdministrator(context) { _ in
             // `forbidden` before `not_found`: a user who is not an administrator learns nothing
             // about which orders exist.
             guard let owner = OrderOperations.owner(of: id, in: app) else {
@@ -180,13 +173,8 @@ package enum AdminOperations {
     /// minute, verifications waiting. Numbers of a moment, gathered from every owner and loop.
     package static let stats = Operation("admin.stats") { context, arguments throws(DomainError) in
         try arguments.allowOnly([])
-        let viewer = actor(context)
         let app = context.app
-        app.accounts.perform { accounts in
-            guard viewer.map(vouched(accounts.store, for: context).isAdministrator) ?? true else {
-                context.fail(DomainError(.forbidden, "Only administrators may do this."))
-                return
-            }
+        asAdministrator(context) { accounts in
             let pending = BuiltInAdministrator.pendingVerifications(accounts.store).count
             BoardOperations.gatherStats(app) { stats in
                 let now = app.clock()
@@ -215,7 +203,8 @@ package enum AdminOperations {
     // MARK: Helpers
 
     /// The store as this request's administrator uses it: a routed actor whose own account
-    /// partition vouched for them is taken at its word (docs/scale-out.md, 2d).
+    /// partition vouched for them is taken at its word, since who administers is recorded there
+    /// and this partition cannot read it.
     private static func vouched(_ store: AccountStore, for context: OperationContext) -> AccountStore {
         guard case .routed(let call) = context.caller, let actor = call.actor, actor.isVouchedAdministrator,
               !actor.isBuiltInAdministrator else { return store }
@@ -239,6 +228,19 @@ package enum AdminOperations {
             return ["user": UserWire.encode(try store.user(user, viewer: viewer ?? user))]
         } catch {
             fatalError("internal inconsistency in admin operations: user \(user) vanished after a change")
+        }
+    }
+
+    /// Runs `body` on the accounts queue once the request's administrator is one there (the
+    /// built-in one always is); anyone else is answered `forbidden`, before anything is read.
+    private static func asAdministrator(_ context: OperationContext, _ body: @escaping @Sendable (AccountsOwner) -> Void) {
+        let viewer = actor(context)
+        context.app.accounts.perform { accounts in
+            guard viewer.map(vouched(accounts.store, for: context).isAdministrator) ?? true else {
+                context.fail(DomainError(.forbidden, "Only administrators may do this."))
+                return
+            }
+            body(accounts)
         }
     }
 

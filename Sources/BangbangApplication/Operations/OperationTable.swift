@@ -130,7 +130,8 @@ package struct OperationContext: Sendable {
     }
 
     /// Whether the user may run errands: read from the account half where the connection is,
-    /// carried in the request when it was routed (docs/scale-out.md, section 7b).
+    /// carried in the request when it was routed, since the owner of an order's partition does
+    /// not hold the runner's account.
     package var isApprovedRunner: Bool {
         switch caller {
         case .session: app.isApprovedRunner(user)

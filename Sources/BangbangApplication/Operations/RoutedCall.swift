@@ -11,8 +11,9 @@ package struct RoutedActor: Sendable, Equatable {
     package let isApprovedRunner: Bool
     /// The session the connection is logged in with, sent where the operation concerns it.
     package var session: SessionID?
-    /// The actor's own account partition said, for this request, that the actor administers
-    /// (docs/scale-out.md, 2d): an owner of another account partition takes its word for it.
+    /// The actor's own account partition, where who administers is recorded, said for this
+    /// request that the actor administers: an owner of another account partition cannot read
+    /// that, and takes its word for it.
     package var isVouchedAdministrator = false
 
     package init(user: UserID, isApprovedRunner: Bool, session: SessionID? = nil, isVouchedAdministrator: Bool = false) {

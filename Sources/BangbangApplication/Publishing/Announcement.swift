@@ -2,8 +2,7 @@
 // numbers and hands out bytes. Its personal events are already in the inbox's form (one
 // `InboxEvent` per recipient: the event's name and its `data`, encoded for that recipient),
 // because they leave the partition that committed the change and are numbered by the account
-// partition of each recipient (docs/scale-out.md, section 7b); the board change stays with the
-// board partition.
+// partition of each recipient; the board change stays with the board partition.
 import BangbangCore
 import BangbangProtocol
 import InboxProtocol

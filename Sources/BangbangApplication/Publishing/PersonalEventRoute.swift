@@ -1,10 +1,10 @@
-// How a committed record's personal events reach the account partitions that number them
-// (docs/scale-out.md, section 7b). A source (a board partition `p<n>`, or an account partition
-// `a<n>` for its own events) hands over each durable record's events in journal order; each
-// account partition's `AccountPublisher` receives them in its inbox's order. Between nodes that
-// is the inbox stream, with the outbox's numbering and the reader's rule (InboxProtocol). In one
-// process nothing between the two can be lost, doubled or reordered, so `LocalInbox` hands each
-// record's events over at once, on the publishing queue, in the order the journal completed them.
+// How a committed record's personal events reach the account partitions that number them. A source
+// (a board partition `p<n>`, or an account partition `a<n>` for its own events) hands over each
+// durable record's events in journal order; each account partition's `AccountPublisher` receives
+// them in its inbox's order. Between nodes that is the inbox stream, with the outbox's numbering
+// and the reader's rule (InboxProtocol). In one process nothing between the two can be lost,
+// doubled or reordered, so `LocalInbox` hands each record's events over at once, on the publishing
+// queue, in the order the journal completed them.
 import InboxProtocol
 
 package protocol PersonalEventRoute: Sendable {

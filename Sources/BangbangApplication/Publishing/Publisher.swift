@@ -1,12 +1,12 @@
-// The publisher: what runs once a change is durable, in journal order, on the journal's
-// completion queue (serial, in sequence order). It is two halves joined the way partitions are
-// (docs/scale-out.md, section 7b): the board half numbers the board's change and frames the feed
-// (BoardPublisher.swift); the change's personal events go through the route to the account
-// half, which numbers each user's stream and delivers it (PersonalEventRoute.swift,
+// The publisher: what runs once a change is durable, in journal order, on the journal's completion
+// queue (serial, in sequence order). It is two halves joined the way a board partition and an
+// account partition are: the board half numbers the board's change and frames the feed
+// (BoardPublisher.swift); the change's personal events go through the route to the account half,
+// which numbers each user's stream and delivers it (PersonalEventRoute.swift,
 // AccountPublisher.swift). The bytes are encoded already by the owner (Announcement.swift); each
 // loop drains what it is posted once per turn (LoopRegistry.swift). Recovery replays the journal
-// through `publish` too, so the numbering after a restart is the numbering that was given live.
-// On one node there is one partition of each kind: `p0` holds every board, `a0` every account.
+// through `publish` too, so the numbering after a restart is the numbering that was given live. On
+// one node there is one partition of each kind: `p0` holds every board, `a0` every account.
 import BangbangCore
 import Dispatch
 import InboxProtocol

@@ -1,11 +1,11 @@
-// Approved runners watching each board, over every node (docs/scale-out.md 2c, `board.stats`):
-// each node reports once a second, on `bb.node.<id>.watching`, the runners it holds watching each
-// type; the union of the reports heard in the last five seconds is who is online. A runner
-// watching on two nodes counts once, as on one node ("a runner counts once per type however many
-// devices watch"), and a node that stops reporting (it died, or lost NATS) drops out after five
-// seconds. A report also counts the node's connections and the users logged in on them, which
-// `admin.stats` adds to the owner's own (a user connected to two nodes counts on each). Pure: the
-// node's subscriber hands it each report and asks it when `board.stats` or `admin.stats` comes.
+// Approved runners watching each board, over every node, for `board.stats`: each node reports once
+// a second, on `bb.node.<id>.watching`, the runners it holds watching each type; the union of the
+// reports heard in the last five seconds is who is online. A runner watching on two nodes counts
+// once, as on one node ("a runner counts once per type however many devices watch"), and a node
+// that stops reporting (it died, or lost NATS) drops out after five seconds. A report also counts
+// the node's connections and the users logged in on them, which `admin.stats` adds to the owner's
+// own (a user connected to two nodes counts on each). Pure: the node's subscriber hands it each
+// report and asks it when `board.stats` or `admin.stats` comes.
 import BangbangCore
 import JSON
 import Synchronization

@@ -17,7 +17,8 @@ public enum AccountEvent: Codable, Sendable, Equatable {
     case administratorChanged(AdministratorChange)
     case feedbackSubmitted(FeedbackEntry)
     /// In the partition a phone hashes to, the phone taken by a user whose account lives in
-    /// another (docs/scale-out.md, 7b item 4): nobody else may have it. Made again by the same
+    /// another: a login by phone starts in the phone's partition, and a phone belongs to one
+    /// account at most across every partition, so nobody else may have it. Made again by the same
     /// user, it is stamped anew.
     case phoneClaimed(PhoneClaimChange)
     /// That claim given up: the user moved on, or never moved there.

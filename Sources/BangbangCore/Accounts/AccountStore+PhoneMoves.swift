@@ -1,8 +1,9 @@
-// A phone moving to the partition of another pair than its user's account (docs/scale-out.md, 7b
-// item 4, "a phone that moved"). The phone's partition keeps who holds the phone (a claim, made
-// with the change-phone code sent there); the user's own partition then changes the account's
-// phone, and the old phone's partition gives up its claim. A login by a claimed phone proves the
-// code (or finds the claim) in the phone's partition and opens the session in the user's.
+// A phone moving to the partition of another pair than its user's account. A login names a phone,
+// so what is keyed by the phone lives in the partition the phone hashes to, while the account lives
+// in its user's. The phone's partition keeps who holds the phone (a claim, made with the
+// change-phone code sent there); the user's own partition then changes the account's phone, and the
+// old phone's partition gives up its claim. A login by a claimed phone proves the code (or finds
+// the claim) in the phone's partition and opens the session in the user's.
 //
 // A claim can outlive its reason (a move that stopped half-way); it then only keeps others off
 // the phone, never logs anyone in: the user's partition opens a session only for the account's

@@ -1,7 +1,7 @@
-// A node's numbering of one board's feed when the board's changes come from many partitions
-// (docs/scale-out.md, section 7b, point 3). Pure state, no I/O: the node's feed subscriber hands
-// it each event it receives on `bb.feed.p<n>.<type>` and gets the `seq` to send, and each
-// `board.subscribe` of a local connection goes through a `FeedSubscription`.
+// A node's numbering of one board's feed when the board's changes come from many partitions. Pure
+// state, no I/O: the node's feed subscriber hands it each event it receives on
+// `bb.feed.p<n>.<type>` and gets the `seq` to send, and each `board.subscribe` of a local
+// connection goes through a `FeedSubscription`.
 //
 // The protocol promises one increasing `seq` per board, and that a `board.subscribe` reply's
 // `seq` marks what its list already reflects. Each partition numbers its own changes of a board

@@ -1,5 +1,5 @@
 // A node's following of one user's personal stream when the user's account partition is owned
-// elsewhere (docs/scale-out.md, section 7, "Resume on any node"). Pure state, no I/O: the node's
+// elsewhere, so that a device may log in or resume on any node. Pure state, no I/O: the node's
 // subscriber to `bb.user.<bucket>` hands it each of the user's events with its number, and the
 // account owner's answers to "the events after N"; it says what to pass on to the user's
 // devices on this node, in number order and each once, and when to ask the owner.

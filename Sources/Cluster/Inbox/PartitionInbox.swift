@@ -1,10 +1,10 @@
-// The inbox of an account partition as a JetStream stream (docs/scale-out.md, section 7b):
-// `BB_I<n>` on subject `bb.inbox.a<n>`, three replicas in a cluster, file storage. Sources
-// publish their outbox's messages to it (InboxProtocol's `InboxOutbox`, with no fence: several
-// sources share the stream, and the reader's numbering rule, not the stream, drops copies and
-// messages after a gap); the account partition's owner reads it in order from its snapshot's
-// position (`InboxReader`). Reading asks the stream's leader by sequence, like the journal's
-// replay: no consumer, so no meta leader.
+// The inbox of an account partition as a JetStream stream, through which personal events committed
+// by any partition reach the one owner that numbers their users' streams: `BB_I<n>` on subject
+// `bb.inbox.a<n>`, three replicas in a cluster, file storage. Sources publish their outbox's
+// messages to it (InboxProtocol's `InboxOutbox`, with no fence: several sources share the stream,
+// and the reader's numbering rule, not the stream, drops copies and messages after a gap); the
+// account partition's owner reads it in order from its snapshot's position (`InboxReader`). Reading
+// asks the stream's leader by sequence, like the journal's replay: no consumer, so no meta leader.
 import InboxProtocol
 import NATSClient
 

@@ -1,6 +1,5 @@
-// The order and fences of a partition owner's appends in flight (docs/scale-out.md, sections 3
-// and 12), with no I/O: StreamJournal asks it what to publish and tells it what the stream
-// answered, and when a retry it asked for is due.
+// The order and fences of a partition owner's appends in flight, with no I/O: StreamJournal asks it
+// what to publish and tells it what the stream answered, and when a retry it asked for is due.
 //
 // Each append is published fenced on the sequence the previous one will get
 // (`Nats-Expected-Last-Sequence`), so many can be in flight and the stream still stores them in

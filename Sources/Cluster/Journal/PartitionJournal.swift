@@ -1,7 +1,7 @@
-// A partition's journal as a JetStream stream (docs/scale-out.md, sections 3 and 6): stream
-// `BB_P<n>` (`BB_A<n>` for accounts) on subject `bb.journal.p<n>`, three replicas in a cluster,
-// file storage. A message is one record, numbered by its stream sequence, or a batch of records
-// numbered on from the last (RecordBatch.swift); the fence counts messages.
+// A partition's journal as a JetStream stream: stream `BB_P<n>` (`BB_A<n>` for accounts) on subject
+// `bb.journal.p<n>`, three replicas in a cluster, file storage. A message is one record, numbered
+// by its stream sequence, or a batch of records numbered on from the last (RecordBatch.swift); the
+// fence counts messages.
 //
 // Append is the commit point: a publish fenced with `Nats-Expected-Last-Sequence`, acknowledged
 // only once a quorum stored it. The fence is what makes ownership safe. The owner appends after

@@ -1,18 +1,18 @@
-// A partition's snapshot in the JetStream object store (docs/scale-out.md, section 4): bucket
-// `bb-snapshots`, object `p<n>` or `a<n>`, replaced whole by each new snapshot (the object
-// store's metadata is written last, so a reader sees the old one or the new one).
+// A partition's snapshot in the JetStream object store: bucket `bb-snapshots`, object `p<n>` or
+// `a<n>`, replaced whole by each new snapshot (the object store's metadata is written last, so a
+// reader sees the old one or the new one).
 //
 // The object is self-describing: magic `BBPS`, a format version, the partition's name, the last
 // journal sequence the state includes (big-endian), then the state's bytes, opaque here (the
 // BangbangStorage snapshot or a partition's half of one). Format 2 follows the state with what
-// carries the partition's personal events over the inbox (section 7b): a count of sections, then
-// each section a kind byte (0 the state, 1 the outbox, 2 the inbox reader), a 4-byte big-endian
-// length and its bytes (InboxProtocol's encoding for the last two), and 3 the stream sequence of
-// the message the state ends with (8 bytes, big-endian), present only once the journal holds
-// batches (RecordBatch.swift), when it is no longer the last record's number;
-// without any of them, format 1 is written, which nodes from before the inbox read. The object store
-// checks size and SHA-256 on read; the header is checked here, so a snapshot of another
-// partition or format is refused, never applied.
+// carries the partition's personal events over the inbox: a count of sections, then each section a
+// kind byte (0 the state, 1 the outbox, 2 the inbox reader), a 4-byte big-endian length and its
+// bytes (InboxProtocol's encoding for the last two), and 3 the stream sequence of the message the
+// state ends with (8 bytes, big-endian), present only once the journal holds batches
+// (RecordBatch.swift), when it is no longer the last record's number; without any of them, format 1
+// is written, which nodes from before the inbox read. The object store checks size and SHA-256 on
+// read; the header is checked here, so a snapshot of another partition or format is refused, never
+// applied.
 import NATSClient
 
 public struct PartitionSnapshot: Sendable, Equatable {

@@ -1,5 +1,5 @@
 // Which lease writes a node should make now: a pure function of what it has seen of the leases,
-// what it holds, which nodes are live, and the time (docs/scale-out.md, sections 5 and 8).
+// what it holds, which nodes are live, and the time.
 //
 // Theory of operation. Each partition should be held by the live node the placement gives it
 // (PartitionMap.placement: rendezvous weights, spread evenly over the live nodes). A node

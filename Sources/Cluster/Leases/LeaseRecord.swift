@@ -1,4 +1,4 @@
-// What one lease key holds, and how long leases last (docs/scale-out.md, section 5).
+// What one lease key holds, and how long leases last.
 //
 // The value of key `p<n>` in the leases bucket names the holding node and its term. A term is
 // the KV revision of the write that took the lease: unique across the bucket and increasing, so

@@ -1,8 +1,10 @@
 // The lease of one partition: key `p<n>` (or `a<n>`) of the leases bucket, written only by
-// compare-and-set on its revision (KeyValueBucket's bucket-wide fence, docs/scale-out.md §5).
-// Taking is `create` (key absent or deleted) or `update` from the revision seen expired;
-// renewing is `update` from the holder's last revision; giving up is `delete` at it. A refused
-// compare-and-set means somebody else wrote first: the holder has lost the lease.
+// compare-and-set on its revision, through KeyValueBucket's bucket-wide fence: clustered
+// nats-server 2.9 checks a per-key condition only against stored messages, so two writers racing
+// from one revision could both win. Taking is `create` (key absent or deleted) or `update` from the
+// revision seen expired; renewing is `update` from the holder's last revision; giving up is
+// `delete` at it. A refused compare-and-set means somebody else wrote first: the holder has lost
+// the lease.
 import NATSClient
 
 /// Why a lease write did not happen.

@@ -1,9 +1,9 @@
-// Where a node gives up a partition: the life of a cluster node from joining to exit, as a
-// sans-I/O state machine (docs/scale-out.md, section 8). The runner (ScaleOut's ClusterRunner)
-// feeds it what happened — joined, a lease acquired or lost, a pair recovered, a hand-back due,
-// an append the stream refused, a stop asked for — and performs the actions it returns: recover
-// a pair, stop serving one, or end the process with a status. It never ends the process itself:
-// `exit` is an action, which the executable carries out and a test reads.
+// Where a node gives up a partition: the life of a cluster node from joining to exit, as a sans-I/O
+// state machine. The runner (ScaleOut's ClusterRunner) feeds it what happened — joined, a lease
+// acquired or lost, a pair recovered, a hand-back due, an append the stream refused, a stop asked
+// for — and performs the actions it returns: recover a pair, stop serving one, or end the process
+// with a status. It never ends the process itself: `exit` is an action, which the executable
+// carries out and a test reads.
 //
 //   joining ──joined──▶ standby ──acquired p──▶ recovering p ──recovered──▶ serving p
 //                                                   │                          │

@@ -1,8 +1,8 @@
-// Requests for a partition's owner over NATS request/reply (docs/scale-out.md, section 7):
-// subject `bb.req.<partition>`, which the owner subscribes to in the queue group `owners` for
-// each partition it holds, so one owner answers even while two believe they own it (the stale
-// one is fenced on its first append and answers `notOwner`, or exits). The payload is opaque
-// here: what a request and its answer say is the server's business.
+// Requests for a partition's owner over NATS request/reply: subject `bb.req.<partition>`, which the
+// owner subscribes to in the queue group `owners` for each partition it holds, so one owner answers
+// even while two believe they own it (the stale one is fenced on its first append and answers
+// `notOwner`, or exits). The payload is opaque here: what a request and its answer say is the
+// server's business.
 //
 // An answer is one status byte and the body: 0 answered, 1 not the owner (refused before
 // anything was done). The requester's rules are `RouteAttempts`: try again only what certainly

@@ -1,15 +1,14 @@
-// When a node sends a request to the owner of a partition over NATS (docs/scale-out.md, section
-// 7: `bb.req.p<n>`), what it does with each attempt's outcome. Pure, so the rules are tested
-// without NATS and without time.
+// When a node sends a request to the owner of a partition over NATS (`bb.req.p<n>`), what it does
+// with each attempt's outcome. Pure, so the rules are tested without NATS and without time.
 //
 // The rule that matters: a request is sent again only when it certainly was not carried out.
-// `noResponders` (NATS had nobody subscribed: no owner right now) and an owner's `notOwner`
-// answer (it no longer holds the partition, and refused before doing anything) are such
-// outcomes, so they are tried again, with a pause, until the failover bound. A timeout or a lost
-// connection after the request left is not: the owner may have committed it, and a publish sent
-// twice is two orders. That outcome is unknown, and the caller treats it as the relay treats an
-// owner that changed (docs/scale-out.md, section 7a): it closes the client's connection with 1012,
-// and the client resumes and looks, as after any lost connection.
+// `noResponders` (NATS had nobody subscribed: no owner right now) and an owner's `notOwner` answer
+// (it no longer holds the partition, and refused before doing anything) are such outcomes, so they
+// are tried again, with a pause, until the failover bound. A timeout or a lost connection after the
+// request left is not: the owner may have committed it, and a publish sent twice is two orders.
+// That outcome is unknown, and the caller treats it as the relay treats an owner that changed: it
+// closes the client's connection with 1012, and the client resumes and looks, as after any lost
+// connection.
 
 public struct RoutePolicy: Sendable, Equatable {
     /// How long a request may wait for a partition to have an owner: a lease time, a recovery

@@ -1,13 +1,13 @@
 // Whether a user administers, asked by a node of the user's own account partition before it sends
-// that user's administrator command to the partition it concerns (docs/scale-out.md, 2d;
-// PairAdministration.swift). Not a client operation.
+// that user's administrator command to the partition it concerns, where who administers is not
+// known (PairAdministration.swift). Not a client operation.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol
 
 /// A node's question to an account partition's owner before it sends an administrator's command
-/// elsewhere (docs/scale-out.md, 2d): whether the actor, a user of this partition, administers,
-/// now (a grant revoked a moment ago is already in force). `{"administrator": true}`.
+/// elsewhere: whether the actor, a user of this partition, administers, now (a grant revoked a
+/// moment ago is already in force). `{"administrator": true}`.
 package enum AdministratorQuery {
     package static let operation = "node.is_administrator"
 

@@ -1,11 +1,11 @@
-// A node's question to a board partition's owner: its part of a `board.subscribe` listing
-// (docs/scale-out.md section 7b, point 3). A node holding a subscription to a board that several
-// partitions hold asks each for the board's sequence when its listing began and its first matches
-// in the listing's order, and merges the parts (OrderListPage.mergeSorted) into the reply; the
-// answer is BoardListAnswer's, each order as a client is sent it. A node's `board.list` over several
-// partitions pages each part by `cursor` (BoardListWalk.swift). Not a client operation: only
-// nodes reach `bb.req.p<n>`, and the operation table every connection's request goes through does
-// not know the name. The data is `board.subscribe`'s, with an optional `cursor`:
+// A node's question to a board partition's owner: its part of a `board.subscribe` listing. A node
+// holding a subscription to a board that several partitions hold asks each for the board's sequence
+// when its listing began and its first matches in the listing's order, and merges the parts
+// (OrderListPage.mergeSorted) into the reply; the answer is BoardListAnswer's, each order as a
+// client is sent it. A node's `board.list` over several partitions pages each part by `cursor`
+// (BoardListWalk.swift). Not a client operation: only nodes reach `bb.req.p<n>`, and the operation
+// table every connection's request goes through does not know the name. The data is
+// `board.subscribe`'s, with an optional `cursor`:
 //   {"data": {"types": ["bounty"], "campus": "North", "sort": "tip", "limit": 20}, "id": 1, "op": "node.board_list"}
 import BangbangApplication
 import BangbangCore
@@ -105,11 +105,11 @@ extension BoardListing {
     }
 }
 
-/// A node's question to a board partition's owner for `board.stats` (docs/scale-out.md 2c): how
-/// many orders are open on each board in the partition, and how many runners the owner counts
-/// watching each board: its own connections' and those every node reports (RunnersOnline.swift),
-/// so any owner's count is the cluster's. The node sums the open orders of every partition and
-/// takes the highest count of runners (BoardStatsMerge). Not a client operation:
+/// A node's question to a board partition's owner for `board.stats`: how many orders are open on
+/// each board in the partition, and how many runners the owner counts watching each board: its own
+/// connections' and those every node reports (RunnersOnline.swift), so any owner's count is the
+/// cluster's. The node sums the open orders of every partition and takes the highest count of
+/// runners (BoardStatsMerge). Not a client operation:
 ///   {"open": {"bounty": 6, "express": 14, …}, "runners_online": {"bounty": 2, …}}, every type.
 package enum BoardCountsQuery {
     package static let operation = "node.board_counts"

@@ -1,12 +1,12 @@
 // The feedback list of a cluster split into several pairs, each account partition's part
-// (docs/scale-out.md, 2d; PairAdministration.swift). A partition numbers its own feedback 1, 2,
-// 3…; across the cluster an entry is named by its cluster id, `n·P + k` for the n-th entry of
-// partition k of P (on one partition, its own number), and the list runs newest first by
-// (submitted_at, cluster id). Paging by `before`, a cluster id, needs that entry's time, which
-// only its own partition knows: the node asks it first (`node.feedback_at`), then every partition
-// for its entries before that point (`node.feedback_page`), and merges. A page sorts the
-// partition's entries (feedback is a short list, read by an operator now and then). Not client
-// operations: only nodes reach `bb.req.a<n>`, with an administrator vouched for as the actor.
+// (PairAdministration.swift). A partition numbers its own feedback 1, 2, 3…; across the cluster an
+// entry is named by its cluster id, `n·P + k` for the n-th entry of partition k of P (on one
+// partition, its own number), and the list runs newest first by (submitted_at, cluster id). Paging
+// by `before`, a cluster id, needs that entry's time, which only its own partition knows: the node
+// asks it first (`node.feedback_at`), then every partition for its entries before that point
+// (`node.feedback_page`), and merges. A page sorts the partition's entries (feedback is a short
+// list, read by an operator now and then). Not client operations: only nodes reach `bb.req.a<n>`,
+// with an administrator vouched for as the actor.
 //   {"data": {"limit": 21, "before": 37, "before_at": 1796598718910}, "op": "node.feedback_page", "actor": …}
 //   {"data": {"id": 37}, "op": "node.feedback_at", "actor": …}
 import BangbangApplication

@@ -1,9 +1,9 @@
 // A node's questions to every board partition's owner for a user's own orders when several pairs
-// hold them (docs/scale-out.md, 2d): each owner answers from its shards only, with the orders
-// themselves (the storage's encoding) or the runner's takings on them; the node adds what its own
-// archive holds, which follows every pair's closed orders (`BB_H0`), and merges them as one node
-// merges its shards and its archive (PairHistoryReads.swift, History.swift). Not client
-// operations: only nodes reach `bb.req.p<n>`, with the user as the actor.
+// hold them: each owner answers from its shards only, with the orders themselves (the storage's
+// encoding) or the runner's takings on them; the node adds what its own archive holds, which
+// follows every pair's closed orders (`BB_H0`), and merges them as one node merges its shards and
+// its archive (PairHistoryReads.swift, History.swift). Not client operations: only nodes reach
+// `bb.req.p<n>`, with the user as the actor.
 //   {"data": {"role": "published", "scope": "all", "limit": 50, "cursor": "…"}, "op": "node.live_orders", "actor": …}
 //   {"op": "node.live_earnings", "actor": …}
 import BangbangApplication

@@ -1,5 +1,5 @@
 // A node's question to the owner of a user's account partition: the events of the user's
-// personal stream after a number (docs/scale-out.md, section 7, "Resume on any node"). A node
+// personal stream after a number, so that a device may resume on any node. A node
 // that follows the stream for the devices it holds (PersonalStreamFollower) asks it when it
 // missed an event or when a device resumes there from an older number; the answer is
 // PersonalStreamAnswer's. Not a client operation: only nodes reach `bb.req.a<n>`, and the

@@ -1,5 +1,5 @@
 // What a node asks the account partitions to move a user's phone to another pair, and to log in
-// by a phone that moved (docs/scale-out.md, 7b item 4; AccountStore+PhoneMoves.swift; the node's
+// by a phone that moved (AccountStore+PhoneMoves.swift has the rules; the node's
 // side is PhoneMoves.swift). Not client operations: only nodes reach `bb.req.a<n>`.
 //   {"op": "node.claim_phone", "data": {"phone": …, "code": …}, "actor": …}       the phone's partition
 //   {"op": "node.take_phone", "data": {"phone": …, "claimed_at": …}, "actor": …}  the user's; or with

@@ -1,7 +1,8 @@
-// One Bangbang node of a cluster (docs/scale-out.md, sections 1, 5 and 8). In the first shape of
-// the scale-out the whole deployment is one board partition, `p0`, owned by one node at a time
-// through its lease, with `a0`; the others are standbys. With `--partitions N` above 1 there are N
-// pairs (`p<k>` with `a<k>`), each leased under `p<k>`, and each node owns some (2d).
+// One Bangbang node of a cluster; the design of the whole, and what each part was measured at, is
+// in docs/scale-out.md. In the first shape of the scale-out the whole deployment is one board
+// partition, `p0`, owned by one node at a time through its lease, with `a0`; the others are
+// standbys. With `--partitions N` above 1 there are N pairs (`p<k>` with `a<k>`), each leased under
+// `p<k>`, and each node owns some.
 //
 // The node owns its single NATS connection (listing every server, so it moves to a survivor when
 // its server dies) and everything built on it: the lease manager for `p0`, the watch of `p0`'s
@@ -73,10 +74,10 @@ package final class ClusterNode: OwnerDirectory {
     /// The lease time, and whether the partition moves back to its preferred owner once that node
     /// has been live for `--move-back-ms`. Off by default: with one partition there is nothing to
     /// balance, and the move costs every client a reconnect; an operator turns it on to keep the
-    /// owner where the ranking puts it (section 5's hand-back, made after a clean stop of serving).
-    /// With several pairs the hand-backs are always on (after a lease time, or `--move-back-ms`):
-    /// they are what spreads the pairs over the nodes as they join, and a pair moving costs no
-    /// client a reconnect, since every node runs its own clients' sessions.
+    /// owner where the ranking puts it (the holder stops serving cleanly first, and only then
+    /// deletes its lease). With several pairs the hand-backs are always on (after a lease time, or
+    /// `--move-back-ms`): they are what spreads the pairs over the nodes as they join, and a pair
+    /// moving costs no client a reconnect, since every node runs its own clients' sessions.
     static func leaseConfiguration(for configuration: ServerConfiguration) -> LeaseConfiguration {
         let duration = Duration.milliseconds(configuration.leaseMilliseconds)
         if configuration.isPartitioned {
@@ -166,8 +167,8 @@ package final class ClusterNode: OwnerDirectory {
     /// heartbeats bucket's leader to step down, and returns that server's name. Losing such a
     /// server stops both renewals and heartbeats until both elections end, and an election that
     /// outlasts L then costs a failover: nothing a node can see tells a live holder from a dead
-    /// one (docs/scale-out.md, section 5). Apart, whichever dies, the other keeps landing. A
-    /// planned step-down elects within about a second, and the holder's renewals land meanwhile.
+    /// one. Apart, whichever dies, the other keeps landing. A planned step-down elects within about
+    /// a second, and the holder's renewals land meanwhile.
     func separateLeaseAndHeartbeatLeaders() async throws -> String? {
         let leases = try await jetStream.streamInfo(KeyValueBucket.streamName(ofBucket: PartitionLease.bucketName)).leader
         let heartbeats = try await jetStream.streamInfo(KeyValueBucket.streamName(ofBucket: LeaseManager.nodesBucketName)).leader
@@ -211,7 +212,8 @@ package final class ClusterNode: OwnerDirectory {
     /// The account partition's journal and inbox: found, or made when `makingThem` (a cluster
     /// that holds nothing yet, or is importing a single node, starts with them). Nil for a
     /// cluster whose `p0` stream has held every record from the start (it began before them),
-    /// which goes on so: moving it is an offline migration (docs/scale-out.md, section 7b).
+    /// which goes on so: its records of both partitions are in one stream, and moving them apart
+    /// is an offline migration.
     func accountsPartitionStreams(pair: Int = 0, makingThem: Bool) async throws -> (PartitionJournal, PartitionInbox)? {
         let partition = PartitionID(space: .accounts, index: pair)
         let name = PartitionJournal.streamName(of: partition)

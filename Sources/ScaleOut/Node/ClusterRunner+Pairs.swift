@@ -1,13 +1,14 @@
-// A node of a cluster whose pairs of partitions are spread over its nodes (`--partitions` above 1,
-// docs/scale-out.md 2d). Every node serves its own clients' sessions from start to exit
-// (StandbyListener, NodeSession) and owns whichever pairs the leases give it. Taking a pair's
-// lease recovers that pair's application from its snapshots and streams and serves it headless:
-// no listener, only what other nodes route to it over NATS and what it publishes on the user and
-// feed subjects; one event loop, so a pair's owners run on one thread. Handing a pair back to the
-// node the placement gives it (PartitionMap.placement: every node an even share) stops that application cleanly (a final snapshot, then the lease is
-// deleted) and the node goes on, its clients untouched. Losing a lease any other way, or an
-// append the stream refuses, ends the process, as in the first step: crash-only, so a node never
-// serves a pair another may have taken; a supervisor restarts it and its pairs are taken over.
+// A node of a cluster whose pairs of partitions are spread over its nodes (`--partitions` above 1).
+// Every node serves its own clients' sessions from start to exit (StandbyListener, NodeSession) and
+// owns whichever pairs the leases give it. Taking a pair's lease recovers that pair's application
+// from its snapshots and streams and serves it headless: no listener, only what other nodes route
+// to it over NATS and what it publishes on the user and feed subjects; one event loop, so a pair's
+// owners run on one thread. Handing a pair back to the node the placement gives it
+// (PartitionMap.placement: every node an even share) stops that application cleanly (a final
+// snapshot, then the lease is deleted) and the node goes on, its clients untouched. Losing a lease
+// any other way, or an append the stream refuses, ends the process, as in the first step:
+// crash-only, so a node never serves a pair another may have taken; a supervisor restarts it and
+// its pairs are taken over.
 import BangbangApplication
 import BangbangServer
 import Cluster

@@ -1,6 +1,6 @@
 // A cluster node (`--nats` given) from start to exit: the I/O around NodeLifecycle (Cluster's
 // Node/NodeLifecycle.swift), which decides what the node does about each thing that happens and
-// when it must end (docs/scale-out.md, section 8).
+// when it must end.
 //
 // A standby listens with StandbyListener, which relays its `/ws` clients to the owner, and follows
 // the cluster's history stream into its archive. When the lease of `p0` is acquired, the

@@ -1,11 +1,11 @@
-// `board.list` on a node when the boards are spread over several partitions (docs/scale-out.md,
-// 2c). Each partition lists its part in the listing's order, by cursor (`node.board_list`), and
-// the node merges the parts, asking a part for its next page only when the merge cannot go on
-// without it: a part whose page is used up and that has more may hold the next order. A page by
-// `offset` needs the first `offset + limit` orders of the whole board, up to 10,100: more than one
-// NATS message holds, so parts are read in pages of at most 100 and the orders before the offset
-// are counted, not kept. `total` is the sum of the parts' totals (a part counts every match,
-// whatever the cursor), and the page's cursor is the one a node holding every board would give.
+// `board.list` on a node when the boards are spread over several partitions. Each partition lists
+// its part in the listing's order, by cursor (`node.board_list`), and the node merges the parts,
+// asking a part for its next page only when the merge cannot go on without it: a part whose page is
+// used up and that has more may hold the next order. A page by `offset` needs the first `offset +
+// limit` orders of the whole board, up to 10,100: more than one NATS message holds, so parts are
+// read in pages of at most 100 and the orders before the offset are counted, not kept. `total` is
+// the sum of the parts' totals (a part counts every match, whatever the cursor), and the page's
+// cursor is the one a node holding every board would give.
 //
 // Sans-I/O: `start` and `receive` say which parts to ask for what; BoardReads.swift sends them.
 import BangbangApplication

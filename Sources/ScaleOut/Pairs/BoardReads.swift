@@ -1,10 +1,10 @@
-// The reads of every board at once on a node whose boards several partitions hold
-// (docs/scale-out.md, 2c): `board.list` of every campus, walked over the partitions' parts by
-// cursor (BoardListWalk), and `board.stats`, the partitions' open orders summed with the runners
-// online. A `board.list` of one campus is not read here: that campus's partition holds it whole
-// and the request is routed there. Each part is asked with the client's request id, so a part's
-// refusal is the client's reply as it stands. A part that cannot be had fails the read with
-// `storage_unavailable`: a read changed nothing, so the client may simply ask again.
+// The reads of every board at once on a node whose boards several partitions hold: `board.list` of
+// every campus, walked over the partitions' parts by cursor (BoardListWalk), and `board.stats`, the
+// partitions' open orders summed with the runners online. A `board.list` of one campus is not read
+// here: that campus's partition holds it whole and the request is routed there. Each part is asked
+// with the client's request id, so a part's refusal is the client's reply as it stands. A part that
+// cannot be had fails the read with `storage_unavailable`: a read changed nothing, so the client
+// may simply ask again.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol

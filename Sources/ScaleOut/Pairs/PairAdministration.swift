@@ -1,11 +1,11 @@
-// Administration on a node whose accounts several pairs hold (docs/scale-out.md, 2d). An
-// administrator's account is in one partition and what they act on may be in another, so the
-// node first asks the administrator's own partition whether they administer, now
-// (`node.is_administrator`), and then sends the command, with the actor vouched for, where it is
-// decided: a verification, a grant or a user to the subject's account partition, an order to its
-// pair. The lists and counts are every partition's, merged here: verifications waiting, oldest
-// first; feedback, newest first and paged across the partitions (PairFeedback.swift); the counts
-// summed, what every owner hears from every node as the owner that counts the most sees it.
+// Administration on a node whose accounts several pairs hold. An administrator's account is in one
+// partition and what they act on may be in another, so the node first asks the administrator's own
+// partition whether they administer, now (`node.is_administrator`), and then sends the command,
+// with the actor vouched for, where it is decided: a verification, a grant or a user to the
+// subject's account partition, an order to its pair. The lists and counts are every partition's,
+// merged here: verifications waiting, oldest first; feedback, newest first and paged across the
+// partitions (PairFeedback.swift); the counts summed, what every owner hears from every node as the
+// owner that counts the most sees it.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol

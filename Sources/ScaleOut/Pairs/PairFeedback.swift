@@ -1,9 +1,8 @@
-// `admin.list_feedback` on a node whose accounts several pairs hold (docs/scale-out.md, 2d): one
-// list, newest first, across the account partitions, paged by `before` as on one node. Entries are
-// named by their cluster ids and ordered by (submitted_at, id) (FeedbackQuery.swift): the entry
-// `before` names is timed by its own partition, then every partition gives its `limit + 1` newest
-// after it, and the newest `limit` of them all are the page, the last one's id its `next_before`
-// when more remain.
+// `admin.list_feedback` on a node whose accounts several pairs hold: one list, newest first, across
+// the account partitions, paged by `before` as on one node. Entries are named by their cluster ids
+// and ordered by (submitted_at, id) (FeedbackQuery.swift): the entry `before` names is timed by its
+// own partition, then every partition gives its `limit + 1` newest after it, and the newest `limit`
+// of them all are the page, the last one's id its `next_before` when more remain.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol

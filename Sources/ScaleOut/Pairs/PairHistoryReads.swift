@@ -1,11 +1,11 @@
-// A user's own orders and a runner's takings on a node whose boards several pairs hold
-// (docs/scale-out.md, 2d): `orders.mine` and `runner.earnings` read the orders still on the
-// shards from every board partition's owner (`node.live_orders`, `node.live_earnings`), then the
-// closed ones from this node's own archive, which follows every pair's history (`BB_H0`), and
-// merge them as one node merges its shards and its archive (History.swift): an order in both is
-// the copy with the higher revision, and totals leave out the archived copy of an order a shard
-// still holds. Order of reads as there: the shards first, then the archive, brought up to the
-// history stream's end first, so an order moved out of a shard between the two reads is found.
+// A user's own orders and a runner's takings on a node whose boards several pairs hold:
+// `orders.mine` and `runner.earnings` read the orders still on the shards from every board
+// partition's owner (`node.live_orders`, `node.live_earnings`), then the closed ones from this
+// node's own archive, which follows every pair's history (`BB_H0`), and merge them as one node
+// merges its shards and its archive (History.swift): an order in both is the copy with the higher
+// revision, and totals leave out the archived copy of an order a shard still holds. Order of reads
+// as there: the shards first, then the archive, brought up to the history stream's end first, so an
+// order moved out of a shard between the two reads is found.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol

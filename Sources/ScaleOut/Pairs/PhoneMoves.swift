@@ -1,6 +1,6 @@
-// The node's side of a phone that moves across pairs (docs/scale-out.md, 7b item 4;
-// PhoneMoveQuery.swift is the partitions' side). With several pairs a user's account stays in
-// the partition of the phone it registered with, and a later phone may hash to another:
+// The node's side of a phone that moves across pairs (PhoneMoveQuery.swift is the partitions'
+// side). With several pairs a user's account stays in the partition of the phone it registered
+// with, and a later phone may hash to another:
 //
 // - `profile.change_phone`: the new phone's partition claims it for the user with the code sent
 //   there (`node.claim_phone`; `phone_taken` if anyone else holds it), the user's own partition

@@ -176,15 +176,7 @@ package final class RelayGateway: @unchecked Sendable {
     // MARK: Frames from owners (on the gateway's queue)
 
     private func receive(_ message: NATSMessage) {
-        metrics.envelopesIn.increment()
-        let envelope: RelayEnvelope
-        do {
-            envelope = try RelayCodec.decode(message.payload, travelling: .toGateway)
-        } catch {
-            metrics.envelopesRefused.increment()
-            logger.warning("relay_envelope_refused", ["subject": message.subject, "error": "\(error)"])
-            return
-        }
+        guard let envelope = RelayCodec.received(message, travelling: .toGateway, metrics: metrics, logger: logger) else { return }
         // Looked up once, under the lock, for the whole envelope: copying the table instead
         // would make the next open or close copy every entry.
         let recipients = state.withLock { state -> [[Entry]]? in

@@ -115,15 +115,7 @@ package final class RelayHost: @unchecked Sendable {
     // MARK: Frames from gateways
 
     private func receive(_ message: NATSMessage) {
-        metrics.envelopesIn.increment()
-        let envelope: RelayEnvelope
-        do {
-            envelope = try RelayCodec.decode(message.payload, travelling: .toOwner)
-        } catch {
-            metrics.envelopesRefused.increment()
-            logger.warning("relay_envelope_refused", ["subject": message.subject, "error": "\(error)"])
-            return
-        }
+        guard let envelope = RelayCodec.received(message, travelling: .toOwner, metrics: metrics, logger: logger) else { return }
         let now = EventLoop.now
         if let known = gateways[envelope.sender], known.incarnation != envelope.incarnation {
             // The gateway restarted: its predecessor's clients are gone with it.

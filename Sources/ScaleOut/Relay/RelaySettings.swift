@@ -1,7 +1,24 @@
-// The relay's subjects and timings, in one place (docs/scale-out.md, section 7).
+// The relay's subjects and timings, and how either side reads what arrives, in one place.
 import BangbangApplication
 import PartitionOwner
+import NATSClient
 import RelayProtocol
+
+extension RelayCodec {
+    /// The envelope `message` carries, counted in. One that does not decode is counted refused,
+    /// logged and dropped: a peer's malformed frame never ends anything here.
+    static func received(_ message: NATSMessage, travelling direction: RelayDirection, metrics: RelayMetrics,
+                         logger: Logger) -> RelayEnvelope? {
+        metrics.envelopesIn.increment()
+        do {
+            return try decode(message.payload, travelling: direction)
+        } catch {
+            metrics.envelopesRefused.increment()
+            logger.warning("relay_envelope_refused", ["subject": message.subject, "error": "\(error)"])
+            return nil
+        }
+    }
+}
 
 /// How long either side of a relay waits for the other before giving up on it.
 package struct RelayTimings: Sendable {

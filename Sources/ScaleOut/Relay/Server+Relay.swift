@@ -45,8 +45,8 @@ extension Server {
     }
 
     /// Publishes every personal event this node numbers, from now until `shutdown`, on the user
-    /// subjects through `connection` (section 7, "Events"). Only in cluster mode (`--nats`).
-    /// Announces it for `partitions`: the events numbered while recovering were published by nobody.
+    /// subjects through `connection`. Only in cluster mode (`--nats`). Announces it for
+    /// `partitions`: the events numbered while recovering were published by nobody.
     func publishPersonalEvents(for partitions: [PartitionID], on connection: NATSConnection,
                                subjects: UserSubjects = UserSubjects()) {
         precondition(configuration.isClustered, "personal events are published in cluster mode only (--nats)")
@@ -57,7 +57,7 @@ extension Server {
     }
 
     /// Publishes every board change this node numbers for `partition`, from now until `shutdown`,
-    /// on the feed subjects through `connection` (section 7b, point 3). Only in cluster mode.
+    /// on the feed subjects through `connection`. Only in cluster mode.
     func publishFeedEvents(for partition: PartitionID, on connection: NATSConnection, subjects: FeedSubjects = FeedSubjects()) {
         precondition(configuration.isClustered, "the feed is published in cluster mode only (--nats)")
         let publisher = FeedEventPublisher(connection: connection, partition: partition, subjects: subjects, metrics: metrics.relay)

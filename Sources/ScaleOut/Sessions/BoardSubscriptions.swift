@@ -1,12 +1,12 @@
-// `board.subscribe` on a node whose boards other nodes' partitions hold (docs/scale-out.md,
-// section 7b, point 3). The watcher starts following the boards first; the node's position on each
-// board is then the reply's `seq`; every board partition is asked its part of the listing
-// (`node.board_list`), and what the node forwards meanwhile is held per board
-// (`FeedSubscription`). Once every part is in, the merged listing is the reply, and the held changes
-// no part reflected follow it in order, then the live ones. Nothing reaches the watcher before its
-// reply, and nothing a part already reflects reaches it at all. A part's answer and the changes its
-// owner published before it come over one connection in order, so once the reply is out no change
-// a part reflects can still arrive: a settled subscription filters only by its filter.
+// `board.subscribe` on a node whose boards other nodes' partitions hold. The watcher starts
+// following the boards first; the node's position on each board is then the reply's `seq`; every
+// board partition is asked its part of the listing (`node.board_list`), and what the node forwards
+// meanwhile is held per board (`FeedSubscription`). Once every part is in, the merged listing is
+// the reply, and the held changes no part reflected follow it in order, then the live ones. Nothing
+// reaches the watcher before its reply, and nothing a part already reflects reaches it at all. A
+// part's answer and the changes its owner published before it come over one connection in order, so
+// once the reply is out no change a part reflects can still arrive: a settled subscription filters
+// only by its filter.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol

@@ -1,10 +1,10 @@
-// A node's forwarding of board changes that other nodes' partitions number (docs/scale-out.md,
-// section 7b, point 3): for each board (order type) a watcher here follows, one subscription to
-// `bb.feed.*.<type>` and a `FeedSequencer` that gives each change the node's own `seq`; each
-// forwarded change becomes one `FeedBroadcast`, decided and framed once for every watcher here, as
-// a change committed here is. A partition whose numbers skip lost a change nobody can replay: the
-// board's watchers here are told (`gap`), so their connections are closed with 1012 and they
-// subscribe again, which the protocol already asks of a client after any reconnect.
+// A node's forwarding of board changes that other nodes' partitions number: for each board (order
+// type) a watcher here follows, one subscription to `bb.feed.*.<type>` and a `FeedSequencer` that
+// gives each change the node's own `seq`; each forwarded change becomes one `FeedBroadcast`,
+// decided and framed once for every watcher here, as a change committed here is. A partition whose
+// numbers skip lost a change nobody can replay: the board's watchers here are told (`gap`), so
+// their connections are closed with 1012 and they subscribe again, which the protocol already asks
+// of a client after any reconnect.
 import BangbangApplication
 import BangbangCore
 import BangbangStorage

@@ -1,5 +1,5 @@
-// A node's following of personal streams another node numbers (docs/scale-out.md, section 7,
-// "Resume on any node"): for each device here whose user's account partition is owned elsewhere,
+// A node's following of personal streams another node numbers, so a device may log in or resume
+// on any node: for each device here whose user's account partition is owned elsewhere,
 // the user's events in number order, each once. They come from the owner's publishes on the
 // user's subject (UserSubjects.swift) and, for what those miss, from the owner's answer to
 // `node.stream_after` (PersonalStreamQuery.swift). A `PersonalStreamFollower` per device decides

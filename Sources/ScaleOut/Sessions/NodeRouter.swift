@@ -1,10 +1,10 @@
-// The requesting side of routing (docs/scale-out.md, section 7): a request about an order whose
-// board partition another node owns is sent to that owner (RoutedOperations.swift runs it there)
-// and the owner's answer is the client's reply, byte for byte. When it cannot be answered, the
-// client hears what each case promises: no owner within the bound (a failover that outlasted it)
-// is `storage_unavailable`, since nothing was done and a retry is safe; a request sent and never
-// answered may have been carried out, so the connection is closed with 1012 as on an owner change
-// (section 7a), and the client reconnects, resumes and looks, as it already does after a restart.
+// The requesting side of routing: a request about an order whose board partition another node owns
+// is sent to that owner (RoutedOperations.swift runs it there) and the owner's answer is the
+// client's reply, byte for byte. When it cannot be answered, the client hears what each case
+// promises: no owner within the bound (a failover that outlasted it) is `storage_unavailable`,
+// since nothing was done and a retry is safe; a request sent and never answered may have been
+// carried out, so the connection is closed with 1012 as on an owner change, and the client
+// reconnects, resumes and looks, as it already does after a restart.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol

@@ -1,15 +1,15 @@
 // One `/ws` connection's session on a cluster node that owns no partition, run here instead of
-// being relayed whole to the owner (docs/scale-out.md, 2c; `--cluster-sessions node`). Each
-// request goes where it is decided: to the owner of the partition it concerns, over NATS
-// (NodeRouter), whose reply is passed on byte for byte; `board.subscribe` to every board
-// partition, merged here and followed from the feed subjects (FollowedBoards); with several
-// pairs, what spans them read from each and merged here (`spanPartitions`); `info.get` is
-// answered here. A login or a resume is the account owner's, and the node follows the user's
-// stream from where the reply says (FollowedStreams, RemoteLogin). The owner never sees the
-// connection, so what it does to a connection of its own the node does here: a logout of this
-// session ends the login once answered; a runner's verification decided changes the actor sent
-// with each request; an `account.logged_out` is checked with the owner (`auth.sessions`), and a
-// session it no longer knows is logged out here.
+// being relayed whole to the owner (`--cluster-sessions node`), so that it outlives the owner's
+// death. Each request goes where it is decided: to the owner of the partition it concerns, over
+// NATS (NodeRouter), whose reply is passed on byte for byte; `board.subscribe` to every board
+// partition, merged here and followed from the feed subjects (FollowedBoards); with several pairs,
+// what spans them read from each and merged here (`spanPartitions`); `info.get` is answered here. A
+// login or a resume is the account owner's, and the node follows the user's stream from where the
+// reply says (FollowedStreams, RemoteLogin). The owner never sees the connection, so what it does
+// to a connection of its own the node does here: a logout of this session ends the login once
+// answered; a runner's verification decided changes the actor sent with each request; an
+// `account.logged_out` is checked with the owner (`auth.sessions`), and a session it no longer
+// knows is logged out here.
 //
 // When a routed request gets no answer, or the events followed for the user are lost, the
 // connection is closed with 1012 and the client resumes, as after an owner change. A new owner

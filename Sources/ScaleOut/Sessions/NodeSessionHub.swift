@@ -1,7 +1,7 @@
-// What every node session of a node shares (docs/scale-out.md, 2c): the route to the partitions'
-// owners, the node's following of personal streams and of boards, each loop's outbox, and which
-// session watches which boards. One hub per node, made when the node is on NATS and runs its
-// clients' sessions itself (`--cluster-sessions node`) rather than relaying them to the owner.
+// What every node session of a node shares: the route to the partitions' owners, the node's
+// following of personal streams and of boards, each loop's outbox, and which session watches which
+// boards. One hub per node, made when the node is on NATS and runs its clients' sessions itself
+// (`--cluster-sessions node`) rather than relaying them to the owner.
 //
 // The board watches live on the followed boards' queue, where its changes arrive: a session's
 // `board.subscribe` replaces its previous watch there, and a board whose changes were lost closes

@@ -1,10 +1,10 @@
 // What a node does with its account owner's answer to a login or a resume it routed for one of its
-// connections (docs/scale-out.md, section 7b, 2c): it reads who is logged in and where the user's
-// stream stands, follows the stream for the connection from where the device stands
-// (FollowedStreams.swift), and sends the reply at the point of the stream a connection of the
-// owner's own would get it: a login's at once (its `seq` is the stream's end), a resume's after the
-// events the device missed, so the client sees them, then the reply, then what follows, exactly as
-// on the owner. A resume told to resynchronize replays nothing and follows from the end.
+// connections: it reads who is logged in and where the user's stream stands, follows the stream for
+// the connection from where the device stands (FollowedStreams.swift), and sends the reply at the
+// point of the stream a connection of the owner's own would get it: a login's at once (its `seq` is
+// the stream's end), a resume's after the events the device missed, so the client sees them, then
+// the reply, then what follows, exactly as on the owner. A resume told to resynchronize replays
+// nothing and follows from the end.
 import BangbangApplication
 import BangbangCore
 import BangbangProtocol

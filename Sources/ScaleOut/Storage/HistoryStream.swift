@@ -1,11 +1,11 @@
-// The shared history of a cluster (docs/scale-out.md, section 4): the stream `BB_H0` (R3) of
-// closed orders. The owner's archiver publishes each batch it is about to store, and waits for a
-// quorum's acknowledgement, before storing it in its own archive and letting the shards move the
-// orders out of memory (`Archiver.beforeStoring`). Every node, the owner and the standbys, follows
-// the stream into its own archive (`HistoryFollower`), so the node that owns the partition next
-// answers history from an archive that holds everything any owner moved out of memory, and a
-// standby's archive is already current when it takes over. The stream is never purged: it is the
-// history; a node that starts with an empty archive fills it from the stream.
+// The shared history of a cluster: the stream `BB_H0` (R3) of closed orders. The owner's archiver
+// publishes each batch it is about to store, and waits for a quorum's acknowledgement, before
+// storing it in its own archive and letting the shards move the orders out of memory
+// (`Archiver.beforeStoring`). Every node, the owner and the standbys, follows the stream into its
+// own archive (`HistoryFollower`), so the node that owns the partition next answers history from an
+// archive that holds everything any owner moved out of memory, and a standby's archive is already
+// current when it takes over. The stream is never purged: it is the history; a node that starts
+// with an empty archive fills it from the stream.
 import BangbangApplication
 import BangbangCore
 import BangbangStorage

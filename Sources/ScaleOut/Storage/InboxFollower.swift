@@ -1,15 +1,14 @@
-// An account partition's side of the inbox (docs/scale-out.md, section 7b): reads the inbox
-// stream in order from a snapshot's position, lets `InboxReader` decide which entries to apply,
-// and hands each applied entry to the account half, in the stream's order, which is what numbers
-// every user's personal stream. A source in this process hands over each message the stream
-// acknowledged with its sequence (`noteStored`): the stream holds exactly those bytes there, so
-// the message is applied when it is the next in the stream, with no read. Anything else is read:
-// a task asks the stream's leader for what lies past the position when a source in another
-// process says it stored something (a core message on the inbox's `stored` subject), when a
-// local message left a gap before it, and every second besides, since a wake-up may be lost.
-// Applying runs on `queue`, where the reader's state lives: a snapshot cut on that queue holds
-// the personal streams and the position they were built to together, and a follower started
-// from that state numbers the rest exactly as this one did.
+// An account partition's side of the inbox: reads the inbox stream in order from a snapshot's
+// position, lets `InboxReader` decide which entries to apply, and hands each applied entry to the
+// account half, in the stream's order, which is what numbers every user's personal stream. A source
+// in this process hands over each message the stream acknowledged with its sequence (`noteStored`):
+// the stream holds exactly those bytes there, so the message is applied when it is the next in the
+// stream, with no read. Anything else is read: a task asks the stream's leader for what lies past
+// the position when a source in another process says it stored something (a core message on the
+// inbox's `stored` subject), when a local message left a gap before it, and every second besides,
+// since a wake-up may be lost. Applying runs on `queue`, where the reader's state lives: a snapshot
+// cut on that queue holds the personal streams and the position they were built to together, and a
+// follower started from that state numbers the rest exactly as this one did.
 import BangbangApplication
 import Cluster
 import Dispatch

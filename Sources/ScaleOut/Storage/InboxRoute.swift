@@ -1,7 +1,7 @@
-// Personal events between nodes (docs/scale-out.md, section 7b): each durable record's events,
-// grouped by the account partition of each recipient, handed to the inbox sender of the
-// partition that committed the record. The account partitions' `InboxFollower`s hand them to
-// their account halves. Every source a node commits for has its sender here.
+// Personal events between nodes: each durable record's events, grouped by the account partition of
+// each recipient, handed to the inbox sender of the partition that committed the record. The
+// account partitions' `InboxFollower`s hand them to their account halves. Every source a node
+// commits for has its sender here.
 import BangbangApplication
 import Cluster
 import InboxProtocol

@@ -1,9 +1,9 @@
-// A source partition's publishes to the account partitions' inboxes (docs/scale-out.md, section
-// 7b): the I/O around InboxProtocol's `InboxOutbox`. Durable records' personal events are handed
-// over in journal order under a short lock; the first of a burst schedules one turn of the NATS
-// connection's loop, which adds the whole burst to the outbox and publishes what it made, a few
-// messages per account partition however many records the burst held. The stream's answers
-// come back on the same loop, where the outbox lives, so an answer costs no lock and no thread hop.
+// A source partition's publishes to the account partitions' inboxes: the I/O around InboxProtocol's
+// `InboxOutbox`. Durable records' personal events are handed over in journal order under a short
+// lock; the first of a burst schedules one turn of the NATS connection's loop, which adds the whole
+// burst to the outbox and publishes what it made, a few messages per account partition however many
+// records the burst held. The stream's answers come back on the same loop, where the outbox lives,
+// so an answer costs no lock and no thread hop.
 //
 // One message per account partition is on the wire at a time: what is added for a partition while
 // its message is unanswered goes out together in the next (group commit, as the journal's, in

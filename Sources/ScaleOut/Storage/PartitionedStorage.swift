@@ -1,8 +1,7 @@
-// The inbox between a node's two partitions of a pair when the account partition has a stream
-// of its own (docs/scale-out.md, section 7b, step 2a's state): a node that owns the board
-// partition `p<k>` and the account partition `a<k>` sends every personal event between them
-// over the inbox, as nodes owning them apart would. The application sees it as an `InboxLink`
-// (how snapshots cut it is PartitionedSnapshots.swift there).
+// The inbox between a node's two partitions of a pair when the account partition has a stream of
+// its own: a node that owns the board partition `p<k>` and the account partition `a<k>` sends every
+// personal event between them over the inbox, as nodes owning them apart would. The application
+// sees it as an `InboxLink` (how snapshots cut it is PartitionedSnapshots.swift there).
 import BangbangApplication
 import BangbangStorage
 import Cluster

@@ -2,6 +2,7 @@
 // localhost, made with the openssl command line: wss:// is tested the way it is deployed (a
 // chain checked against a CA, and the name checked), never with verification turned off.
 import Foundation
+import TestSupport
 
 struct TestCertificateAuthority {
     let directory: URL
@@ -17,29 +18,22 @@ struct TestCertificateAuthority {
         let extensions = directory.appendingPathComponent("server.ext")
         try "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n".write(to: extensions, atomically: true, encoding: .utf8)
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try Self.openssl(["req", "-x509"] + curve + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
+        let folder = directory
+        let file = { (name: String) in folder.appendingPathComponent(name).path }
+        try Self.openssl(["req", "-x509"] + curve + ["-keyout", file("ca.key"), "-out", file("ca.pem"), "-days", "1",
                          "-subj", "/CN=Bangbang Test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-                         "-addext", "keyUsage=critical,keyCertSign"], in: directory)
-        try Self.openssl(["req"] + curve + ["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"], in: directory)
-        try Self.openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                          "-out", "server.pem", "-days", "1", "-extfile", "server.ext"], in: directory)
+                         "-addext", "keyUsage=critical,keyCertSign"])
+        try Self.openssl(["req"] + curve + ["-keyout", file("server.key"), "-out", file("server.csr"), "-subj", "/CN=localhost"])
+        try Self.openssl(["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"),
+                          "-CAcreateserial", "-out", file("server.pem"), "-days", "1", "-extfile", file("server.ext")])
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
 
-    private static func openssl(_ arguments: [String], in directory: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "openssl \(arguments.first ?? "") failed: \(String(decoding: message, as: UTF8.self))")
+    private static func openssl(_ arguments: [String]) throws {
+        let openssl = try ChildProcess.run("/usr/bin/openssl", arguments)
+        guard openssl.status == 0 else {
+            throw Failure(description: "openssl \(arguments.first ?? "") failed: \(openssl.output)")
         }
     }
 }

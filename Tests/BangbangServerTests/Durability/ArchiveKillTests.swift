@@ -6,6 +6,7 @@ import BangbangCore
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import BangbangApplication
 @testable import BangbangServer
 @testable import PartitionOwner
@@ -17,42 +18,32 @@ import Testing
     static let adminPhone = "+8613000000000"
 
     /// Starts the server on `data` and returns it with its port once it listens.
-    func startServer(data: String, log: String) throws -> (Process, Int) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.root + "/.build/debug/bangbang")
-        process.arguments = ["--dev", "--host", "127.0.0.1", "--port", "0", "--data-dir", data, "--no-web",
-                             "--fsync", "always", "--rating-window-days", "0", "--snapshot-interval", "1",
-                             "--admin-phone", Self.adminPhone, "--sms-per-ip-hourly", "0", "--requests-per-second", "0",
-                             "--user-requests-per-second", "0", "--handshakes-per-second-per-address", "0"]
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        try? handle.close()
-        for _ in 0..<1_500 {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "event=listening "),
-               let field = text[range.upperBound...].split(separator: "\n")[0].split(separator: " ").first(where: { $0.hasPrefix("port=") }),
-               let port = Int(field.dropFirst(5)) {
-                return (process, port)
-            }
-            guard process.isRunning else { throw ConfigurationError("the server exited:\n\(text)") }
-            usleep(20_000)
+    func startServer(data: String, log: String) throws -> (ChildProcess, Int) {
+        let process = try ChildProcess(
+            executable: Self.root + "/.build/debug/bangbang",
+            arguments: ["--dev", "--host", "127.0.0.1", "--port", "0", "--data-dir", data, "--no-web",
+                        "--fsync", "always", "--rating-window-days", "0", "--snapshot-interval", "1",
+                        "--admin-phone", Self.adminPhone, "--sms-per-ip-hourly", "0", "--requests-per-second", "0",
+                        "--user-requests-per-second", "0", "--handshakes-per-second-per-address", "0"],
+            logPath: log)
+        let port = process.waitForOutput(within: 30) { text -> Int? in
+            guard let range = text.range(of: "event=listening "),
+                  let field = text[range.upperBound...].split(separator: "\n")[0].split(separator: " ").first(where: { $0.hasPrefix("port=") })
+            else { return nil }
+            return Int(field.dropFirst(5))
         }
-        kill(process.processIdentifier, SIGKILL)
+        if let port { return (process, port) }
+        guard process.isRunning else { throw ConfigurationError("the server exited:\n\(process.output())") }
+        process.signal(SIGKILL)
+        process.waitUntilExit()
         throw ConfigurationError("the server did not start")
     }
 
-    func errands(port: Int, seconds: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.root + "/.build/debug/loadtest")
-        process.arguments = ["errand", "--url", "ws://127.0.0.1:\(port)/ws", "--duration", String(seconds), "--rate", "40",
-                             "--runners", "10", "--publishers", "4", "--admin-phone", Self.adminPhone, "--quiet"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    func errands(port: Int, seconds: Int) throws -> ChildProcess {
+        try ChildProcess(executable: Self.root + "/.build/debug/loadtest",
+                         arguments: ["errand", "--url", "ws://127.0.0.1:\(port)/ws", "--duration", String(seconds), "--rate", "40",
+                                     "--runners", "10", "--publishers", "4", "--admin-phone", Self.adminPhone, "--quiet"],
+                         logPath: "/dev/null")
     }
 
     @Test func killedAtRandomWhileArchivingLosesNoOrder() async throws {
@@ -68,9 +59,9 @@ import Testing
             let driver = try errands(port: port, seconds: 12)
             // Past the first archive sweeps (every 2 s), at a random moment.
             usleep(UInt32.random(in: 2_500_000...7_000_000, using: &generator))
-            kill(server.processIdentifier, SIGKILL)
+            server.signal(SIGKILL)
             server.waitUntilExit()
-            kill(driver.processIdentifier, SIGKILL)
+            driver.signal(SIGKILL)
             driver.waitUntilExit()
         }
         let log = (try? String(contentsOfFile: directory + "/server-2.log", encoding: .utf8)) ?? ""

@@ -2,6 +2,7 @@
 // file that is not ours refuses the start with a message naming it, left as it was.
 import Foundation
 import Testing
+import TestSupport
 @testable import BangbangApplication
 @testable import BangbangServer
 @testable import PartitionOwner
@@ -47,16 +48,13 @@ import Testing
         let garbage = Data("this is not a database, but it is somebody's file\n".utf8)
         _ = FileManager.default.createFile(atPath: data + "/" + Application.archiveFileName, contents: garbage)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--port", "0", "--host", "127.0.0.1", "--data-dir", data, "--fsync", "never", "--no-web"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
+        let errors = directory + "/errors.log"
+        let process = try ChildProcess(executable: binary,
+                                       arguments: ["--port", "0", "--host", "127.0.0.1", "--data-dir", data, "--fsync", "never", "--no-web"],
+                                       logPath: "/dev/null", errorLogPath: errors)
+        let status = process.waitUntilExit()
+        let output = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        #expect(status != 0)
         #expect(output.contains("cannot start") && output.contains(Application.archiveFileName)
                 && output.contains("not an SQLite database"), "\(output)")
         #expect(FileManager.default.contents(atPath: data + "/" + Application.archiveFileName) == garbage)
