@@ -41,18 +41,18 @@ public actor BangbangConnection {
     public nonisolated let updates: ConnectionUpdates
 
     private let transport: any WebSocketTransport
-    private let store: any SessionStore
+    let store: any SessionStore
     private let clock: any Clock<Duration>
     private var random: any RandomNumberGenerator & Sendable
-    private let updateSink: AsyncStream<Delivery>.Continuation
+    let updateSink: AsyncStream<Delivery>.Continuation
 
     // The WebSocket.
     public private(set) var state = ConnectionState.stopped
     private var supervisor: Task<Void, Never>?
     private var channel: (any TransportChannel)?
     /// Counts WebSockets, so late news from an old one is recognized and ignored.
-    private var generation = 0
-    private var isOnline = false
+    var generation = 0
+    var isOnline = false
     private var channelEnded: CheckedContinuation<Void, Never>?
     private var lastFailure = "not connected yet"
     private var heardSinceLastPing = true
@@ -64,37 +64,37 @@ public actor BangbangConnection {
     private var onlineWaiters: [Int: CheckedContinuation<Result<Int, BangbangError>, Never>] = [:]
 
     // The session and the personal stream.
-    private enum Authentication: Sendable {
+    enum Authentication: Sendable {
         case none
         case user(StoredSession)
         case administrator(secret: String)
     }
 
-    private var authentication: Authentication
-    private var position: PersonalStreamPosition
+    var authentication: Authentication
+    var position: PersonalStreamPosition
     /// The logged-in user, as the last login or resume returned it.
-    public private(set) var user: User?
-    private var loginsInFlight = 0
+    public internal(set) var user: User?
+    var loginsInFlight = 0
     /// A logout of ours is on its way: the `account.logged_out` it causes is no news.
-    private var logoutsInFlight = 0
+    var logoutsInFlight = 0
     /// Personal events that arrived while a login was in flight, before its reply.
-    private var heldEvents: [PersonalEvent] = []
+    var heldEvents: [PersonalEvent] = []
 
     // The board feed.
-    private struct Subscription: Sendable {
+    struct Subscription: Sendable {
         var filter: BoardFilter
         var limit: Int?
     }
 
-    private enum FeedState: Sendable {
+    enum FeedState: Sendable {
         case idle
         case subscribing(buffer: [BoardFeedEvent])
         case live(positions: [OrderType: Int64])
     }
 
-    private var subscription: Subscription?
-    private var feed = FeedState.idle
-    private var feedSinks: [Int: AsyncStream<BoardFeedUpdate>.Continuation] = [:]
+    var subscription: Subscription?
+    var feed = FeedState.idle
+    var feedSinks: [Int: AsyncStream<BoardFeedUpdate>.Continuation] = [:]
     private var nextFeedID = 0
 
     private struct PendingRequest {
@@ -351,7 +351,7 @@ public actor BangbangConnection {
         return channel != nil && generation == self.generation
     }
 
-    private func drop(_ generation: Int, because reason: String) -> Bool {
+    func drop(_ generation: Int, because reason: String) -> Bool {
         lastFailure = reason
         if generation == self.generation { channel?.abort() }
         return false
@@ -413,7 +413,7 @@ public actor BangbangConnection {
     }
 
     /// Sends one request on WebSocket `generation` and waits for its reply.
-    private func exchange(_ operation: String, _ data: JSONValue?, generation: Int) async -> Result<JSONValue, BangbangError> {
+    func exchange(_ operation: String, _ data: JSONValue?, generation: Int) async -> Result<JSONValue, BangbangError> {
         guard generation == self.generation, let channel else { return .failure(.connectionLost) }
         let id = nextRequestID
         nextRequestID += 1
@@ -467,123 +467,5 @@ public actor BangbangConnection {
             lastFailure = code.map { "the server closed the connection (\($0)\(reason.isEmpty ? "" : ": \(reason)"))" }
                 ?? "the connection dropped (\(reason))"
         }
-    }
-
-    // MARK: The session and the personal stream
-
-    private func apply(_ effect: RequestEffect.Kind, reply data: JSONValue) throws(DecodingFailure) {
-        switch effect {
-        case .none:
-            break
-        case .logIn:
-            let login = try LoginResult(wire: data, at: [])
-            let session = StoredSession(token: login.token, userID: login.user.id.rawValue, lastSeq: login.seq)
-            authentication = .user(session)
-            user = login.user
-            position = PersonalStreamPosition(delivered: login.seq)
-            try? store.save(session)
-            let held = heldEvents
-            heldEvents.removeAll()
-            for event in held { receivePersonal(event) }
-        case .logOut:
-            endSession(.loggedOut)
-        case .administrator(let secret):
-            authentication = .administrator(secret: secret)
-            user = nil
-        case .subscribe(let filter, let limit):
-            subscription = Subscription(filter: filter, limit: limit)
-            startFeed(try BoardSnapshot(wire: data, at: []), filter: filter)
-        case .unsubscribe:
-            subscription = nil
-            feed = .idle
-            emitFeed(.unsubscribed)
-        }
-    }
-
-    private func endSession(_ reason: LogoutReason) {
-        let hadSession: Bool
-        if case .none = authentication { hadSession = false } else { hadSession = true }
-        authentication = .none
-        user = nil
-        position = PersonalStreamPosition(delivered: 0)
-        try? store.save(nil)
-        if subscription != nil {
-            subscription = nil
-            feed = .idle
-            emitFeed(.unsubscribed)
-        }
-        if hadSession { updateSink.yield(Delivery(update: .loggedOut(reason), acknowledgement: nil)) }
-    }
-
-    private func receivePersonal(_ event: PersonalEvent) {
-        guard case .user(let session) = authentication else {
-            if loginsInFlight > 0 { heldEvents.append(event) }
-            return
-        }
-        switch position.admit(event.seq) {
-        case .deliver:
-            updateSink.yield(Delivery(update: .event(event),
-                                      acknowledgement: Acknowledgement(token: session.token, seq: event.seq)))
-            if case .loggedOut = event.kind { Task { await self.checkSession() } }
-        case .duplicate:
-            break
-        case .gap(let expected):
-            _ = drop(generation, because: "personal event \(event.seq) arrived before \(expected): resuming to fill the gap")
-        }
-    }
-
-    /// `account.logged_out` does not say which session ended; ask whether this one still works.
-    private func checkSession() async {
-        guard isOnline, logoutsInFlight == 0, case .user = authentication else { return }
-        let result = await exchange("auth.sessions", nil, generation: generation)
-        if case .failure(.server(let error)) = result, error.code == .unauthenticated, logoutsInFlight == 0,
-           case .user = authentication {
-            endSession(.revoked)
-        }
-    }
-
-    /// The app has processed the event at `seq` (or a resync to it): save the position, if the
-    /// session is still the one it was delivered under. Acknowledgements come in delivery order.
-    func acknowledge(_ acknowledgement: Acknowledgement) {
-        guard case .user(var session) = authentication, session.token == acknowledgement.token,
-              acknowledgement.seq != session.lastSeq else { return }
-        session.lastSeq = acknowledgement.seq
-        authentication = .user(session)
-        try? store.save(session)
-    }
-
-    // MARK: The board feed
-
-    private func receiveBoard(_ event: BoardFeedEvent) {
-        switch feed {
-        case .idle:
-            break
-        case .subscribing(var buffer):
-            buffer.append(event)
-            feed = .subscribing(buffer: buffer)
-        case .live(var positions):
-            // Boards the subscription does not watch (the one it replaced did), and events the
-            // list already reflects, are not news.
-            guard let position = positions[event.board], event.seq > position else { return }
-            positions[event.board] = event.seq
-            feed = .live(positions: positions)
-            emitFeed(.event(event))
-        }
-    }
-
-    private func startFeed(_ snapshot: BoardSnapshot, filter: BoardFilter) {
-        var buffered: [BoardFeedEvent] = []
-        if case .subscribing(let buffer) = feed { buffered = buffer }
-        feed = .live(positions: snapshot.seq)
-        emitFeed(.subscribed(snapshot, filter: filter))
-        for event in buffered { receiveBoard(event) }
-    }
-
-    private func emitFeed(_ update: BoardFeedUpdate) {
-        for sink in feedSinks.values { sink.yield(update) }
-    }
-
-    private func removeFeed(_ id: Int) {
-        feedSinks.removeValue(forKey: id)
     }
 }
