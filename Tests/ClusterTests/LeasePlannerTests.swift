@@ -315,6 +315,29 @@ import TestSupport
         #expect(actions.filter { if case .handBack = $0 { true } else { false } }.count == 1)
     }
 
+    /// While its holder stops serving a partition it hands back (which may take longer than a
+    /// lease: the stop waits for a recovery under way), the lease is renewed until its key is
+    /// deleted, and no other hand-back starts beside it.
+    @Test func aPartitionBeingHandedBackIsRenewedAndHoldsUpTheNextHandBack() {
+        let nodes = ["a", "b"]
+        let placement = map.placement(of: partitions, among: nodes)
+        let theirs = partitions.filter { placement[$0] == "b" }
+        #expect(theirs.count >= 2, "the test needs two partitions ranked first by b")
+        var holdings: [PartitionID: LeaseHolding] = [:]
+        for partition in theirs { holdings[partition] = LeaseHolding(partition: partition, term: 1, revision: 1, renewedAt: at(9)) }
+        func plan(handingBack: Set<PartitionID>, now: Double) -> [LeaseAction] {
+            LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: [:], holdings: holdings,
+                              liveNodes: ["b": at(0)], handingBack: handingBack, now: at(now), configuration: configuration)
+        }
+        #expect(plan(handingBack: [], now: 10) == [.handBack(theirs[0], revision: 1)])
+        // The stop under way: nothing more to do before the renewal is due, then the renewal.
+        #expect(plan(handingBack: [theirs[0]], now: 10.5).isEmpty)
+        #expect(plan(handingBack: [theirs[0]], now: 11) == theirs.map { .renew($0, revision: 1) })
+        // Once it is handed back (no longer held), the next one goes.
+        holdings[theirs[0]] = nil
+        #expect(plan(handingBack: [theirs[0]], now: 10.5) == [.handBack(theirs[1], revision: 1)])
+    }
+
     @Test func withNoHandBacksAHolderKeepsWhatAReturningNodeRanksFirst() {
         let (_, theirs) = partitions(preferring: "a", among: ["a", "b"])
         let holding = [theirs: LeaseHolding(partition: theirs, term: 5, revision: 8, renewedAt: at(10))]

@@ -255,7 +255,7 @@ public actor LeaseManager {
         guard isRunning else { return false }
         await readHeartbeatsWhileTheWatchIsSilent()
         let actions = table.plan(map: map, partitions: partitions, liveNodes: currentlyLiveNodes(),
-                                 lastHeartbeat: lastHeartbeat, now: .now)
+                                 lastHeartbeat: lastHeartbeat, handingBack: Set(handingBack.keys), now: .now)
         var requestsStalled = false
         for action in actions {
             guard isRunning else { return false }
@@ -274,7 +274,7 @@ public actor LeaseManager {
     private func everyTick() {
         guard isRunning else { return }
         for case .abandon(let partition) in table.plan(map: map, partitions: partitions, liveNodes: currentlyLiveNodes(),
-                                                       lastHeartbeat: lastHeartbeat, now: .now) {
+                                                       lastHeartbeat: lastHeartbeat, handingBack: Set(handingBack.keys), now: .now) {
             emit(table.release(partition, reason: .expired))
         }
         guard heartbeatWrite == nil,

@@ -118,16 +118,19 @@ public enum LeasePlanner {
     ///   - lastHeartbeat: when this node began its last heartbeat write that was stored; nil if
     ///     none was.
     ///   - bucket: whether the leases bucket answers this node's requests.
+    ///   - handingBack: the held partitions whose hand-back is under way (their holder stopping
+    ///     to serve them): renewed until their key is deleted, and counted against the hand-backs
+    ///     of the round, so one stop at a time goes on.
     public static func plan(node: String, map: PartitionMap, partitions: [PartitionID],
                             leases: [PartitionID: LeaseObservation], holdings: [PartitionID: LeaseHolding],
                             liveNodes: [String: ContinuousClock.Instant], lastHeartbeat: ContinuousClock.Instant? = nil,
-                            bucket: LeaseBucketState = .answering(since: nil),
+                            bucket: LeaseBucketState = .answering(since: nil), handingBack: Set<PartitionID> = [],
                             now: ContinuousClock.Instant, configuration: LeaseConfiguration) -> [LeaseAction] {
         var candidates = Set(liveNodes.keys)
         candidates.insert(node)
         let placement = map.placement(of: partitions, among: candidates)
         var actions: [LeaseAction] = []
-        var handBacks = 0
+        var handBacks = handingBack.intersection(holdings.keys).count
         var requests = 0
         var overdue: PartitionID?
         for partition in partitions.sorted() {
@@ -135,7 +138,8 @@ public enum LeasePlanner {
             if let holding = holdings[partition] {
                 if now >= servingDeadline(of: holding, lastHeartbeat: lastHeartbeat, bucket: bucket, configuration: configuration) {
                     actions.append(.abandon(partition))
-                } else if let preferred = ranking.first, preferred != node, handBacks < configuration.handBacksPerRound,
+                } else if !handingBack.contains(partition), let preferred = ranking.first, preferred != node,
+                          handBacks < configuration.handBacksPerRound,
                           let liveSince = liveNodes[preferred], now - liveSince >= configuration.handBackGrace {
                     handBacks += 1
                     actions.append(.handBack(partition, revision: holding.revision))

@@ -115,9 +115,10 @@ public struct LeaseTable: Sendable {
 
     /// What to do now, given the live nodes (see LeasePlanner).
     public func plan(map: PartitionMap, partitions: [PartitionID], liveNodes: [String: ContinuousClock.Instant],
-                     lastHeartbeat: ContinuousClock.Instant? = nil, now: ContinuousClock.Instant) -> [LeaseAction] {
+                     lastHeartbeat: ContinuousClock.Instant? = nil, handingBack: Set<PartitionID> = [],
+                     now: ContinuousClock.Instant) -> [LeaseAction] {
         LeasePlanner.plan(node: node, map: map, partitions: partitions, leases: observations, holdings: holdings,
-                          liveNodes: liveNodes, lastHeartbeat: lastHeartbeat, bucket: bucket, now: now,
-                          configuration: configuration)
+                          liveNodes: liveNodes, lastHeartbeat: lastHeartbeat, bucket: bucket, handingBack: handingBack,
+                          now: now, configuration: configuration)
     }
 }
