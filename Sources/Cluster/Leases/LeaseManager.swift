@@ -4,9 +4,10 @@
 // probes. Two loops share the actor: the rounds, which make the lease requests one at a time
 // and may wait out a request's bound, and the clock, which never waits on NATS: every tick it
 // starts the heartbeat when due and abandons what is past its serving deadline, so neither is
-// ever held up by a lease request waiting on a bucket with no leader. Each lease request's outcome goes to the table as an answer (stored, refused, read) or
-// as none (timeout, no responders, a lost connection): that is how the planner tells a bucket
-// electing a leader from a lease taken by someone else.
+// ever held up by a lease request waiting on a bucket with no leader. Each lease request's
+// outcome goes to the table as an answer (stored, refused, read) or as none (timeout, no
+// responders, a lost connection): that is how the planner tells a bucket electing a leader from
+// a lease taken by someone else.
 // What the node gains and loses comes out of `events`, in order; a partition is the node's to
 // serve between its `.acquired` and its `.lost` (after replaying its journal: acquiring a lease
 // does not make the node's state current, PartitionJournal does). A hand-back first lets the
