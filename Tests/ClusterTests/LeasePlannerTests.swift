@@ -78,9 +78,10 @@ import TestSupport
     @Test func aLiveHoldersUnrenewedLeaseLastsThreeLeaseTimes() {
         let (mine, _) = partitions(preferring: "a", among: ["a", "b"])
         let held = [mine: LeaseObservation(record: record("b", term: 4), revision: 9, since: at(1))]
-        // b's heartbeats still arrive (only the leases bucket is stalled): it keeps its lease.
-        #expect(plan("a", leases: held, live: ["b": at(0)], now: 7).isEmpty)
-        #expect(plan("a", leases: held, live: ["b": at(0)], now: 18.9).isEmpty)
+        // b's heartbeats still arrive: it keeps its lease, which a reads to see whether the
+        // bucket answers (it does here: the lease's time runs).
+        #expect(plan("a", leases: held, live: ["b": at(0)], now: 7) == [.probe(mine)])
+        #expect(plan("a", leases: held, live: ["b": at(0)], now: 18.9) == [.probe(mine)])
         #expect(plan("a", leases: held, live: ["b": at(0)], now: 19) == [.takeOver(mine, revision: 9)])
         // Once its heartbeats stop too, the lease has already run out.
         #expect(plan("a", leases: held, live: [:], now: 12) == [.takeOver(mine, revision: 9)])
@@ -101,22 +102,160 @@ import TestSupport
         #expect(plan("a", leases: seen, holdings: holding, live: [:], now: 6) == [.abandon(mine)])
     }
 
-    @Test func aHolderWhoseHeartbeatsAreStoredServesPastALeaseButNeverPastThree() {
+    /// While the bucket answers, a holder that has not renewed for L stops, whatever its
+    /// heartbeats say: a renewal the bucket answers is stored or refused, so L without one means
+    /// the node could not even try.
+    @Test func aHolderStopsAfterALeaseWithoutRenewalWhileTheBucketAnswers() {
         let mine = partitions[0]
         let holding = [mine: LeaseHolding(partition: mine, term: 5, revision: 8, renewedAt: at(0))]
         let seen = [mine: LeaseObservation(record: record("a", term: 5), revision: 8, since: at(0))]
-        func plan(heartbeat: Double, now: Double) -> [LeaseAction] {
+        func plan(heartbeat: Double, bucket: LeaseBucketState, now: Double) -> [LeaseAction] {
             LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: seen, holdings: holding,
-                              liveNodes: [:], lastHeartbeat: at(heartbeat), now: at(now), configuration: configuration)
+                              liveNodes: [:], lastHeartbeat: at(heartbeat), bucket: bucket, now: at(now),
+                              configuration: configuration)
         }
-        // The last stored heartbeat began at 5 s: others count a live for L from then at least.
-        #expect(plan(heartbeat: 5, now: 10.9) == [.renew(mine, revision: 8)])
-        #expect(plan(heartbeat: 5, now: 11) == [.abandon(mine)])
-        // Never past three lease times without a renewal, however recent the heartbeat.
-        #expect(plan(heartbeat: 17, now: 17.9) == [.renew(mine, revision: 8)])
-        #expect(plan(heartbeat: 17, now: 18) == [.abandon(mine)])
-        // A heartbeat older than the renewal extends nothing.
-        #expect(plan(heartbeat: -1, now: 6) == [.abandon(mine)])
+        #expect(plan(heartbeat: 5, bucket: .answering(since: nil), now: 5.9) == [.renew(mine, revision: 8)])
+        #expect(plan(heartbeat: 5, bucket: .answering(since: nil), now: 6) == [.abandon(mine)])
+        // Answering since before the renewal: the same.
+        #expect(plan(heartbeat: 5, bucket: .answering(since: at(-3)), now: 6) == [.abandon(mine)])
+    }
+
+    /// While its renewals go unanswered and its heartbeats land, a holder serves on for as long
+    /// as that lasts, past any number of lease times; it stops L after its last stored heartbeat
+    /// began (it is cut off), or L after the bucket answered it again.
+    @Test func aHolderServesOnItsHeartbeatsWhileTheBucketIsSilentAndForALeaseOnceItAnswers() {
+        let mine = partitions[0]
+        let holding = [mine: LeaseHolding(partition: mine, term: 5, revision: 8, renewedAt: at(0))]
+        let seen = [mine: LeaseObservation(record: record("a", term: 5), revision: 8, since: at(0))]
+        func plan(heartbeat: Double?, bucket: LeaseBucketState, now: Double) -> [LeaseAction] {
+            LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: seen, holdings: holding,
+                              liveNodes: [:], lastHeartbeat: heartbeat.map(at), bucket: bucket, now: at(now),
+                              configuration: configuration)
+        }
+        let silent = LeaseBucketState.silent(since: at(1))
+        // Heartbeats landing: still serving (renewing) ten lease times on.
+        #expect(plan(heartbeat: 59, bucket: silent, now: 60) == [.renew(mine, revision: 8)])
+        // The last stored heartbeat began at 5 s: others count it live for L from then at least.
+        #expect(plan(heartbeat: 5, bucket: silent, now: 10.9) == [.renew(mine, revision: 8)])
+        #expect(plan(heartbeat: 5, bucket: silent, now: 11) == [.abandon(mine)])
+        // A heartbeat older than the renewal extends nothing; no heartbeat at all, neither.
+        #expect(plan(heartbeat: -1, bucket: silent, now: 6) == [.abandon(mine)])
+        #expect(plan(heartbeat: nil, bucket: silent, now: 6) == [.abandon(mine)])
+        // The bucket answered again at 20 s (a read, say) and no renewal landed: L from then.
+        let answering = LeaseBucketState.answering(since: at(20))
+        #expect(plan(heartbeat: 25, bucket: answering, now: 25.9) == [.renew(mine, revision: 8)])
+        #expect(plan(heartbeat: 25, bucket: answering, now: 26) == [.abandon(mine)])
+        // ...and never past its last stored heartbeat's L.
+        #expect(plan(heartbeat: 18, bucket: answering, now: 24) == [.abandon(mine)])
+        #expect(LeasePlanner.servingDeadline(of: holding[mine]!, lastHeartbeat: at(22), bucket: answering,
+                                             configuration: configuration) == at(26))
+        #expect(LeasePlanner.servingDeadline(of: holding[mine]!, lastHeartbeat: at(22), bucket: silent,
+                                             configuration: configuration) == at(28))
+    }
+
+    /// A live holder's lease does not age while the bucket does not answer the node timing it,
+    /// and ages from zero once it answers again: a taker's compare-and-set cannot beat the
+    /// holder's first renewal after an election.
+    @Test func aLiveHoldersLeaseAgesOnlyWhileTheBucketAnswers() {
+        let (mine, _) = partitions(preferring: "a", among: ["a", "b"])
+        let held = [mine: LeaseObservation(record: record("b", term: 4), revision: 9, since: at(1))]
+        func plan(_ bucket: LeaseBucketState, live: Bool = true, now: Double) -> [LeaseAction] {
+            LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: held, holdings: [:],
+                              liveNodes: live ? ["b": at(0)] : [:], bucket: bucket, now: at(now), configuration: configuration)
+        }
+        // Silent: never taken, however long; the key is read to learn when the bucket answers.
+        #expect(plan(.silent(since: at(2)), now: 19) == [.probe(mine)])
+        #expect(plan(.silent(since: at(2)), now: 600) == [.probe(mine)])
+        // Answering again since 30 s: three lease times from then, not from when the revision was seen.
+        #expect(plan(.answering(since: at(30)), now: 47.9) == [.probe(mine)])
+        #expect(plan(.answering(since: at(30)), now: 48) == [.takeOver(mine, revision: 9)])
+        // Answering since before the revision was seen: from the revision, as before.
+        #expect(plan(.answering(since: at(0)), now: 18.9) == [.probe(mine)])
+        #expect(plan(.answering(since: at(0)), now: 19) == [.takeOver(mine, revision: 9)])
+        // A holder that is not live has stopped serving L after its last renewal whatever the
+        // bucket did meanwhile: taken over then, silent or not (the write lands once it can).
+        #expect(plan(.silent(since: at(2)), live: false, now: 6.9).isEmpty)
+        #expect(plan(.silent(since: at(2)), live: false, now: 7) == [.takeOver(mine, revision: 9)])
+        #expect(plan(.answering(since: at(30)), live: false, now: 7) == [.takeOver(mine, revision: 9)])
+    }
+
+    /// A node reads a key only while a live holder's lease is overdue (unchanged for half a
+    /// lease: renewals come every third), once a round, and not when it makes another request.
+    @Test func aProbeIsPlannedOnlyForAnOverdueLiveHoldersLeaseAndOnlyInARoundWithoutRequests() {
+        let nodes = ["a", "b"]
+        let placement = map.placement(of: partitions, among: nodes)
+        let ofB = partitions.filter { placement[$0] == "b" }
+        let ofA = partitions.filter { placement[$0] == "a" }
+        #expect(ofB.count >= 2 && !ofA.isEmpty, "the test needs two partitions placed on b and one on a")
+        var leases: [PartitionID: LeaseObservation] = [:]
+        leases[ofB[0]] = LeaseObservation(record: record("b", term: 4), revision: 9, since: at(1))
+        leases[ofB[1]] = LeaseObservation(record: record("b", term: 5), revision: 10, since: at(1))
+        let live = ["b": at(0)]
+        func plan(holdings: [PartitionID: LeaseHolding] = [:], _ leases: [PartitionID: LeaseObservation], now: Double) -> [LeaseAction] {
+            LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: leases, holdings: holdings,
+                              liveNodes: live, bucket: .answering(since: nil), now: at(now), configuration: configuration)
+        }
+        #expect(plan(leases, now: 3.9).isEmpty, "probed before the lease was overdue")
+        #expect(plan(leases, now: 4) == [.probe(min(ofB[0], ofB[1]))], "one probe, for the first overdue lease")
+        // A renewal due this round asks the bucket as well.
+        let holding = [ofA[0]: LeaseHolding(partition: ofA[0], term: 2, revision: 3, renewedAt: at(1))]
+        var withMine = leases
+        withMine[ofA[0]] = LeaseObservation(record: record("a", term: 2), revision: 3, since: at(1))
+        #expect(plan(holdings: holding, withMine, now: 4) == [.renew(ofA[0], revision: 3)])
+        #expect(plan(holdings: holding, withMine, now: 4).contains(.probe(ofB[0])) == false)
+        // A lease of a holder that is not live is not probed: its time runs anyway.
+        let noneLive = LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: leases, holdings: [:],
+                                         liveNodes: [:], now: at(4), configuration: configuration)
+        #expect(noneLive.isEmpty)
+    }
+
+    @Test func theBucketIsSilentFromItsFirstUnansweredRequestUntilAnAnswerToOneBegunSince() {
+        var bucket = LeaseBucketState.answering(since: nil)
+        bucket.answered(startedAt: at(0), now: at(0.1))
+        #expect(bucket == .answering(since: nil), "answers while answering change nothing")
+        bucket.unanswered(startedAt: at(1))
+        bucket.unanswered(startedAt: at(2))
+        #expect(bucket == .silent(since: at(1)), "the silence began with its first unanswered request")
+        #expect(bucket.isSilent)
+        // The answer to a request begun before the silence says nothing about after it began.
+        bucket.answered(startedAt: at(0.5), now: at(3))
+        #expect(bucket == .silent(since: at(1)))
+        bucket.answered(startedAt: at(4), now: at(4.2))
+        #expect(bucket == .answering(since: at(4.2)), "answering again from the answer")
+        // A request of the silence whose failure is told late does not start another.
+        bucket.unanswered(startedAt: at(3.9))
+        #expect(bucket == .answering(since: at(4.2)))
+        bucket.unanswered(startedAt: at(5))
+        #expect(bucket == .silent(since: at(5)))
+    }
+
+    @Test func theTableCountsEveryRequestsOutcomeAsAnAnswerOrNone() {
+        var table = LeaseTable(node: "a", configuration: configuration)
+        let partition = PartitionID(space: .boards, index: 1)
+        table.unanswered(startedAt: at(1))
+        #expect(table.bucket == .silent(since: at(1)))
+        // A read answered: the entry is seen, and the bucket answers.
+        #expect(table.read(partition, value: record("b", term: 3).encoded(), revision: 3, startedAt: at(2), now: at(2.1)).isEmpty)
+        #expect(table.bucket == .answering(since: at(2.1)))
+        #expect(table.observations[partition]?.revision == 3)
+        table.unanswered(startedAt: at(3))
+        // A refused compare-and-set is an answer.
+        table.answered(startedAt: at(4), now: at(4.1))
+        #expect(table.bucket == .answering(since: at(4.1)))
+        table.unanswered(startedAt: at(5))
+        // So is a take stored, and a renewal stored.
+        _ = table.took(partition, revision: 7, startedAt: at(6), value: record("a").encoded(), now: at(6.1))
+        #expect(table.bucket == .answering(since: at(6.1)))
+        table.unanswered(startedAt: at(7))
+        table.renewed(partition, revision: 8, startedAt: at(8), value: record("a", term: 7).encoded(), now: at(8.1))
+        #expect(table.bucket == .answering(since: at(8.1)))
+        #expect(table.holdings[partition]?.renewedAt == at(8))
+        // The table plans with what it knows of the bucket: silent, its holding lives on heartbeats.
+        table.unanswered(startedAt: at(9))
+        #expect(table.plan(map: map, partitions: [partition], liveNodes: [:], lastHeartbeat: at(20), now: at(25.9))
+                == [.renew(partition, revision: 8)])
+        #expect(table.plan(map: map, partitions: [partition], liveNodes: [:], lastHeartbeat: at(20), now: at(26))
+                == [.abandon(partition)])
     }
 
     /// Whatever the timing, another node plans to take a lease over only once its holder has
@@ -174,6 +313,29 @@ import TestSupport
         for partition in theirs { holdings[partition] = LeaseHolding(partition: partition, term: 1, revision: 1, renewedAt: at(9)) }
         let actions = plan("a", leases: [:], holdings: holdings, live: ["b": at(0)], now: 10)
         #expect(actions.filter { if case .handBack = $0 { true } else { false } }.count == 1)
+    }
+
+    /// While its holder stops serving a partition it hands back (which may take longer than a
+    /// lease: the stop waits for a recovery under way), the lease is renewed until its key is
+    /// deleted, and no other hand-back starts beside it.
+    @Test func aPartitionBeingHandedBackIsRenewedAndHoldsUpTheNextHandBack() {
+        let nodes = ["a", "b"]
+        let placement = map.placement(of: partitions, among: nodes)
+        let theirs = partitions.filter { placement[$0] == "b" }
+        #expect(theirs.count >= 2, "the test needs two partitions ranked first by b")
+        var holdings: [PartitionID: LeaseHolding] = [:]
+        for partition in theirs { holdings[partition] = LeaseHolding(partition: partition, term: 1, revision: 1, renewedAt: at(9)) }
+        func plan(handingBack: Set<PartitionID>, now: Double) -> [LeaseAction] {
+            LeasePlanner.plan(node: "a", map: map, partitions: partitions, leases: [:], holdings: holdings,
+                              liveNodes: ["b": at(0)], handingBack: handingBack, now: at(now), configuration: configuration)
+        }
+        #expect(plan(handingBack: [], now: 10) == [.handBack(theirs[0], revision: 1)])
+        // The stop under way: nothing more to do before the renewal is due, then the renewal.
+        #expect(plan(handingBack: [theirs[0]], now: 10.5).isEmpty)
+        #expect(plan(handingBack: [theirs[0]], now: 11) == theirs.map { .renew($0, revision: 1) })
+        // Once it is handed back (no longer held), the next one goes.
+        holdings[theirs[0]] = nil
+        #expect(plan(handingBack: [theirs[0]], now: 10.5) == [.handBack(theirs[1], revision: 1)])
     }
 
     @Test func withNoHandBacksAHolderKeepsWhatAReturningNodeRanksFirst() {

@@ -116,6 +116,13 @@ public final class NATSCluster: @unchecked Sendable {
         try launch(index, binary: try Self.serverBinary())
     }
 
+    /// Starts node `index` again after `kill` and waits until the cluster places a stream on
+    /// every node again: what a test sharing the cluster with later tests does before it ends.
+    public func restore(_ index: Int, timeoutSeconds: Double = 30) async throws {
+        try relaunch(index)
+        try await waitForPlacement(deadline: Date().addingTimeInterval(timeoutSeconds))
+    }
+
     /// Freezes node `index` (SIGSTOP) until `thaw`: it keeps its connections and reads nothing,
     /// so what a client sends it waits unanswered for as long as the test says, where waiting on
     /// a slow answer would be a race.
@@ -234,6 +241,40 @@ public final class NATSCluster: @unchecked Sendable {
 public struct HarnessError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// One cluster for a whole suite (`@Suite(.sharedNATSCluster())`): started before its first
+/// test, stopped after its last, and read by each test from `NATSCluster.shared`. The tests of
+/// such a suite use names of their own (buckets, streams), and one that kills a server restores
+/// it before it ends, whether it passed or not.
+public struct SharedNATSCluster: SuiteTrait, TestScoping {
+    public let size: Int
+
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> SharedNATSCluster? {
+        test.isSuite ? self : nil
+    }
+
+    public func provideScope(for test: Test, testCase: Test.Case?,
+                             performing function: @Sendable () async throws -> Void) async throws {
+        try await withCluster(size: size) { cluster in
+            try await NATSCluster.$shared.withValue(cluster) { try await function() }
+        }
+    }
+}
+
+extension Trait where Self == SharedNATSCluster {
+    public static func sharedNATSCluster(size: Int = 3) -> SharedNATSCluster { SharedNATSCluster(size: size) }
+}
+
+extension NATSCluster {
+    /// The cluster of the suite under way, when it is marked `.sharedNATSCluster()`.
+    @TaskLocal public static var shared: NATSCluster?
+
+    /// `shared`, or a failure saying the suite lacks the trait.
+    public static func requireShared() throws -> NATSCluster {
+        guard let shared else { throw HarnessError("the suite is not marked .sharedNATSCluster()") }
+        return shared
+    }
 }
 
 /// Runs `body` with a fresh cluster and always stops it. The stop waits up to two seconds for

@@ -202,7 +202,7 @@ package enum SettingsTable {
                 current: { $0.nodeID }),
         .integerValued("lease-ms", placeholder: "MS",
                        help: "milliseconds a node's partition lease lasts unrenewed before another node takes it",
-                       range: 500...60_000, \.leaseMilliseconds),
+                       range: 1_000...60_000, \.leaseMilliseconds),
         .integerValued("move-back-ms", placeholder: "MS",
                        help: "milliseconds a rejoined node stays live before the partition moves back to it (its preferred owner; at least --lease-ms); 0: never",
                        range: 0...3_600_000, \.moveBackMilliseconds),

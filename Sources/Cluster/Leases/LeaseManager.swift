@@ -1,6 +1,13 @@
 // The I/O shell around LeaseTable and NodeLiveness: one per Bangbang node. It announces the node
 // (a heartbeat key in the nodes bucket, rewritten every L/3), watches the leases and nodes
-// buckets, and every tick (L/12) performs what LeasePlanner asks: takes, renewals, hand-backs.
+// buckets, and every tick (L/12) performs what LeasePlanner asks: takes, renewals, hand-backs,
+// probes. Two loops share the actor: the rounds, which make the lease requests one at a time
+// and may wait out a request's bound, and the clock, which never waits on NATS: every tick it
+// starts the heartbeat when due and abandons what is past its serving deadline, so neither is
+// ever held up by a lease request waiting on a bucket with no leader. Each lease request's
+// outcome goes to the table as an answer (stored, refused, read) or as none (timeout, no
+// responders, a lost connection): that is how the planner tells a bucket electing a leader from
+// a lease taken by someone else.
 // What the node gains and loses comes out of `events`, in order; a partition is the node's to
 // serve between its `.acquired` and its `.lost` (after replaying its journal: acquiring a lease
 // does not make the node's state current, PartitionJournal does). A hand-back first lets the
@@ -9,8 +16,8 @@
 // stop runs beside the rounds, which go on renewing every lease held (the one being handed back
 // too, until it is deleted): a node holding many partitions keeps them while one stops.
 //
-// Every decision is made by the table from what was read; this file only moves bytes. Writes are
-// made one at a time on the actor, so the table sees outcomes in the order they happened. Each
+// Every decision is made by the table from what was read; this file only moves bytes. Lease writes
+// are made one at a time by the rounds, so the table sees outcomes in the order they happened. Each
 // is bounded well under L (LeaseConfiguration.writeTimeoutMilliseconds), so when a NATS server
 // dies a lost renewal is simply made again at the next tick; one whose outcome was lost but that
 // was stored shows up on the watch (or the re-read after a refused renewal) as this node's own.
@@ -39,6 +46,10 @@ public actor LeaseManager {
     private var lastHeartbeatRead: ContinuousClock.Instant?
     private var tasks: [Task<Void, Never>] = []
     private var rounds: Task<Void, Never>?
+    /// Every tick: the heartbeat when due, and the abandons.
+    private var clock: Task<Void, Never>?
+    /// The heartbeat write under way.
+    private var heartbeatWrite: Task<Void, Never>?
     private var lastHeartbeat: ContinuousClock.Instant?
     private var isRunning = false
     /// Run before a handed-back partition's key is deleted: the holder stops serving it.
@@ -49,12 +60,24 @@ public actor LeaseManager {
     /// The bucket of the nodes' heartbeats.
     public static let nodesBucketName = "bb-nodes"
 
+    /// The names of the two buckets: a deployment's are `standard`; tests sharing one NATS
+    /// cluster give each test buckets of its own.
+    public struct BucketNames: Sendable, Equatable {
+        public var leases: String
+        public var nodes: String
+        public init(leases: String, nodes: String) {
+            self.leases = leases
+            self.nodes = nodes
+        }
+        public static let standard = BucketNames(leases: PartitionLease.bucketName, nodes: LeaseManager.nodesBucketName)
+    }
+
     /// Makes (or finds) both buckets, reads every lease once and starts the rounds.
     public static func start(node: String, map: PartitionMap, partitions: [PartitionID]? = nil, jetStream: JetStream,
                              configuration: LeaseConfiguration = LeaseConfiguration(),
-                             replicas: Int = 3,
+                             replicas: Int = 3, buckets: BucketNames = .standard,
                              beforeHandingBack: (@Sendable (PartitionID) async -> Void)? = nil) async throws(NATSClientError) -> LeaseManager {
-        let (leases, nodes) = try await makeBuckets(in: jetStream, replicas: replicas)
+        let (leases, nodes) = try await makeBuckets(in: jetStream, replicas: replicas, names: buckets)
         let manager = LeaseManager(node: node, map: map, partitions: partitions ?? map.allPartitions,
                                    configuration: configuration, leases: leases, nodes: nodes,
                                    beforeHandingBack: beforeHandingBack)
@@ -69,13 +92,13 @@ public actor LeaseManager {
     }
 
     /// Makes (or finds) the leases and the nodes buckets.
-    public static func makeBuckets(in jetStream: JetStream, replicas: Int = 3) async throws(NATSClientError)
+    public static func makeBuckets(in jetStream: JetStream, replicas: Int = 3, names: BucketNames = .standard) async throws(NATSClientError)
         -> (leases: KeyValueBucket, nodes: KeyValueBucket) {
-        let leases = try await PartitionLease.makeBucket(in: jetStream, replicas: replicas)
+        let leases = try await PartitionLease.makeBucket(in: jetStream, name: names.leases, replicas: replicas)
         var nodesConfiguration = KeyValueBucket.Configuration(history: 1, replicas: replicas)
         // A dead node's key goes by itself after a while; liveness itself is timed by watching.
         nodesConfiguration.maxAgeNanoseconds = 600_000_000_000
-        let nodes = try await KeyValueBucket.create(nodesBucketName, in: jetStream, configuration: nodesConfiguration)
+        let nodes = try await KeyValueBucket.create(names.nodes, in: jetStream, configuration: nodesConfiguration)
         return (leases, nodes)
     }
 
@@ -101,6 +124,9 @@ public actor LeaseManager {
 
     /// The nodes seen live now.
     public var liveNodes: Set<String> { Set(currentlyLiveNodes().keys).union([node]) }
+
+    /// Whether the leases bucket answers this node's requests now (for logs and tests).
+    public var leaseBucket: LeaseBucketState { table.bucket }
 
     /// The live nodes as of L/3 after the heartbeats were last heard (by the watch of the nodes
     /// bucket, or by reading them), if that is earlier than now: while the watch is stalled (its
@@ -153,15 +179,18 @@ public actor LeaseManager {
             })
         }
         // The watch shows only keys that exist; a key never written must be read to be known absent.
-        for partition in partitions {
-            if let entry = try? await lease(of: partition).read() {
-                emit(table.observe(partition, value: entry.value, revision: entry.revision, now: .now))
-            }
-        }
+        for partition in partitions { await reread(partition) }
         let tick = configuration.tickInterval
         rounds = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self, await self.round() else { return }
+                try? await Task.sleep(for: tick)
+            }
+        }
+        clock = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self else { return }
+                await self.everyTick()
                 try? await Task.sleep(for: tick)
             }
         }
@@ -173,10 +202,12 @@ public actor LeaseManager {
         guard isRunning else { return }
         // A hand-back under way ends first: its partition is released once its holder stopped.
         for stopping in Array(handingBack.values) { await stopping.value }
-        let inFlight = rounds
+        let inFlight = (rounds, heartbeatWrite)
         halt()
-        // A write of the round under way finishes first, so its outcome is in the table.
-        await inFlight?.value
+        // A write of the round under way finishes first, so its outcome is in the table; and a
+        // heartbeat under way, so it cannot land after the key's delete below.
+        await inFlight.0?.value
+        await inFlight.1?.value
         for holding in table.holdings.values.sorted(by: { $0.partition < $1.partition }) {
             emit(table.release(holding.partition, reason: .handedBack))
             try? await lease(of: holding.partition).release(holding)
@@ -195,6 +226,8 @@ public actor LeaseManager {
         handingBack.removeAll()
         rounds?.cancel()
         rounds = nil
+        clock?.cancel()
+        clock = nil
         for watch in watches { watch.stop() }
         watches.removeAll()
         nodesWatch = nil
@@ -216,34 +249,46 @@ public actor LeaseManager {
         }
     }
 
-    /// One tick; false once stopped.
-    /// One tick; false once stopped. Once a lease write's outcome is unknown (the leases bucket
-    /// is electing a leader, say) the round's other writes are left to the next tick, where they
-    /// would only wait out their bounds one after another; abandons are still made, and the
-    /// heartbeat, due every L/3 whatever the leases bucket does, is written between writes.
+    /// One tick; false once stopped. Once a lease request's outcome is unknown (the leases
+    /// bucket is electing a leader, say) the round's other requests are left to the next tick,
+    /// where they would only wait out their bounds one after another; abandons are still made.
     private func round() async -> Bool {
         guard isRunning else { return false }
-        await heartbeatIfDue()
         await readHeartbeatsWhileTheWatchIsSilent()
         let actions = table.plan(map: map, partitions: partitions, liveNodes: currentlyLiveNodes(),
-                                 lastHeartbeat: lastHeartbeat, now: .now)
-        var writesStalled = false
+                                 lastHeartbeat: lastHeartbeat, handingBack: Set(handingBack.keys), now: .now)
+        var requestsStalled = false
         for action in actions {
             guard isRunning else { return false }
             if case .abandon = action {
                 await perform(action)
-            } else if !writesStalled {
-                await heartbeatIfDue()
-                writesStalled = !(await perform(action))
+            } else if !requestsStalled {
+                requestsStalled = !(await perform(action))
             }
         }
         return isRunning
     }
 
-    private func heartbeatIfDue() async {
-        if lastHeartbeat.map({ ContinuousClock.now - $0 >= configuration.renewInterval }) ?? true {
-            try? await heartbeat()
+    /// The clock's tick. The heartbeat goes every L/3 whatever the leases bucket does (an attempt
+    /// without an answer is made again the tick after its bound); a holding past its serving
+    /// deadline is given up within a tick of it, even while a round waits on a request.
+    private func everyTick() {
+        guard isRunning else { return }
+        for case .abandon(let partition) in table.plan(map: map, partitions: partitions, liveNodes: currentlyLiveNodes(),
+                                                       lastHeartbeat: lastHeartbeat, handingBack: Set(handingBack.keys), now: .now) {
+            emit(table.release(partition, reason: .expired))
         }
+        guard heartbeatWrite == nil,
+              lastHeartbeat.map({ ContinuousClock.now - $0 >= configuration.renewInterval }) ?? true else { return }
+        heartbeatWrite = Task { [weak self] in
+            guard let self else { return }
+            try? await self.heartbeat()
+            await self.heartbeatWritten()
+        }
+    }
+
+    private func heartbeatWritten() {
+        heartbeatWrite = nil
     }
 
     private func heartbeat(in bucket: KeyValueBucket? = nil) async throws(NATSClientError) {
@@ -252,7 +297,7 @@ public actor LeaseManager {
         lastHeartbeat = startedAt
     }
 
-    /// Returns false when a write's outcome is unknown.
+    /// Returns false when a request's outcome is unknown.
     @discardableResult
     private func perform(_ action: LeaseAction) async -> Bool {
         switch action {
@@ -263,16 +308,21 @@ public actor LeaseManager {
         case .renew(let partition, _):
             guard let holding = table.holdings[partition] else { return true }
             let partitionLease = lease(of: partition)
+            let startedAt = ContinuousClock.now
             do {
                 let renewed = try await partitionLease.renew(holding)
                 table.renewed(partition, revision: renewed.revision, startedAt: renewed.renewedAt,
                               value: partitionLease.value(term: holding.term), now: .now)
             } catch .heldElsewhere {
-                await reread(partition)
+                table.answered(startedAt: startedAt, now: .now)
+                return await reread(partition)
             } catch {
                 // Unknown outcome: the next renewal (or the watch) tells.
+                table.unanswered(startedAt: startedAt)
                 return false
             }
+        case .probe(let partition):
+            return await reread(partition)
         case .handBack(let partition, _):
             guard table.holdings[partition] != nil, handingBack[partition] == nil else { return true }
             let stop = beforeHandingBack
@@ -293,29 +343,49 @@ public actor LeaseManager {
         guard isRunning, let holding = table.holdings[partition] else { return }
         let released = table.release(partition, reason: .handedBack)
         // Deleted before it is reported, so a node that ends on the report has handed it back.
-        try? await lease(of: partition).release(holding)
+        let startedAt = ContinuousClock.now
+        do {
+            try await lease(of: partition).release(holding)
+            table.answered(startedAt: startedAt, now: .now)
+        } catch .heldElsewhere {
+            table.answered(startedAt: startedAt, now: .now)
+        } catch {
+            table.unanswered(startedAt: startedAt)
+        }
         emit(released)
     }
 
     private func take(_ partition: PartitionID, _ write: (PartitionLease) async throws(LeaseError) -> LeaseHolding) async -> Bool {
         let partitionLease = lease(of: partition)
+        let startedAt = ContinuousClock.now
         do {
             let holding = try await write(partitionLease)
             emit(table.took(partition, revision: holding.revision, startedAt: holding.renewedAt,
                             value: partitionLease.value(term: 0), now: .now))
         } catch .heldElsewhere {
-            await reread(partition)
+            table.answered(startedAt: startedAt, now: .now)
+            return await reread(partition)
         } catch {
             // Unknown outcome: if it was stored, the watch shows this node's own entry, and the
             // lease (naming this node, not held) is taken over at once.
+            table.unanswered(startedAt: startedAt)
             return false
         }
         return true
     }
 
-    private func reread(_ partition: PartitionID) async {
-        guard let entry = try? await lease(of: partition).read() else { return }
-        emit(table.observe(partition, value: entry.value, revision: entry.revision, now: .now))
+    /// Reads the key's last entry from the bucket's leader; false when the read had no answer.
+    @discardableResult
+    private func reread(_ partition: PartitionID) async -> Bool {
+        let startedAt = ContinuousClock.now
+        do {
+            let entry = try await lease(of: partition).read()
+            emit(table.read(partition, value: entry.value, revision: entry.revision, startedAt: startedAt, now: .now))
+            return true
+        } catch {
+            table.unanswered(startedAt: startedAt)
+            return false
+        }
     }
 
     private func lease(of partition: PartitionID) -> PartitionLease {

@@ -55,9 +55,11 @@ public struct LeaseRecord: Sendable, Equatable {
 
 /// How leases are timed. Every node of a deployment should use the same values.
 public struct LeaseConfiguration: Sendable, Equatable {
-    /// L: a lease not renewed for this long is taken over. Six seconds: a NATS leader election
-    /// (a few seconds) does not cost a node its partitions, and a dead node's are served again
-    /// within L plus replay.
+    /// L: a lease not renewed for this long (with the bucket answering) is taken over. Six
+    /// seconds: a dead node's partitions are served again within L plus replay, and a loss of
+    /// the one NATS server that leads both the leases and the heartbeats buckets (which the owner
+    /// undoes within seconds, ClusterNode) is still survived when its elections end within L.
+    /// An election of the leases bucket alone costs nothing at any L from `shortestDuration`.
     public var duration: Duration
     /// A node that joins (or comes back) must have been live this long before a holder hands it
     /// the partitions the placement gives it, so a flapping node does not make partitions bounce.
@@ -67,11 +69,11 @@ public struct LeaseConfiguration: Sendable, Equatable {
     /// 0: a holder never hands a partition back (partitions stay where they are until a holder
     /// stops or dies).
     public var handBacksPerRound: Int
-    /// How many lease times a lease lasts unrenewed while its holder's heartbeat still reaches the
-    /// others (3). A leader election of the leases bucket alone (4 to 9 s seen with nats-server
-    /// 2.9) stalls every renewal but not the heartbeats in the nodes bucket, a stream with a
-    /// leader of its own; it should not cost a live holder its partitions. 1: a lease lasts L
-    /// whatever the heartbeats say.
+    /// How many lease times a live holder's lease lasts unrenewed, counted only while the leases
+    /// bucket answers the node that times it (3). The holder itself stops after one lease time
+    /// of answers without a renewal; the other two leave room for the holder hearing the bucket
+    /// answer again later than others do (its requests are bounded by `writeTimeoutMilliseconds`
+    /// and made every tick). 1: a live holder's lease lasts as long as anyone's.
     public var liveHolderMultiple: Int
 
     public init(duration: Duration = .seconds(6), handBackGrace: Duration? = nil, handBacksPerRound: Int = 1,
@@ -85,6 +87,14 @@ public struct LeaseConfiguration: Sendable, Equatable {
         precondition(handBacksPerRound >= 0, "a node cannot hand back a negative number of partitions")
         self.handBacksPerRound = handBacksPerRound
     }
+
+    /// The shortest lease a deployment may use (the server's `--lease-ms` refuses less). A
+    /// holder stays live in its own eyes and the others' only while a heartbeat lands within
+    /// every L: heartbeats are written every L/3, the attempt lost with a NATS server waits out
+    /// its bound (250 ms at least) and the next comes a tick later, so at L = 1 s about 250 ms
+    /// are left for a busy machine's delays and a reconnection to another server; below that a
+    /// holder can lose its partitions to the loss of the NATS server it is connected to.
+    public static let shortestDuration: Duration = .seconds(1)
 
     /// L/3: a holder renews three times per lease, so two lost renewals in a row are survived.
     public var renewInterval: Duration { duration / 3 }
