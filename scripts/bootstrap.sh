@@ -27,7 +27,7 @@ if [ ${#packages[@]} -gt 0 ]; then
 fi
 
 venv=.build/pyenv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, jsonschema, pytest, selenium" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, jsonschema, pytest, selenium, xdist" 2>/dev/null; then
     mkdir -p .build
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/e2e/requirements.txt
