@@ -29,7 +29,7 @@ if [ ${#packages[@]} -gt 0 ]; then
 fi
 
 venv=.build/pyenv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, jsonschema, pytest, selenium, axe_selenium_python" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, jsonschema, pytest, selenium, axe_selenium_python, xdist" 2>/dev/null; then
     mkdir -p .build
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/e2e/requirements.txt

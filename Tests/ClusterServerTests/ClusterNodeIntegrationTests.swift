@@ -11,7 +11,7 @@ import Testing
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ClusterNodeIntegrationTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct ClusterNodeIntegrationTests {
     func configuration(_ cluster: NATSCluster, node: String) -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.natsServers = cluster.addresses.map(\.description)
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func twoFirstNodesAgreeOnOneSessionSecretAndLaterNodesReadIt() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let nodes = ["a", "b", "c"].map { ClusterNode(configuration: configuration(cluster, node: $0)) }
             for node in nodes { try await node.connect() }
             async let first = nodes[0].sessionSecret()
@@ -36,7 +36,7 @@ import Testing
     /// The first node writes how many pairs the cluster has; a node started with another number
     /// is told so and joins nothing; every pair's inbox exists once they agree.
     @Test func everyNodeOfAClusterHasAsManyPairsAsTheFirst() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             func node(_ name: String, pairs: Int) -> ClusterNode {
                 var settings = configuration(cluster, node: name)
                 settings.partitions = pairs
@@ -58,7 +58,7 @@ import Testing
 
     /// A cluster whose one partition's journal exists from before the number was kept has one pair.
     @Test func aClusterMadeWithOnePartitionRefusesSeveral() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let old = ClusterNode(configuration: configuration(cluster, node: "a"))
             try await old.connect()
             _ = try await old.partitionJournal()
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func theOwnerDirectoryFollowsTheLeaseAndAStandbyTakesOverAtOnceAfterACleanLeave() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let a = ClusterNode(configuration: configuration(cluster, node: "a"))
             let b = ClusterNode(configuration: configuration(cluster, node: "b"))
             let seenByB = Mutex<[String?]>([])
@@ -110,7 +110,7 @@ import Testing
     /// A node that took the lease is the owner at once, and an older entry the watch delivers
     /// late (the previous owner's last renewal, after a stall) does not name someone else.
     @Test func aNodeThatTookTheLeaseIsTheOwnerWhateverTheWatchDeliversLate() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let a = ClusterNode(configuration: configuration(cluster, node: "a"))
             try await a.connect()
             let leases = try await PartitionLease.makeBucket(in: a.jetStream, replicas: a.replicas)
@@ -130,7 +130,7 @@ import Testing
     /// One NATS server leading both the leases and the heartbeats buckets is the placement whose
     /// loss costs a failover; the node moves the heartbeats bucket's leader elsewhere.
     @Test func theLeasesAndHeartbeatsBucketsEndUpLedByDifferentServers() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let node = ClusterNode(configuration: configuration(cluster, node: "a"))
             try await node.connect()
             _ = try await LeaseManager.makeBuckets(in: node.jetStream, replicas: node.replicas)

@@ -21,7 +21,7 @@ import TestSupport
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(3))) struct InboxRouteIntegrationTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(3))) struct InboxRouteIntegrationTests {
     static let map = PartitionMap(partitionCount: 2)
     static let sources = [InboxSource(space: .boards, index: 0), InboxSource(space: .boards, index: 1)]
     static let users: UInt64 = 40
@@ -163,7 +163,7 @@ import TestSupport
     /// account partition's own record to the inbox like any other, and what waits for it runs
     /// once the partition's own follower has applied it, never before.
     @Test func whatWaitsForAnAccountPartitionsOwnRecordRunsOnceItIsNumbered() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "account-owner")
             let partition = PartitionID(space: .accounts, index: 0)
             _ = try await PartitionInbox.create(partition, in: JetStream(connection: connection))

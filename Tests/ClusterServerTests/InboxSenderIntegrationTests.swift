@@ -15,7 +15,7 @@ import TestSupport
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(3))) struct InboxSenderIntegrationTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(3))) struct InboxSenderIntegrationTests {
     static let partitions = [PartitionID(space: .accounts, index: 0), PartitionID(space: .accounts, index: 1)]
 
     /// Record `sequence` of `source`: one event for a user of each partition it names.
@@ -98,7 +98,7 @@ import TestSupport
     }
 
     @Test func aSourceTakenOverFromItsSnapshotSendsWhatWasUndeliveredAndNothingTwice() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let admin = try await connectClient(to: cluster, first: 0, name: "admin")
             for partition in Self.partitions {
                 _ = try await PartitionInbox.create(partition, in: JetStream(connection: admin))
@@ -167,7 +167,7 @@ import TestSupport
     /// with the message in base64 inside JSON, and that answer must fit one NATS message too.
     /// (With 1 MiB messages every read of a full one timed out.)
     @Test func fullMessagesAreReadBack() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "full")
             let jetStream = JetStream(connection: connection)
             let inbox = try await PartitionInbox.create(Self.partitions[0], in: jetStream)
@@ -198,7 +198,7 @@ import TestSupport
     @Test(.enabled(if: ProcessInfo.processInfo.environment["INBOX_BENCHMARK"] != nil))
     func measureSendingAndReading() async throws {
         let count = UInt64(ProcessInfo.processInfo.environment["INBOX_BENCHMARK"] ?? "") ?? 20_000
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "benchmark")
             let jetStream = JetStream(connection: connection)
             let partitions = (0..<4).map { PartitionID(space: .accounts, index: $0) }

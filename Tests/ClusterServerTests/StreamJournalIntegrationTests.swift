@@ -27,7 +27,7 @@ final class Failures: Sendable {
     var all: [String] { reasons.withLock { $0 } }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamJournalIntegrationTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct StreamJournalIntegrationTests {
     let partition = ClusterNode.partition
 
     /// Appends `texts` one after the other without waiting (a pipeline) and returns the outcomes
@@ -72,7 +72,7 @@ final class Failures: Sendable {
     }
 
     @Test func whatAnOwnerAcknowledgedIsWhatTheNextOwnerRecoversAndAStaleOwnerIsFenced() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let first = try await connectClient(to: cluster, first: 0, name: "first")
             let second = try await connectClient(to: cluster, first: 1, name: "second")
             let firstFailures = Failures()
@@ -116,7 +116,7 @@ final class Failures: Sendable {
         let purge = JournalEntry.account(.sessionsPurged(.init(sessions: sessions.sorted(), at: Timestamp(milliseconds: 1_796_099_188_971))))
         let record = purge.encoded()
         #expect(record.count * 4 / 3 + 4_096 < 1 << 20, "\(record.count) bytes")
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "largest")
             let (journal, _) = try await owner(connection, node: "a", failures: Failures())
             let outcome = await withCheckedContinuation { (done: CheckedContinuation<Result<UInt64, Journal.JournalError>, Never>) in
@@ -134,7 +134,7 @@ final class Failures: Sendable {
     /// sequence order, and the stream holds exactly what was acknowledged.
     /// Closing completes what is not stored, and everything after, with `.closed`, still in order.
     @Test func appendsFromSeveralThreadsAreSequencedCompletedInOrderAndClosingEndsTheRest() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "owner")
             let (journal, _) = try await owner(connection, node: "a", failures: Failures())
             let completed = Mutex<[(String, UInt64)]>([])
@@ -214,7 +214,7 @@ final class Failures: Sendable {
     /// the next owner reads both kinds back under the same numbers, and a snapshot covering a
     /// batch names the message that ends it.
     @Test func aBurstOfAppendsIsOneMessageAndItsRecordsKeepTheirNumbersAfterOnesStoredBeforeBatches() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "batches")
             let plain = try await PartitionJournal.create(partition, in: JetStream(connection: connection))
             var last: UInt64 = 0
@@ -264,7 +264,7 @@ final class Failures: Sendable {
             ("5", RecordBatch.encode([Array("r5".utf8)]), "lacks records 2...4"),
         ]
         for (index, damage) in damaged.enumerated() {
-            try await withCluster { cluster in
+            try await withSharedCluster { cluster in
                 let connection = try await connectClient(to: cluster, name: "damage-\(index)")
                 let (journal, _) = try await owner(connection, node: "a", failures: Failures())
                 #expect(await appendInOneTurn([Array("r1".utf8)], to: journal) == [.success(1)])
@@ -324,7 +324,7 @@ final class Failures: Sendable {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["REPLAY_BENCHMARK"] != nil))
     func measureReplayOfSingleRecordsAndOfBatches() async throws {
         let count = Int(ProcessInfo.processInfo.environment["REPLAY_BENCHMARK"] ?? "") ?? 20_000
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "replay")
             let jetStream = JetStream(connection: connection)
             let snapshots = try await SnapshotStore.create(in: jetStream)
@@ -357,7 +357,7 @@ final class Failures: Sendable {
     }
 
     @Test func aSnapshotInTheObjectStorePlusTheStreamAfterItIsThePartition() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "owner")
             let (journal, _) = try await owner(connection, node: "a", failures: Failures())
             // A snapshot is cut with no append in flight: record 8 ends a message.
@@ -387,7 +387,7 @@ final class Failures: Sendable {
     /// the records after it gone, would leave the partition unrecoverable. Written before the
     /// next owner's first snapshot, it is replaced by that one.
     @Test func aLateSnapshotOfAnOwnerThatLostThePartitionNeverReplacesANewerOne() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let connection = try await connectClient(to: cluster, name: "owner")
             let (old, _) = try await owner(connection, node: "a", failures: Failures())
             for burst in [1...8, 9...9, 10...10] { _ = await appendAll(burst.map { "r\($0)" }, to: old) }

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 @testable import Cluster
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct JournalIntegrationTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct JournalIntegrationTests {
     func record(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     func replayAll(_ journal: PartitionJournal, after sequence: UInt64 = 0) async throws -> [(UInt64, String)] {
@@ -18,7 +18,7 @@ import TestSupport
     }
 
     @Test func aStaleOwnersAppendIsFencedAndStoresNothing() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let oldOwner = try await connectClient(to: cluster, first: 0, name: "old-owner")
             let newOwner = try await connectClient(to: cluster, first: 1, name: "new-owner")
             let partition = PartitionID(space: .boards, index: 5)
@@ -92,7 +92,7 @@ import TestSupport
     }
 
     @Test func recoveryIsTheLatestSnapshotPlusTheRecordsAfterIt() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let partition = PartitionID(space: .accounts, index: 2)
             let (client, jetStream, journal) = try await ownerJournal(cluster, partition)
             #expect(journal.streamName == "BB_A2" && journal.subject == "bb.journal.a2")
@@ -182,7 +182,7 @@ import TestSupport
     /// Opening a journal finds the stream as it is (records kept), and one kept on fewer servers
     /// than asked is given the replicas asked for: a deployment that grew from one NATS server.
     @Test func openingAJournalKeepsItsRecordsAndGrowsItsReplicas() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let partition = PartitionID(space: .boards, index: 11)
             let (client, jetStream, small) = try await ownerJournal(cluster, partition, replicas: 1)
             var last: UInt64 = 0

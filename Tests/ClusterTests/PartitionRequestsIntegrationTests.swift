@@ -9,7 +9,7 @@ import NATSTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct PartitionRequestsIntegrationTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct PartitionRequestsIntegrationTests {
     let partition = PartitionID(space: .boards, index: 5)
 
     /// Counts the requests a test owner was handed.
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func aRequestWaitsForAnOwnerThatAppearsWithinTheBound() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let requester = PartitionRequests(connection: try await connectClient(to: cluster, name: "gateway"))
             let owner = PartitionRequests(connection: try await connectClient(to: cluster, name: "owner"))
             let handled = Handled()
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func withNoOwnerARequestGivesUpAfterTheBoundCarriedOutNowhere() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             var requester = PartitionRequests(connection: try await connectClient(to: cluster, name: "gateway"))
             requester.policy = RoutePolicy(boundMilliseconds: 600)
             let started = ContinuousClock.now
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func oneOfTwoOwnersInTheQueueGroupCarriesOutEachRequest() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let requester = PartitionRequests(connection: try await connectClient(to: cluster, name: "gateway"))
             let (first, second) = (Handled(), Handled())
             let owners = [PartitionRequests(connection: try await connectClient(to: cluster, name: "owner-1")),
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func aStaleOwnersRefusalIsSentOnToTheOwner() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let requester = PartitionRequests(connection: try await connectClient(to: cluster, name: "gateway"))
             let stale = PartitionRequests(connection: try await connectClient(to: cluster, name: "stale"))
             let owner = PartitionRequests(connection: try await connectClient(to: cluster, name: "owner"))
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func aRequestWhoseAnswerDoesNotComeIsNotSentAgain() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             var requester = PartitionRequests(connection: try await connectClient(to: cluster, name: "gateway"))
             requester.timeoutMilliseconds = 300
             let owner = PartitionRequests(connection: try await connectClient(to: cluster, name: "silent-owner"))
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func anAnswerWithAStatusThisNodeDoesNotKnowIsAnUnknownOutcome() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let requester = PartitionRequests(connection: try await connectClient(to: cluster, name: "gateway"))
             let owner = try await connectClient(to: cluster, name: "odd-owner")
             let subscription = try owner.subscribe(to: PartitionRequests.subject(of: partition), queueGroup: PartitionRequests.queueGroup) { message in

@@ -7,9 +7,9 @@ import Synchronization
 import Testing
 
 /// Core NATS against real servers: publish/subscribe, request/reply, flush, headers.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct CoreMessagingTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(1))) struct CoreMessagingTests {
     @Test func publishedMessagesReachSubscribersOnAnyNodeInOrder() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let publisher = try await connectClient(to: cluster, first: 0, name: "publisher")
             let subscriber = try await connectClient(to: cluster, first: 2, name: "subscriber")
             let received = Mutex<[String]>([])
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func requestsGetTheirOwnRepliesAndHeadersSurvive() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let server = try await connectClient(to: cluster, name: "responder")
             let client = try await connectClient(to: cluster, name: "requester")
             _ = try server.subscribe(to: "echo") { message in
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func aRequestNobodyListensToFailsAtOnceAndASilentOneTimesOut() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let client = try await connectClient(to: cluster)
             await #expect(throws: NATSClientError.noResponders(subject: "nobody.home")) {
                 _ = try await client.request("nobody.home", payload: [], timeoutMilliseconds: 5_000)
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func unsubscribedHandlersHearNothingMore() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let client = try await connectClient(to: cluster)
             let count = Mutex(0)
             let subscription = try client.subscribe(to: "ticks") { _ in count.withLock { $0 += 1 } }
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func badSubjectsAndOversizedPayloadsAreRefusedLocally() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let client = try await connectClient(to: cluster)
             #expect(throws: NATSClientError.invalidCommand(.invalidSubject("a b"))) { try client.publish("a b", payload: []) }
             #expect(throws: NATSClientError.invalidCommand(.invalidSubject("x.>.y"))) { _ = try client.subscribe(to: "x.>.y") { _ in } }
@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func closingAClosedConnectionReturnsAtOnce() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let client = try await connectClient(to: cluster)
             await client.close()
             // Owners of a connection close it on every path out; the second close must not wait

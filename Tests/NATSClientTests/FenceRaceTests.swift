@@ -4,9 +4,9 @@ import Testing
 
 /// The journal's fence under contention: of appends racing from the same expected last
 /// sequence, exactly one is stored.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct FenceRaceTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct FenceRaceTests {
     @Test func ofAppendsRacingFromTheSameSequenceExactlyOneIsStored() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let clients = [try await connectClient(to: cluster, first: 0, name: "a"),
                            try await connectClient(to: cluster, first: 1, name: "b"),
                            try await connectClient(to: cluster, first: 2, name: "c")]

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// JetStream against a real 3-node cluster.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct JetStreamTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct JetStreamTests {
     private func journal(_ name: String, replicas: Int = 3) -> StreamConfiguration {
         var configuration = StreamConfiguration(name: name, subjects: ["\(name).>"])
         configuration.replicas = replicas
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func aReplicatedStreamAcknowledgesInOrderAndReplaysFromASequence() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let client = try await connectClient(to: cluster)
             let jetStream = JetStream(connection: client)
             let info = try await jetStream.createStream(journal("J1"))
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func aFencedAppendIsRefusedAfterAConcurrentAppend() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let owner = try await connectClient(to: cluster, first: 0, name: "stale-owner")
             let usurper = try await connectClient(to: cluster, first: 1, name: "new-owner")
             let ownerStream = JetStream(connection: owner)
@@ -103,7 +103,7 @@ import Testing
     /// What a journal's pipeline relies on: publishes queued one after another with callbacks
     /// are stored in that order, and each callback hears its own acknowledgement or refusal.
     @Test func publishesWithCallbacksArePipelinedAndEachHearsItsAnswer() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let client = try await connectClient(to: cluster)
             let jetStream = JetStream(connection: client)
             _ = try await jetStream.createStream(journal("J6", replicas: 1))
@@ -143,7 +143,7 @@ import Testing
     }
 
     @Test func aRepeatedMessageIDIsStoredOnce() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let client = try await connectClient(to: cluster)
             let jetStream = JetStream(connection: client)
             _ = try await jetStream.createStream(journal("J3", replicas: 1))
@@ -161,7 +161,7 @@ import Testing
     /// message id, with the fences it was first sent with (stale by now), is acknowledged as a
     /// duplicate at the first copy's sequence, not refused by its fences.
     @Test func aRepeatOfAStoredMessageIDWithItsOriginalFencesIsADuplicateNotARefusal() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let client = try await connectClient(to: cluster)
             let jetStream = JetStream(connection: client)
             _ = try await jetStream.createStream(journal("J5", replicas: 3))
@@ -191,7 +191,7 @@ import Testing
     }
 
     @Test func messagesAreReadBySequenceAndLastBySubjectWithHeaders() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let client = try await connectClient(to: cluster)
             let jetStream = JetStream(connection: client)
             _ = try await jetStream.createStream(journal("J4", replicas: 1))

@@ -5,9 +5,9 @@ import Synchronization
 import Testing
 
 /// KV buckets against a real 3-node cluster: the lease primitives.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct KeyValueTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct KeyValueTests {
     @Test func getPutCreateUpdateAndDelete() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let client = try await connectClient(to: cluster)
             let bucket = try await KeyValueBucket.create("leases", in: JetStream(connection: client),
                                                          configuration: .init(history: 5, replicas: 3))
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func ofTwoClientsRacingForAKeyExactlyOneWins() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let first = try await connectClient(to: cluster, first: 0, name: "node-a")
             let second = try await connectClient(to: cluster, first: 2, name: "node-b")
             let bucketA = try await KeyValueBucket.create("race", in: JetStream(connection: first), configuration: .init(replicas: 3))
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func aWatchSeesTheCurrentValueThenEveryChangeInOrder() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let watcher = try await connectClient(to: cluster, first: 1, name: "watcher")
             let writer = try await connectClient(to: cluster, first: 0, name: "writer")
             // History 10: with 1, a value replaced before its delivery is skipped (the watch delivers its successor).

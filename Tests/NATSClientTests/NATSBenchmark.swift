@@ -10,10 +10,10 @@ import Testing
 /// Against one local nats-server it prints core publish throughput (to a subscriber on another
 /// connection, counted there), request/reply round-trip latency, and acknowledged JetStream
 /// publishes (file storage, one replica) one at a time and with 64 in flight.
-@Suite(.serialized) struct NATSBenchmark {
+@Suite(.serialized, .sharedNATSCluster) struct NATSBenchmark {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["NATS_BENCHMARK"] != nil), .timeLimit(.minutes(3)))
     func measureThroughputAndLatency() async throws {
-        try await withCluster(size: 1) { cluster in
+        try await withSharedCluster(size: 1) { cluster in
             let publisher = try await connectClient(to: cluster, name: "bench-publisher")
             let subscriber = try await connectClient(to: cluster, name: "bench-subscriber")
             let clock = ContinuousClock()

@@ -3,7 +3,7 @@ import NATSTestSupport
 import Testing
 
 /// The object store against a real 3-node cluster: where snapshots will go.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ObjectStoreTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct ObjectStoreTests {
     /// Bytes that do not compress or repeat, from a fixed seed (xorshift).
     private func blob(count: Int, seed: UInt64) -> [UInt8] {
         var state = seed | 1
@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func aBlobOfSeveralMebibytesComesBackWholeAndAReplacementReplacesIt() async throws {
-        try await withCluster { cluster in
+        try await withSharedCluster { cluster in
             let client = try await connectClient(to: cluster)
             let jetStream = JetStream(connection: client)
             let store = try await ObjectStore.create("snapshots", in: jetStream, replicas: 3)

@@ -2,17 +2,25 @@
 // or a 3-node JetStream cluster, on free loopback ports, each node with its own store directory
 // in a temporary directory, stopped by PID.
 //
+// A suite marked `.sharedNATSCluster` starts one cluster of each size its tests ask for, the first
+// time one asks (`withSharedCluster`, `NATSCluster.shared`), and stops it when the suite ends;
+// each test finds it with no stream, bucket or object store left by the one before. A test that
+// kills, freezes or restarts a node takes a cluster of its own (`withCluster`), and so does a
+// suite without the trait.
+//
 // nats-server comes from Debian (scripts/bootstrap.sh installs it); `NATS_SERVER` names another
 // binary. Without one the tests fail with a message saying so: they are never skipped.
 import Foundation
 import Glibc
+import Synchronization
 import NATSClient
 import Testing
 import TestSupport
 
 public final class NATSCluster: @unchecked Sendable {
-    // Confinement: built once, then used by one test at a time (the suites are serialized);
-    // `processes` is only changed by `kill`, `relaunch` and `stop` from that test.
+    // Confinement: built once, then used by one test at a time (the suites that share one are
+    // serialized); `processes` is only changed by `kill`, `relaunch` and `stop` from that test,
+    // and `damaged` by `kill`, `freeze` and `relaunch`, read by the suite's next test.
     public struct Node: Sendable {
         public let name: String
         public let clientPort: Int
@@ -23,6 +31,10 @@ public final class NATSCluster: @unchecked Sendable {
     public let nodes: [Node]
     public let directory: String
     private var processes: [Int: ChildProcess] = [:]
+    /// A suite's shared cluster: `stop` leaves it running for the suite's next test.
+    fileprivate var isShared = false
+    /// A node was killed, frozen or restarted: the suite's next test gets a new cluster.
+    fileprivate var damaged = false
 
     public var addresses: [NATSServerAddress] { nodes.map { NATSServerAddress(host: "127.0.0.1", port: $0.clientPort) } }
 
@@ -105,6 +117,7 @@ public final class NATSCluster: @unchecked Sendable {
 
     /// `kill -9` of one node, by the PID this harness started.
     public func kill(_ index: Int) {
+        damaged = true
         guard let process = processes.removeValue(forKey: index) else { return }
         process.signal(SIGKILL)
         process.waitUntilExit()
@@ -112,6 +125,7 @@ public final class NATSCluster: @unchecked Sendable {
 
     /// Starts node `index` again after `kill`, with its configuration and store.
     public func relaunch(_ index: Int) throws {
+        damaged = true
         guard processes[index] == nil else { return }
         try launch(index, binary: try Self.serverBinary())
     }
@@ -127,6 +141,7 @@ public final class NATSCluster: @unchecked Sendable {
     /// so what a client sends it waits unanswered for as long as the test says, where waiting on
     /// a slow answer would be a race.
     public func freeze(_ index: Int) {
+        damaged = true
         processes[index]?.signal(SIGSTOP)
     }
 
@@ -135,8 +150,14 @@ public final class NATSCluster: @unchecked Sendable {
     }
 
     /// Stops every node still running (SIGTERM, then SIGKILL after two seconds) and removes
-    /// the store directories.
+    /// the store directories. A suite's shared cluster is left running for its next test (the
+    /// suite stops it when it ends).
     public func stop() {
+        guard !isShared else { return }
+        stopProcesses()
+    }
+
+    fileprivate func stopProcesses() {
         for (_, process) in processes { process.signal(SIGCONT); process.signal(SIGTERM) }
         let deadline = Date().addingTimeInterval(2)
         for (_, process) in processes {
@@ -334,5 +355,173 @@ public func jetStreamError(_ body: () async throws -> Void) async -> JetStreamEr
     } catch {
         Issue.record("expected a JetStream error, got \(error)")
         return nil
+    }
+}
+
+// MARK: One cluster for a suite
+
+/// `@Suite(.serialized, .sharedNATSCluster)`: the suite's tests share one cluster of each size
+/// they ask for, started when the first asks and stopped when the suite ends. The suite must be
+/// serialized: each test starts from a cluster emptied of what the one before made.
+public struct SharedNATSClusterTrait: SuiteTrait, TestScoping {
+    public var isRecursive: Bool { false }
+
+    public func provideScope(for test: Test, testCase: Test.Case?,
+                             performing function: @Sendable () async throws -> Void) async throws {
+        let clusters = SharedClusters()
+        await SharedClusters.suitesRunning.acquire()
+        do {
+            try await SharedClusters.$current.withValue(clusters) { try await function() }
+        } catch {
+            await clusters.stopAll()
+            await SharedClusters.suitesRunning.release()
+            throw error
+        }
+        await clusters.stopAll()
+        await SharedClusters.suitesRunning.release()
+    }
+}
+
+extension Trait where Self == SharedNATSClusterTrait {
+    public static var sharedNATSCluster: SharedNATSClusterTrait { SharedNATSClusterTrait() }
+}
+
+extension NATSCluster {
+    /// The suite's shared cluster of `size` nodes (see `SharedNATSClusterTrait`), empty: no
+    /// stream, bucket or object store left from the suite's previous tests. `stop` leaves it to
+    /// the suite.
+    public static func shared(size: Int) async throws -> NATSCluster {
+        guard let clusters = SharedClusters.current else {
+            throw HarnessError("NATSCluster.shared is for the tests of a suite marked .sharedNATSCluster")
+        }
+        return try await clusters.cluster(size: size)
+    }
+}
+
+/// Runs `body` with the suite's shared cluster of `size` nodes, emptied of the previous tests'
+/// streams. A test that kills, freezes or restarts a node uses `withCluster`: its own.
+public func withSharedCluster<Result>(size: Int = 3, _ body: (NATSCluster) async throws -> Result) async throws -> Result {
+    try await body(try await NATSCluster.shared(size: size))
+}
+
+/// The clusters of one suite, by size.
+final class SharedClusters: Sendable {
+    @TaskLocal static var current: SharedClusters?
+
+    /// At most this many suites hold clusters at once: on two cores, more nats-server clusters
+    /// starting and electing leaders side by side slow every test that uses one.
+    static let suitesRunning = AsyncSemaphore(count: 3)
+
+    private let clusters = AsyncMutex<[Int: NATSCluster]>([:])
+
+    func cluster(size: Int) async throws -> NATSCluster {
+        try await clusters.withLock { clusters in
+            if let cluster = clusters[size] {
+                if !cluster.damaged, cluster.processes(running: size), (try? await cluster.empty()) != nil { return cluster }
+                // A node was killed, frozen or restarted, or the cluster does not answer: a new one.
+                try? await offThePool { cluster.stopProcesses() }
+                clusters[size] = nil
+            }
+            let cluster = try await NATSCluster.start(size: size)
+            cluster.isShared = true
+            clusters[size] = cluster
+            return cluster
+        }
+    }
+
+    func stopAll() async {
+        await clusters.withLock { clusters in
+            for cluster in clusters.values { try? await offThePool { cluster.stopProcesses() } }
+            clusters.removeAll()
+        }
+    }
+}
+
+extension NATSCluster {
+    fileprivate func processes(running size: Int) -> Bool {
+        processes.count == size && processes.values.allSatisfy(\.isRunning)
+    }
+
+    /// Deletes every stream (KV buckets and object stores are streams too) and checks that the
+    /// cluster still places one on every node.
+    fileprivate func empty() async throws {
+        var configuration = NATSConfiguration(servers: addresses, name: "cluster-reset")
+        configuration.reconnectWaitMilliseconds = 20
+        configuration.maxReconnectWaitMilliseconds = 100
+        let connection = NATSConnection(configuration: configuration)
+        do {
+            try await connection.connect()
+            let jetStream = JetStream(connection: connection)
+            while true {
+                let reply = try await connection.request("$JS.API.STREAM.NAMES", payload: Array(#"{"offset":0}"#.utf8),
+                                                         timeoutMilliseconds: 5_000)
+                let names = Self.streamNames(in: String(decoding: reply.payload, as: UTF8.self))
+                guard let names else { throw HarnessError("STREAM.NAMES answered \(String(decoding: reply.payload, as: UTF8.self))") }
+                if names.isEmpty { break }
+                for name in names { try await jetStream.deleteStream(name) }
+            }
+            try await waitForPlacement(deadline: Date().addingTimeInterval(10))
+        } catch {
+            await connection.close()
+            throw error
+        }
+        await connection.close()
+    }
+
+    /// The names in a `STREAM.NAMES` answer (`"streams":["A","B"]`, or `null` for none); nil for
+    /// an error or an answer of another shape.
+    static func streamNames(in answer: String) -> [String]? {
+        if answer.contains("\"error\"") { return nil }
+        if answer.contains("\"streams\":null") { return [] }
+        guard let start = answer.range(of: "\"streams\":[") else { return nil }
+        let rest = answer[start.upperBound...]
+        guard let end = rest.firstIndex(of: "]") else { return nil }
+        return rest[..<end].split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+            .filter { !$0.isEmpty }
+    }
+}
+
+/// A counting semaphore for tasks: `acquire` suspends (holding no thread) until a unit is free.
+final class AsyncSemaphore: Sendable {
+    private struct State {
+        var available: Int
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state: Mutex<State>
+
+    init(count: Int) { state = Mutex(State(available: count)) }
+
+    func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let granted = state.withLock { state in
+                if state.available > 0 { state.available -= 1; return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty { state.available += 1; return nil }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+}
+
+/// A lock held across suspension points, for one suite's clusters.
+final class AsyncMutex<Value: Sendable>: @unchecked Sendable {
+    // Confinement: `value` is only touched between `acquire` and `release` of `gate`.
+    private var value: Value
+    private let gate = AsyncSemaphore(count: 1)
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) async throws -> Result) async rethrows -> Result {
+        await gate.acquire()
+        defer { gate.release() }
+        return try await body(&value)
     }
 }

@@ -180,8 +180,12 @@ def tls_server():
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                         "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
                         "-keyout", key, "-out", cert], check=True, capture_output=True, timeout=60)
+        # The server waits as long for the opening handshake as the clients below do (its default
+        # is 10 s): beside the other tests' workers and fuzzing, a debug build's TLS handshake
+        # has taken longer.
         process = ServerProcess.start(server_binary(), data,
-                                      ["--echo", "--fsync", "never", "--tls-cert", cert, "--tls-key", key])
+                                      ["--echo", "--fsync", "never", "--tls-cert", cert, "--tls-key", key,
+                                       "--handshake-timeout", "30"])
         try:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             context.load_verify_locations(cert)

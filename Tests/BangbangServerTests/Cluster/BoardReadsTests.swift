@@ -20,7 +20,7 @@ import TestSupport
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct BoardReadsTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct BoardReadsTests {
     static let map = PartitionMap(partitionCount: 2)
     static let p0 = PartitionID(space: .boards, index: 0)
     static let p1 = PartitionID(space: .boards, index: 1)

@@ -19,7 +19,7 @@ import TestSupport
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct FollowedBoardsTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct FollowedBoardsTests {
     /// A board partition's owner (`p0`) publishing its changes, and a node following the boards.
     final class BoardsSetup: Sendable {
         let nats: NATSCluster
@@ -40,7 +40,7 @@ import TestSupport
         }
 
         init() async throws {
-            nats = try await NATSCluster.start(size: 1)
+            nats = try await NATSCluster.shared(size: 1)
             ownerConnection = try await connectClient(to: nats, name: "owner")
             nodeConnection = try await connectClient(to: nats, name: "watching-node")
             harness = try ApplicationHarness()

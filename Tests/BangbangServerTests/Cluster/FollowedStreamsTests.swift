@@ -18,7 +18,7 @@ import TestSupport
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(3))) struct FollowedStreamsTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(3))) struct FollowedStreamsTests {
     /// An account owner that publishes its users' events, and a node that follows them.
     final class FollowSetup: Sendable {
         let nats: NATSCluster
@@ -36,7 +36,7 @@ import TestSupport
         /// With `nodeKnowsOneServer`, the node's connection lists the first server only, so it
         /// stays away while that server is down.
         init(natsServers: Int = 1, nodeKnowsOneServer: Bool = false, nodePrefix: String = UserSubjects.standardPrefix) async throws {
-            nats = try await NATSCluster.start(size: natsServers)
+            nats = try await NATSCluster.shared(size: natsServers)
             ownerConnection = try await connectClient(to: nats, first: natsServers - 1, name: "owner")
             var node = NATSConfiguration(servers: nodeKnowsOneServer ? [nats.addresses[0]] : nats.addresses, name: "session-node")
             (node.reconnectWaitMilliseconds, node.maxReconnectWaitMilliseconds) = (20, 200)

@@ -15,7 +15,7 @@ import Testing
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct HistoryStreamTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct HistoryStreamTests {
     static let day: Int64 = 86_400_000
 
     func storage(_ journal: MemoryStream, archive: OrderArchive? = nil, history: HistoryStream) -> ApplicationStorage {
@@ -34,7 +34,7 @@ import Testing
 
     /// A one-server NATS cluster, and a connection to it named "owner" with its JetStream.
     func ownerConnection() async throws -> (NATSCluster, NATSConnection, JetStream) {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         do {
             let connection = try await connectClient(to: nats, name: "owner")
             return (nats, connection, JetStream(connection: connection))
@@ -111,7 +111,7 @@ import Testing
     @Test(.enabled(if: ProcessInfo.processInfo.environment["HISTORY_STREAM_BENCHMARK"] != nil))
     func measurePublishingAndFollowing() async throws {
         let count = Int(ProcessInfo.processInfo.environment["HISTORY_STREAM_BENCHMARK"] ?? "") ?? 20_000
-        let nats = try await NATSCluster.start(size: 3)
+        let nats = try await NATSCluster.shared(size: 3)
         defer { nats.stop() }
         let connection = try await connectClient(to: nats, name: "benchmark")
         let history = try await HistoryStream.open(in: JetStream(connection: connection), replicas: 3)

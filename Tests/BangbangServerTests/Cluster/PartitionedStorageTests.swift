@@ -20,7 +20,7 @@ import TestSupport
 @testable import ScaleOut
 @testable import BangbangStorage
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct PartitionedStorageTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct PartitionedStorageTests {
     static let secret = [UInt8](repeating: 9, count: 32)
     static let boards = PartitionID(space: .boards, index: 0)
     static let accounts = PartitionID(space: .accounts, index: 0)
@@ -89,7 +89,7 @@ import TestSupport
     }
 
     @Test func eachPartitionsSnapshotAndStreamAreItsStateAndEveryPersonalEventIsNumberedOnce() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let connection = try await connectClient(to: nats, name: "owner")
         let jetStream = JetStream(connection: connection)
@@ -198,7 +198,7 @@ import TestSupport
         let singleNode = RecoveredLog(recovery)
         #expect(singleNode.snapshot != nil && !singleNode.records.isEmpty, "a snapshot and records after it")
 
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let connection = try await connectClient(to: nats, name: "owner")
         let jetStream = JetStream(connection: connection)
@@ -249,7 +249,7 @@ import TestSupport
     /// numbered there once, and a node taking a pair over from its snapshot and streams goes on
     /// with that pair's ids and numbering.
     @Test func eachPairOfSeveralHandsOutItsOwnIdsAndNumbersItsOwnUsersStreams() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let connection = try await connectClient(to: nats, name: "owners")
         let jetStream = JetStream(connection: connection)

@@ -18,7 +18,7 @@ import Testing
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct PhoneMovesTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct PhoneMovesTests {
     static let map = PartitionMap(partitionCount: 2)
 
     /// A mainland number, the `index`-th of those whose account partition is `pair`.

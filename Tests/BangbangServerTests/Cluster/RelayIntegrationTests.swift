@@ -15,7 +15,7 @@ import WebSocketProtocol
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RelayIntegrationTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct RelayIntegrationTests {
     static func bounty(title: String) -> String {
         let deadline = Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000
         return #"{"type":"bounty","campus":"South","deadline":\#(deadline),"tip":500,"#
@@ -40,7 +40,7 @@ import WebSocketProtocol
     }
 
     @Test func clientsOnEitherNodeWorkTogetherThroughTheOwner() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses)
         let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses)
@@ -107,7 +107,7 @@ import WebSocketProtocol
     static let scrapeInterval = Duration.milliseconds(50)
 
     @Test func metricsFollowRelayedClientsAndRefusedEnvelopes() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses)
         let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses)

@@ -17,11 +17,11 @@ import WebSocketProtocol
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RelayLivenessTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct RelayLivenessTests {
     static let quick = RelayTimings(aliveIntervalMilliseconds: 100, gatewayTimeoutMilliseconds: 600, ownerTimeoutMilliseconds: 600)
 
     @Test func theOwnerDropsTheSessionsOfAGatewayThatFallsSilent() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
         let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses, timings: Self.quick)
@@ -39,7 +39,7 @@ import WebSocketProtocol
     }
 
     @Test func aGatewayClosesItsClientsWhenTheOwnerStopsAnswering() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
         let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses, timings: Self.quick)
@@ -55,7 +55,7 @@ import WebSocketProtocol
     }
 
     @Test func aClientTheOwnerDoesNotKnowIsClosedWith1012() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, timings: Self.quick)
         // A patient gateway: only the owner's answer to its beat can close the client here.
@@ -75,7 +75,7 @@ import WebSocketProtocol
     }
 
     @Test func aFeedEventCrossesNATSOnceForEveryRunnerOfAGateway() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses, eventLoops: 1)
         let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses)
@@ -113,7 +113,7 @@ import WebSocketProtocol
     /// Sequential `info.get` round trips, on the owner and through a gateway. The figure goes
     /// to the test's output (docs/scale-out.md quotes it); nothing is asserted about it.
     @Test func measuresTheRoundTripOfOneRelayHop() async throws {
-        let nats = try await NATSCluster.start(size: 1)
+        let nats = try await NATSCluster.shared(size: 1)
         defer { nats.stop() }
         let a = try await RelayTestNode(name: "node-a", owner: "node-a", nats: nats.addresses)
         let b = try await RelayTestNode(name: "node-b", owner: "node-a", nats: nats.addresses)

@@ -15,7 +15,7 @@ import TestSupport
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RemoteLoginTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct RemoteLoginTests {
     /// What a connection on the node was sent, in order: `event <n>` or `reply`.
     final class Connection: Sendable {
         let sent = Mutex<[String]>([])

@@ -18,7 +18,7 @@ import TestSupport
 @testable import PartitionOwner
 @testable import ScaleOut
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RoutedOperationsTests {
+@Suite(.serialized, .sharedNATSCluster, .timeLimit(.minutes(2))) struct RoutedOperationsTests {
     static let publisher = RoutedActor(user: UserID(5), isApprovedRunner: false)
     static let unverified = RoutedActor(user: UserID(6), isApprovedRunner: false)
     static let runner = RoutedActor(user: UserID(6), isApprovedRunner: true)
@@ -65,7 +65,7 @@ import TestSupport
         }
 
         static func start() async throws -> RoutedSetup {
-            let nats = try await NATSCluster.start(size: 1)
+            let nats = try await NATSCluster.shared(size: 1)
             let ownerConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "owner"))
             try await ownerConnection.connect()
             let clientConnection = NATSConnection(configuration: NATSConfiguration(servers: nats.addresses, name: "session-node"))

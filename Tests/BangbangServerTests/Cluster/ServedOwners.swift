@@ -19,7 +19,7 @@ final class ServedOwners: Sendable {
     /// made by `application` (its index and that connection; by default one on its data directory).
     init(serving partitions: [PartitionID], of map: PartitionMap,
          application: (Int, NATSConnection) async throws -> ApplicationHarness = { _, _ in try ApplicationHarness() }) async throws {
-        nats = try await NATSCluster.start(size: 1)
+        nats = try await NATSCluster.shared(size: 1)
         var owners: [ApplicationHarness] = []
         var connections: [NATSConnection] = []
         var served: [OwnerRequests] = []
