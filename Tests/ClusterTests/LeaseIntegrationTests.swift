@@ -13,7 +13,7 @@ import Synchronization
 import Testing
 @testable import Cluster
 
-@Suite(.serialized, .timeLimit(.minutes(2)), .sharedNATSCluster()) struct LeaseIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(2)), .sharedNATSCluster) struct LeaseIntegrationTests {
     let configuration = LeaseConfiguration(duration: .milliseconds(1_500))
     let failover = LeaseConfiguration(duration: .milliseconds(4_000))
     /// As a deployment at the shortest `--lease-ms` runs: no hand-backs (one partition's
@@ -28,7 +28,7 @@ import Testing
 
     @Test func ofTwoContendersForALeaseExactlyOneWinsAndTheLoserOfACompareAndSetHasLostIt() async throws {
         do {
-            let cluster = try NATSCluster.requireShared()
+            let cluster = try await NATSCluster.shared(size: 3)
             let first = try await connectClient(to: cluster, first: 0, name: "node-a")
             let second = try await connectClient(to: cluster, first: 2, name: "node-b")
             let bucketA = try await PartitionLease.makeBucket(in: JetStream(connection: first), name: buckets.leases)
@@ -68,7 +68,7 @@ import Testing
 
     @Test func aSilentHoldersPartitionsAreTakenWithinALeaseAndMoveBackWhenItReturns() async throws {
         do {
-            let cluster = try NATSCluster.requireShared()
+            let cluster = try await NATSCluster.shared(size: 3)
             let buckets = buckets
             let clientA = try await connectClient(to: cluster, first: 0, name: "node-a")
             let clientB = try await connectClient(to: cluster, first: 1, name: "node-b")
@@ -145,7 +145,7 @@ import Testing
     /// keeps serving without a loss, and once there is a leader it renews before the standby,
     /// whose clock stopped while the bucket did not answer it, may take anything over.
     @Test func aHolderKeepsItsPartitionsThroughALeaderElectionOfTheLeasesBucket() async throws {
-        let cluster = try NATSCluster.requireShared()
+        let cluster = try await NATSCluster.shared(size: 3)
         let nodes = try await HolderAndStandby.start(on: cluster, map: map, partitions: boards, configuration: Self.shortest,
                                                      buckets: buckets)
         let (a, b) = (nodes.a, nodes.b)
@@ -186,7 +186,7 @@ import Testing
     /// as soon as the bucket has a leader again, about L after the election at the latest.
     @Test(arguments: LeaseIntegrationTests.deathLeases)
     func aHolderThatDiedDuringAnElectionOfTheLeasesBucketIsReplacedWithinALeaseOfIt(leaseMilliseconds: Int) async throws {
-        let cluster = try NATSCluster.requireShared()
+        let cluster = try await NATSCluster.shared(size: 3)
         let configuration = LeaseConfiguration(duration: .milliseconds(leaseMilliseconds), handBacksPerRound: 0)
         let nodes = try await HolderAndStandby.start(on: cluster, map: map, partitions: boards, configuration: configuration,
                                                      buckets: buckets)
@@ -225,7 +225,7 @@ import Testing
     /// instead: a holder that died meanwhile is not kept live by what the watch cannot hear, and
     /// its partitions are taken over after about L, not after the live holder's 20 L.
     @Test func aNodeWhoseWatchOfTheNodesIsSilentReadsTheHeartbeatsAndTakesOverFromADeadHolder() async throws {
-        let cluster = try NATSCluster.requireShared()
+        let cluster = try await NATSCluster.shared(size: 3)
         let nodes = try await HolderAndStandby.start(on: cluster, map: map, partitions: boards, buckets: buckets)
         let (a, b) = (nodes.a, nodes.b)
         try await eventually(timeoutSeconds: 10, "b seeing a live") { await b.liveNodes.contains("a") }

@@ -264,40 +264,6 @@ public struct HarnessError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// One cluster for a whole suite (`@Suite(.sharedNATSCluster())`): started before its first
-/// test, stopped after its last, and read by each test from `NATSCluster.shared`. The tests of
-/// such a suite use names of their own (buckets, streams), and one that kills a server restores
-/// it before it ends, whether it passed or not.
-public struct SharedNATSCluster: SuiteTrait, TestScoping {
-    public let size: Int
-
-    public func scopeProvider(for test: Test, testCase: Test.Case?) -> SharedNATSCluster? {
-        test.isSuite ? self : nil
-    }
-
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
-        try await withCluster(size: size) { cluster in
-            try await NATSCluster.$shared.withValue(cluster) { try await function() }
-        }
-    }
-}
-
-extension Trait where Self == SharedNATSCluster {
-    public static func sharedNATSCluster(size: Int = 3) -> SharedNATSCluster { SharedNATSCluster(size: size) }
-}
-
-extension NATSCluster {
-    /// The cluster of the suite under way, when it is marked `.sharedNATSCluster()`.
-    @TaskLocal public static var shared: NATSCluster?
-
-    /// `shared`, or a failure saying the suite lacks the trait.
-    public static func requireShared() throws -> NATSCluster {
-        guard let shared else { throw HarnessError("the suite is not marked .sharedNATSCluster()") }
-        return shared
-    }
-}
-
 /// Runs `body` with a fresh cluster and always stops it. The stop waits up to two seconds for
 /// the servers to exit, so it runs on a Dispatch thread, not on one of the few threads of the
 /// concurrency pool that other tests' tasks need meanwhile.
@@ -374,11 +340,11 @@ public struct SharedNATSClusterTrait: SuiteTrait, TestScoping {
             try await SharedClusters.$current.withValue(clusters) { try await function() }
         } catch {
             await clusters.stopAll()
-            await SharedClusters.suitesRunning.release()
+            SharedClusters.suitesRunning.release()
             throw error
         }
         await clusters.stopAll()
-        await SharedClusters.suitesRunning.release()
+        SharedClusters.suitesRunning.release()
     }
 }
 
